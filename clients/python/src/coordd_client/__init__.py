@@ -1,0 +1,1 @@
+"""Thin client for coordd."""

@@ -1,0 +1,131 @@
+"""The error codes of PROTOCOL.md section 3, and one exception per kind.
+
+The daemon raises these inside its handlers and turns them into error
+responses at one boundary; the clients raise them from error responses. One
+tree serves both sides, so a code can never mean two things.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+NOT_FOUND = -32001
+CONFLICT = -32002
+LEASE_LOST = -32003
+OVERLOADED = -32004
+SHUTTING_DOWN = -32005
+
+
+class CoordError(Exception):
+    """Base of every error coordd reports on the wire."""
+
+    code: ClassVar[int] = INTERNAL_ERROR
+    kind: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data: dict[str, Any] = {"kind": self.kind, **data}
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-RPC `error` member."""
+        return {"code": self.code, "message": self.message, "data": self.data}
+
+
+class ProtocolError(CoordError):
+    """The peer broke the protocol (bad JSON, bad envelope, unknown method, bad params)."""
+
+
+class ParseError(ProtocolError):
+    code = PARSE_ERROR
+    kind = "parse_error"
+
+
+class InvalidRequest(ProtocolError):
+    code = INVALID_REQUEST
+    kind = "invalid_request"
+
+
+class FrameTooLargeError(InvalidRequest):
+    kind = "frame_too_large"
+
+
+class MethodNotFound(ProtocolError):
+    code = METHOD_NOT_FOUND
+    kind = "method_not_found"
+
+
+class InvalidParams(ProtocolError):
+    code = INVALID_PARAMS
+    kind = "invalid_params"
+
+
+class InternalError(CoordError):
+    code = INTERNAL_ERROR
+    kind = "internal_error"
+
+
+class NotFound(CoordError):
+    code = NOT_FOUND
+    kind = "not_found"
+
+
+class Conflict(CoordError):
+    code = CONFLICT
+    kind = "conflict"
+
+
+class LeaseLost(CoordError):
+    code = LEASE_LOST
+    kind = "lease_lost"
+
+
+class Overloaded(CoordError):
+    code = OVERLOADED
+    kind = "overloaded"
+
+
+class ShuttingDown(CoordError):
+    code = SHUTTING_DOWN
+    kind = "shutting_down"
+
+
+class DaemonUnavailable(CoordError):
+    """Client side only: no daemon answered on the socket."""
+
+    code = 0
+    kind = "daemon_unavailable"
+
+
+_BY_KIND: dict[str, type[CoordError]] = {
+    cls.kind: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        FrameTooLargeError,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        NotFound,
+        Conflict,
+        LeaseLost,
+        Overloaded,
+        ShuttingDown,
+    )
+}
+_BY_CODE: dict[int, type[CoordError]] = {cls.code: cls for cls in reversed(list(_BY_KIND.values()))}
+
+
+def error_from_wire(error: dict[str, Any]) -> CoordError:
+    """Rebuild the exception a daemon's `error` member describes."""
+    data = dict(error.get("data") or {})
+    kind = data.pop("kind", None)
+    cls = _BY_KIND.get(str(kind)) or _BY_CODE.get(int(error.get("code", 0)), CoordError)
+    exc = cls(str(error.get("message", "")), **data)
+    exc.data["kind"] = kind or cls.kind
+    return exc

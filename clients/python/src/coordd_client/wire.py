@@ -1,0 +1,71 @@
+"""Wire types of PROTOCOL.md sections 4 and 7, shared by the daemon and clients.
+
+Frozen, keyword-only msgspec Structs; one reused encoder and decoder per type.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+State = Literal["pending", "claimed", "done", "failed", "cancelled"]
+STATES: tuple[State, ...] = ("pending", "claimed", "done", "failed", "cancelled")
+
+EventType = Literal[
+    "task.posted",
+    "task.claimed",
+    "task.released",
+    "task.expired",
+    "task.completed",
+    "task.failed",
+    "task.cancelled",
+    "task.reopened",
+]
+EVENT_TYPES: tuple[EventType, ...] = (
+    "task.posted",
+    "task.claimed",
+    "task.released",
+    "task.expired",
+    "task.completed",
+    "task.failed",
+    "task.cancelled",
+    "task.reopened",
+)
+
+
+class Task(msgspec.Struct, frozen=True, kw_only=True):
+    """A task on the board (PROTOCOL.md section 4)."""
+
+    id: int
+    project: str
+    kind: str
+    title: str
+    body: str
+    state: State
+    priority: int
+    tags: list[str]
+    created_by: str | None
+    created_at: str
+    updated_at: str
+    claimed_by: str | None
+    claimed_at: str | None
+    lease_expires_at: str | None
+    fence: int
+    attempts: int
+    result: str | None
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True):
+    """One committed state change (PROTOCOL.md section 7)."""
+
+    seq: int
+    at: str
+    type: EventType
+    task_id: int
+    agent: str | None
+    task: Task
+
+
+task_decoder = msgspec.json.Decoder(Task)
+event_decoder = msgspec.json.Decoder(Event)

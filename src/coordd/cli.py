@@ -1,0 +1,117 @@
+"""coordd's command line: `main(argv) -> int` (PROTOCOL.md section 8)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+
+from coordd import __version__
+from coordd.daemon import DEFAULT_RESTART_GRACE_S, Daemon, DaemonConfig
+from coordd.limits import Limits
+from coordd.listener import ListenerError
+from coordd.paths import default_db_path
+from coordd.platform.lockfile import DatabaseInUse
+from coordd.store.connections import Durability
+from coordd.store.schema import SchemaTooNew
+from coordd_client.paths import default_socket_path
+
+log = logging.getLogger("coordd")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be a positive integer")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coordd", description="The coordd daemon: a local bulletin board for coding agents."
+    )
+    parser.add_argument("--version", action="version", version=f"coordd {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the daemon in the foreground")
+    serve.add_argument(
+        "--db", type=Path, help="database file (default: $COORDD_DB or the state dir)"
+    )
+    serve.add_argument("--socket", type=Path, help="socket path (default: PROTOCOL.md section 1)")
+    serve.add_argument("--max-frame", type=_positive_int, default=Limits.max_frame, metavar="BYTES")
+    serve.add_argument(
+        "--durability",
+        choices=[d.value for d in Durability],
+        default=Durability.FULL.value,
+        help="full: a reply survives power loss (default); normal: it survives kill -9",
+    )
+    serve.add_argument(
+        "--restart-grace",
+        type=float,
+        default=DEFAULT_RESTART_GRACE_S,
+        metavar="SECONDS",
+        help="lease grace for claims that lapsed while the daemon was down",
+    )
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+    check = commands.add_parser("check", help="integrity check, schema version and counts")
+    check.add_argument("--db", type=Path)
+
+    backup = commands.add_parser("backup", help="a consistent copy of the database, while it runs")
+    backup.add_argument("path", type=Path)
+    backup.add_argument("--db", type=Path)
+
+    from coordd.service import add_service_parser
+
+    add_service_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "check":
+        from coordd.admin import check
+
+        return check(args.db or default_db_path())
+    if args.command == "backup":
+        from coordd.admin import backup
+
+        return backup(args.db or default_db_path(), args.path)
+    if args.command == "service":
+        from coordd.service import run_service_command
+
+        return run_service_command(args)
+    raise AssertionError(args.command)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    config = DaemonConfig(
+        db_path=(args.db or default_db_path()).expanduser().absolute(),
+        socket_path=default_socket_path(args.socket).expanduser().absolute(),
+        durability=Durability(args.durability),
+        limits=Limits(max_frame=args.max_frame),
+        restart_grace_s=args.restart_grace,
+    )
+    # The database, its WAL and lock file are the user's alone (like UMask=0077 in the unit).
+    os.umask(0o077)
+    try:
+        trio.run(Daemon(config).run)
+    except (DatabaseInUse, ListenerError, SchemaTooNew) as exc:
+        print(f"coordd: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # a second ^C while draining
+        return 1
+    log.info("stopped cleanly")
+    return 0

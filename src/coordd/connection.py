@@ -1,0 +1,270 @@
+"""One client connection: frames in, concurrent requests, frames out.
+
+The receive side feeds the sans-IO `FrameDecoder` and starts one task per
+request (so responses may leave in any order, PROTOCOL.md section 3); the
+send side is one task that drains the outbox, coalescing queued frames into
+one write, under a write timeout. At end of input the connection still
+answers the requests it has (a half-closed client gets its replies), but its
+blocking waits and its subscriptions end with it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import trio
+
+from coordd.events import Subscription
+from coordd.limits import Limits
+from coordd.methods import METHODS, FollowUp, Services
+from coordd.protocol.jsonrpc import (
+    Rejected,
+    Request,
+    decode_params,
+    encode_batch,
+    encode_error,
+    encode_notification,
+    encode_response,
+    error_object,
+    parse_message,
+    result_object,
+)
+from coordd_client.errors import (
+    CoordError,
+    FrameTooLargeError,
+    InternalError,
+    InvalidRequest,
+    MethodNotFound,
+    Overloaded,
+    ShuttingDown,
+)
+from coordd_client.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encode_frame
+
+log = logging.getLogger(__name__)
+
+_BLOCKING_METHODS = frozenset({"task.wait"})
+
+
+class InflightTracker:
+    """Counts requests executing daemon-wide, so shutdown can drain them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle = trio.Event()
+        self._idle.set()
+
+    def begin(self) -> None:
+        if self.count == 0:
+            self._idle = trio.Event()
+        self.count += 1
+
+    def end(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+
+class Connection:
+    """Implements the `Session` a handler sees."""
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        services: Services,
+        limits: Limits,
+        tracker: InflightTracker,
+    ) -> None:
+        self._stream = stream
+        self._services = services
+        self._limits = limits
+        self._tracker = tracker
+        self.subscriptions: dict[int, Subscription] = {}
+        self._outbox_send, self._outbox_recv = trio.open_memory_channel[bytes](limits.outbox_frames)
+        self._inflight = 0
+        self._blocking: set[trio.CancelScope] = set()
+        self._nursery: trio.Nursery | None = None
+
+    @property
+    def nursery(self) -> trio.Nursery:
+        assert self._nursery is not None
+        return self._nursery
+
+    async def send_notification(self, method: str, params: Any) -> None:
+        await self._outbox_send.send(encode_frame(encode_notification(method, params)))
+
+    async def serve(self) -> None:
+        try:
+            async with trio.open_nursery() as outer:
+                outer.start_soon(self._send_loop, outer.cancel_scope)
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    await self._receive_loop()
+                    self._end_of_input()
+                # Every request has answered; let the sender flush, then stop.
+                await self._outbox_send.aclose()
+        finally:
+            for sub in list(self.subscriptions.values()):
+                self._services.hub.unsubscribe(sub, "unsubscribed")
+            self.subscriptions.clear()
+            with trio.CancelScope(shield=True):
+                await self._stream.aclose()
+
+    def _end_of_input(self) -> None:
+        for scope in self._blocking:
+            scope.cancel()
+        for sub in list(self.subscriptions.values()):
+            self._services.hub.unsubscribe(sub, "unsubscribed")
+
+    # --- receiving -----------------------------------------------------------------
+
+    async def _receive_loop(self) -> None:
+        decoder = FrameDecoder(self._limits.max_frame)
+        deadline = trio.current_time() + self._limits.frame_completion_s
+        while True:
+            try:
+                while (payload := decoder.next_frame()) is not None:
+                    await self._accept_frame(payload)
+            except FrameTooLarge as exc:
+                await self._send_fatal(FrameTooLargeError(str(exc), limit=exc.limit))
+                return
+            except EmptyFrame as exc:
+                await self._send_fatal(InvalidRequest(str(exc)))
+                return
+            started = decoder.in_partial_frame
+            if not started:
+                deadline = trio.current_time() + self._limits.frame_completion_s
+            try:
+                if started:
+                    with trio.move_on_at(deadline) as scope:
+                        data = await self._stream.receive_some(self._limits.receive_chunk)
+                    if scope.cancelled_caught:
+                        log.info("closing a connection that left a frame unfinished")
+                        return
+                else:
+                    data = await self._stream.receive_some(self._limits.receive_chunk)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+            if not data:
+                return  # end of input; a partial frame is dropped without effect
+            decoder.feed(data)
+
+    async def _send_fatal(self, error: CoordError) -> None:
+        log.info("closing a connection: %s", error.message)
+        await self._outbox_send.send(encode_frame(encode_error(None, error)))
+
+    async def _accept_frame(self, payload: bytes) -> None:
+        message = parse_message(payload)
+        refusal: CoordError | None = None
+        if self._services.draining:
+            refusal = ShuttingDown("the daemon is shutting down")
+        elif self._inflight >= self._limits.max_inflight_per_connection:
+            refusal = Overloaded(
+                "too many requests in flight on this connection; retry later",
+                reason="connection_inflight",
+            )
+        if refusal is not None:
+            responses = [
+                error_object(item.id, refusal if isinstance(item, Request) else item.error)
+                for item in message.items
+                if not (isinstance(item, Request) and item.is_notification)
+            ]
+            await self._send_responses(responses, message.is_batch)
+            return
+        self._inflight += 1
+        self._tracker.begin()
+        self.nursery.start_soon(self._run_message, message.items, message.is_batch)
+
+    # --- executing -------------------------------------------------------------------
+
+    async def _run_message(self, items: list[Request | Rejected], is_batch: bool) -> None:
+        try:
+            if len(items) == 1:
+                outcomes = [await self._run_item(items[0])]
+            else:
+                outcomes = [None] * len(items)
+
+                async def run_one(index: int, item: Request | Rejected) -> None:
+                    outcomes[index] = await self._run_item(item)
+
+                async with trio.open_nursery() as batch:
+                    for index, item in enumerate(items):
+                        batch.start_soon(run_one, index, item)
+            responses = [response for response, _ in filter(None, outcomes) if response is not None]
+            await self._send_responses(responses, is_batch)
+            for outcome in outcomes:
+                if outcome is not None and outcome[1] is not None:
+                    self.nursery.start_soon(outcome[1])
+        finally:
+            self._inflight -= 1
+            self._tracker.end()
+
+    async def _run_item(self, item: Request | Rejected) -> tuple[Any, Any] | None:
+        """Return (response or None, follow-up or None); None when nothing to send."""
+        if isinstance(item, Rejected):
+            return error_object(item.id, item.error), None
+        try:
+            result = await self._call(item)
+        except CoordError as exc:
+            log.info("%s (id %r) -> %s: %s", item.method, item.id, exc.kind, exc.message)
+            return (None if item.is_notification else error_object(item.id, exc)), None
+        except Exception as exc:
+            log.exception("internal error in %s", item.method)
+            error = InternalError(f"internal error: {exc!r}")
+            return (None if item.is_notification else error_object(item.id, error)), None
+        follow_up = None
+        if isinstance(result, FollowUp):
+            result, follow_up = result.result, result.then
+        if item.is_notification:
+            return None, follow_up
+        return result_object(item.id, result), follow_up
+
+    async def _call(self, request: Request) -> Any:
+        method = METHODS.get(request.method)
+        if method is None:
+            raise MethodNotFound(f"unknown method {request.method!r}", method=request.method)
+        params = decode_params(request.params, method.decoder)
+        if request.method in _BLOCKING_METHODS:
+            with trio.CancelScope() as scope:
+                self._blocking.add(scope)
+                try:
+                    return await method.handler(self._services, params, self)
+                finally:
+                    self._blocking.discard(scope)
+            # Only reached when the connection's input ended mid-wait; nobody reads this.
+            raise ShuttingDown("the connection ended")
+        return await method.handler(self._services, params, self)
+
+    # --- sending ---------------------------------------------------------------------
+
+    async def _send_responses(self, responses: list[Any], is_batch: bool) -> None:
+        if not responses:
+            return  # notifications only: no frame at all
+        payload = encode_batch(responses) if is_batch else encode_response(responses[0])
+        try:
+            await self._outbox_send.send(encode_frame(payload))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def _send_loop(self, connection_scope: trio.CancelScope) -> None:
+        limit = self._limits.write_timeout_s
+        async for frame in self._outbox_recv:
+            chunks = [frame]
+            while len(chunks) < 64:
+                try:
+                    chunks.append(self._outbox_recv.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            with trio.move_on_after(limit) as scope:
+                try:
+                    await self._stream.send_all(b"".join(chunks) if len(chunks) > 1 else frame)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    connection_scope.cancel()
+                    return
+            if scope.cancelled_caught:
+                log.info("closing a connection that did not read for %.0f s", limit)
+                connection_scope.cancel()
+                return

@@ -1,0 +1,211 @@
+"""Live event fan-out: subscriptions and `task.wait` waiters (PROTOCOL.md section 7).
+
+The writer hands each committed batch to `EventHub.publish` on the trio
+thread, in seq order, after COMMIT. Subscriptions get a bounded buffer; a
+subscriber more than `SUBSCRIBER_LAG_LIMIT` events behind is closed as
+"lagged" instead of growing the daemon. Waiters are indexed by project so an
+event only looks at waiters that could match it, and matching is done in
+memory on the event's own copy of the task: no query per waiter per event.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Iterable
+from typing import Literal
+
+import msgspec
+import trio
+
+from coordd.protocol.params import WaitParams
+from coordd.store.queries import CommittedEvent
+from coordd_client.errors import ShuttingDown
+
+#: Live events queued undelivered before a subscription is closed as lagged (PROTOCOL 7).
+SUBSCRIBER_LAG_LIMIT = 1000
+
+
+class TaskView(msgspec.Struct):
+    """The fields a wait filter looks at; the rest of the task JSON is skipped."""
+
+    project: str
+    kind: str
+    state: str
+    title: str
+    tags: list[str]
+
+
+_view_decoder = msgspec.json.Decoder(TaskView)
+
+
+class WaitFilter:
+    """A `task.wait` filter compiled once, checked in memory per candidate event."""
+
+    __slots__ = ("kind", "needle", "project", "states", "tag")
+
+    def __init__(self, p: WaitParams) -> None:
+        self.project = p.project
+        self.kind = p.kind
+        self.tag = p.tag
+        self.needle = p.title_contains.lower() if p.title_contains else None
+        if p.state is None:
+            self.states: frozenset[str] | None = None
+        else:
+            self.states = frozenset([p.state] if isinstance(p.state, str) else p.state)
+
+    def matches(self, view: TaskView) -> bool:
+        return (
+            (self.project is None or view.project == self.project)
+            and (self.kind is None or view.kind == self.kind)
+            and (self.states is None or view.state in self.states)
+            and (self.tag is None or self.tag in view.tags)
+            and (self.needle is None or self.needle in view.title.lower())
+        )
+
+    def matches_json(self, task_json: str | bytes) -> bool:
+        return self.matches(_view_decoder.decode(task_json))
+
+
+class Waiter:
+    """One pending `task.wait`.
+
+    A waiter is registered before the read that decides whether it must wait
+    at all, so no event can slip between that read and the wait. Until the
+    read tells it where it stands (`arm`), it only collects matching events;
+    armed, it fires on the first matching event after `after_seq`.
+    """
+
+    __slots__ = ("after_seq", "early", "error", "fired", "flt", "matched")
+
+    def __init__(self, flt: WaitFilter) -> None:
+        self.flt = flt
+        self.after_seq: int | None = None
+        self.early: list[CommittedEvent] = []
+        self.fired = trio.Event()
+        self.matched: CommittedEvent | None = None
+        self.error: Exception | None = None
+
+    def arm(self, after_seq: int) -> CommittedEvent | None:
+        """Only events after `after_seq` count from now on; return one already seen."""
+        self.after_seq = after_seq
+        early, self.early = self.early, []
+        return next((event for event in early if event.seq > after_seq), None)
+
+
+class Subscription:
+    """A live event stream for one connection, with a bounded backlog."""
+
+    def __init__(self, sub_id: int, project: str | None, types: Iterable[str] | None) -> None:
+        self.id = sub_id
+        self.project = project
+        self.types = frozenset(types) if types else None
+        self.backlog: deque[CommittedEvent] = deque()
+        self.wakeup = trio.Event()
+        self.closed: Literal["lagged", "shutdown", "unsubscribed"] | None = None
+        self.last_delivered = 0
+
+    def wants(self, event: CommittedEvent) -> bool:
+        return (self.project is None or event.project == self.project) and (
+            self.types is None or event.type in self.types
+        )
+
+    def close(self, reason: Literal["lagged", "shutdown", "unsubscribed"]) -> None:
+        if self.closed is None:
+            self.closed = reason
+            self.backlog.clear()
+            self.wakeup.set()
+
+
+class EventHub:
+    def __init__(self) -> None:
+        self._waiters_by_project: dict[str | None, set[Waiter]] = {}
+        self._subscriptions: dict[int, Subscription] = {}
+        self._ids = itertools.count(1)
+        self.last_seq = 0
+        self.shutting_down = False
+
+    # --- publishing (called by the writer's delivery callback) ---------------
+
+    def publish(self, events: list[CommittedEvent]) -> None:
+        for event in events:
+            self.last_seq = event.seq
+            for sub in list(self._subscriptions.values()):
+                if sub.closed is None and sub.wants(event):
+                    sub.backlog.append(event)
+                    if len(sub.backlog) > SUBSCRIBER_LAG_LIMIT:
+                        sub.close("lagged")
+                    else:
+                        sub.wakeup.set()
+            self._wake_waiters(event)
+
+    def _wake_waiters(self, event: CommittedEvent) -> None:
+        candidates = self._waiters_by_project.get(
+            event.project, set()
+        ) | self._waiters_by_project.get(None, set())
+        if not candidates:
+            return
+        view = _view_decoder.decode(event.task_json)
+        for waiter in candidates:
+            if not waiter.flt.matches(view):
+                continue
+            if waiter.after_seq is None:
+                waiter.early.append(event)
+            elif event.seq > waiter.after_seq:
+                waiter.matched = event
+                self.remove_waiter(waiter)
+                waiter.fired.set()
+
+    # --- waiters ----------------------------------------------------------------
+
+    def add_waiter(self, waiter: Waiter) -> None:
+        if self.shutting_down:
+            raise ShuttingDown("the daemon is shutting down")
+        self._waiters_by_project.setdefault(waiter.flt.project, set()).add(waiter)
+
+    def remove_waiter(self, waiter: Waiter) -> None:
+        bucket = self._waiters_by_project.get(waiter.flt.project)
+        if bucket is not None:
+            bucket.discard(waiter)
+            if not bucket:
+                del self._waiters_by_project[waiter.flt.project]
+
+    @property
+    def waiter_count(self) -> int:
+        return sum(len(bucket) for bucket in self._waiters_by_project.values())
+
+    # --- subscriptions ------------------------------------------------------------
+
+    def subscribe(self, project: str | None, types: Iterable[str] | None) -> Subscription:
+        if self.shutting_down:
+            raise ShuttingDown("the daemon is shutting down")
+        sub = Subscription(next(self._ids), project, types)
+        self._subscriptions[sub.id] = sub
+        return sub
+
+    def unsubscribe(
+        self, sub: Subscription, reason: Literal["lagged", "shutdown", "unsubscribed"]
+    ) -> None:
+        self._subscriptions.pop(sub.id, None)
+        sub.close(reason)
+
+    def oldest_subscriber_position(self) -> int:
+        """Events after this seq may still be owed to a live subscriber: keep them."""
+        positions = [sub.last_delivered for sub in self._subscriptions.values()]
+        return min(positions, default=self.last_seq)
+
+    @property
+    def subscription_count(self) -> int:
+        return len(self._subscriptions)
+
+    def shutdown(self) -> None:
+        """Answer every waiter -32005 and close every subscription with "shutdown"."""
+        self.shutting_down = True
+        for bucket in list(self._waiters_by_project.values()):
+            for waiter in list(bucket):
+                waiter.error = ShuttingDown("the daemon is shutting down")
+                waiter.fired.set()
+        self._waiters_by_project.clear()
+        for sub in list(self._subscriptions.values()):
+            sub.close("shutdown")
+        self._subscriptions.clear()

@@ -1,0 +1,30 @@
+"""Named limits, each with its unit and the reason for its size (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coordd_client.framing import DEFAULT_MAX_FRAME
+
+
+@dataclass(frozen=True)
+class Limits:
+    #: Largest payload accepted, in bytes (PROTOCOL.md section 2; `--max-frame`).
+    max_frame: int = DEFAULT_MAX_FRAME
+    #: Seconds a client has to finish a frame it started: a slow-loris guard.
+    frame_completion_s: float = 10.0
+    #: Seconds one write to a client may block before the client is cut off,
+    #: so a client that never reads cannot pin responses in memory.
+    write_timeout_s: float = 10.0
+    #: Requests one connection may have executing at once (beyond: -32004).
+    #: Above PROTOCOL.md's 256 writes in flight, so one pipelining client gets them all.
+    max_inflight_per_connection: int = 512
+    #: Connections served at once; more wait in the listen backlog.
+    #: PROTOCOL.md asks for at least 1,024.
+    max_connections: int = 4096
+    #: Frames queued for one connection's sender before request tasks wait.
+    outbox_frames: int = 256
+    #: Bytes read from a socket per receive call.
+    receive_chunk: int = 65536
+    #: Seconds shutdown waits for in-flight requests before closing anyway.
+    drain_timeout_s: float = 10.0

@@ -1,0 +1,11 @@
+"""The method table: name -> params decoder and handler (PROTOCOL.md section 6).
+
+Importing a noun's module registers its methods in `METHODS`.
+"""
+
+from __future__ import annotations
+
+from coordd.methods import agents, events, server, tasks  # noqa: F401  (registration)
+from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session
+
+__all__ = ["METHODS", "FollowUp", "Method", "Services", "Session"]

@@ -1,0 +1,20 @@
+"""`agent.heartbeat` and `agent.list`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coordd.clock import format_time
+from coordd.methods.registry import Services, Session, method
+from coordd.protocol import params as P
+from coordd.store import queries
+
+
+@method("agent.heartbeat", P.HeartbeatParams, writes=True)
+async def heartbeat(services: Services, p: P.HeartbeatParams, session: Session) -> Any:
+    return await services.writer.submit(queries.heartbeat, p)
+
+
+@method("agent.list", P.NoParams)
+async def list_agents(services: Services, p: P.NoParams, session: Session) -> Any:
+    return await services.readers.run(queries.list_agents, format_time(services.clock.now()))

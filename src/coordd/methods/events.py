@@ -1,0 +1,167 @@
+"""`events.since`, `events.subscribe`, `events.unsubscribe` and `task.wait`."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import msgspec
+import trio
+
+from coordd.events import Subscription, Waiter, WaitFilter
+from coordd.methods.registry import FollowUp, Services, Session, method
+from coordd.protocol import params as P
+from coordd.store import queries
+from coordd_client.errors import NotFound, Overloaded
+
+#: Subscriptions one connection may hold: each costs a task and a backlog.
+MAX_SUBSCRIPTIONS_PER_CONNECTION = 64
+#: Stored events read per reader round trip while replaying or scanning.
+REPLAY_PAGE = 1000
+
+
+class _StoredEvent(msgspec.Struct):
+    seq: int
+    task: msgspec.Raw
+
+
+_stored_decoder = msgspec.json.Decoder(_StoredEvent)
+
+
+@method("events.since", P.EventsSinceParams)
+async def since(services: Services, p: P.EventsSinceParams, session: Session) -> Any:
+    events, last = await services.readers.run(
+        queries.events_since,
+        p.after_seq or 0,
+        p.limit or P.DEFAULT_EVENTS_LIMIT,
+        p.project,
+        p.types,
+    )
+    return {"events": events, "last_seq": last}
+
+
+@method("events.subscribe", P.SubscribeParams)
+async def subscribe(services: Services, p: P.SubscribeParams, session: Session) -> Any:
+    if len(session.subscriptions) >= MAX_SUBSCRIPTIONS_PER_CONNECTION:
+        raise Overloaded(
+            f"a connection may hold at most {MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions",
+            reason="too_many_subscriptions",
+        )
+    hub = services.hub
+    sub = hub.subscribe(p.project, p.types)
+    session.subscriptions[sub.id] = sub
+    # Everything published up to `boundary` is replayed from the database;
+    # everything after it is in the live backlog, because the subscription was
+    # registered first. No gap, no duplicate.
+    boundary = hub.last_seq
+    sub.last_delivered = boundary if p.after_seq is None else min(p.after_seq, boundary)
+
+    async def pump() -> None:
+        try:
+            if p.after_seq is not None:
+                await _replay(services, session, sub, p.after_seq, boundary)
+            await _deliver_live(session, sub, boundary)
+        finally:
+            session.subscriptions.pop(sub.id, None)
+            hub.unsubscribe(sub, sub.closed or "unsubscribed")
+
+    return FollowUp({"subscription": sub.id, "last_seq": boundary}, pump)
+
+
+async def _replay(
+    services: Services, session: Session, sub: Subscription, after_seq: int, boundary: int
+) -> None:
+    position = after_seq
+    types = sorted(sub.types) if sub.types else None
+    while position < boundary and sub.closed is None:
+        events, _ = await services.readers.run(
+            queries.events_since, position, REPLAY_PAGE, sub.project, types
+        )
+        if not events:
+            break
+        for raw in events:
+            seq = _stored_decoder.decode(raw).seq
+            if seq > boundary:
+                return
+            await session.send_notification("event", {"subscription": sub.id, "event": raw})
+            sub.last_delivered = position = seq
+        if len(events) < REPLAY_PAGE:
+            break
+
+
+async def _deliver_live(session: Session, sub: Subscription, boundary: int) -> None:
+    while sub.closed is None:
+        if not sub.backlog:
+            sub.wakeup = trio.Event()
+            await sub.wakeup.wait()
+            continue
+        event = sub.backlog.popleft()
+        if event.seq <= boundary:
+            continue
+        params = {"subscription": sub.id, "event": msgspec.Raw(event.data)}
+        await session.send_notification("event", params)
+        sub.last_delivered = event.seq
+    if sub.closed in ("lagged", "shutdown"):
+        closed = {"subscription": sub.id, "reason": sub.closed, "last_seq": sub.last_delivered}
+        with trio.CancelScope(shield=True), trio.move_on_after(1):
+            await session.send_notification("subscription.closed", closed)
+
+
+@method("events.unsubscribe", P.UnsubscribeParams)
+async def unsubscribe(services: Services, p: P.UnsubscribeParams, session: Session) -> Any:
+    sub = session.subscriptions.pop(p.subscription, None)
+    if sub is None:
+        raise NotFound(f"no subscription {p.subscription} on this connection")
+    services.hub.unsubscribe(sub, "unsubscribed")
+    return {}
+
+
+@method("task.wait", P.WaitParams)
+async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
+    hub = services.hub
+    waiter = Waiter(WaitFilter(p))
+    hub.add_waiter(waiter)
+    try:
+        if p.after_seq is None:
+            # Level-triggered: a task matching now answers at once.
+            task, seen = await services.readers.run(queries.first_matching_task, p)
+            if task is not None:
+                return {"task": task, "seq": seen}
+        else:
+            # Edge-triggered: the first matching change committed after after_seq.
+            task, seen = await services.readers.run(_scan_stored, waiter.flt, p.after_seq)
+            if task is not None:
+                return {"task": task, "seq": seen}
+        early = waiter.arm(seen)
+        if early is not None:
+            return {"task": msgspec.Raw(early.task_json), "seq": early.seq}
+        with trio.move_on_after(p.timeout_s):
+            await waiter.fired.wait()
+        if waiter.error is not None:
+            raise waiter.error
+        if waiter.matched is not None:
+            return {"task": msgspec.Raw(waiter.matched.task_json), "seq": waiter.matched.seq}
+        return {"task": None, "seq": max(seen, hub.last_seq)}
+    finally:
+        hub.remove_waiter(waiter)
+
+
+def _scan_stored(
+    conn: sqlite3.Connection, flt: WaitFilter, after_seq: int
+) -> tuple[msgspec.Raw | None, int]:
+    """The first stored event after `after_seq` whose task matches; else the newest seq."""
+    newest = queries.last_seq(conn)
+    position = after_seq
+    while position < newest:
+        rows = conn.execute(
+            "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+            (position, newest, REPLAY_PAGE),
+        ).fetchall()
+        if not rows:
+            break
+        for seq, data in rows:
+            stored = _stored_decoder.decode(data)
+            if flt.matches_json(bytes(stored.task)):
+                return stored.task, seq
+            position = seq
+    return None, max(newest, after_seq)

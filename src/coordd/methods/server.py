@@ -1,0 +1,42 @@
+"""`ping` and `server.info`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coordd.methods.registry import Services, Session, method
+from coordd.protocol import params as P
+from coordd.store import queries
+
+
+@method("ping", P.NoParams)
+async def ping(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
+    return {"pong": True}
+
+
+@method("server.info", P.NoParams)
+async def server_info(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
+    counts, last_seq = await services.readers.run(_counts_and_seq)
+    stats = services.writer.statistics()
+    return {
+        "version": services.version,
+        "protocol": 1,
+        "pid": services.pid,
+        "db_path": str(services.db_path),
+        "started_at": services.started_at,
+        "counts": counts,
+        "last_seq": last_seq,
+        # Beyond PROTOCOL.md (additive): what the writer and the hub are doing.
+        "writer": {
+            "transactions": stats.transactions,
+            "commands": stats.commands,
+            "largest_group": stats.largest_group,
+            "queued": stats.queued,
+        },
+        "waiters": services.hub.waiter_count,
+        "subscriptions": services.hub.subscription_count,
+    }
+
+
+def _counts_and_seq(conn: Any) -> tuple[dict[str, int], int]:
+    return queries.state_counts(conn), queries.last_seq(conn)

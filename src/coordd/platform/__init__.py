@@ -1,0 +1,1 @@
+"""Operating-system specifics: peer credentials, locks, service managers."""

@@ -1,0 +1,1 @@
+"""Sans-IO protocol layer: JSON-RPC envelopes and method parameters. No trio here."""

@@ -1,0 +1,171 @@
+"""Parameter Structs, one per method, with the value ranges of PROTOCOL.md section 4.
+
+Every Struct forbids unknown fields (a typo must not pass silently) and
+gives optional fields a default of None, so an explicit `null` equals an
+omitted field.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+from coordd_client.wire import EventType, State
+
+MAX_SQLITE_INT = 2**63 - 1
+
+TaskId = Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]
+Fence = Annotated[int, Meta(ge=0, le=MAX_SQLITE_INT)]
+Seq = Annotated[int, Meta(ge=0, le=MAX_SQLITE_INT)]
+# Printable: no control characters; no leading or trailing white space.
+Agent = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=128,
+        pattern=r"^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$",
+    ),
+]
+Project = Annotated[str, Meta(min_length=1, max_length=256)]
+Kind = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+Title = Annotated[str, Meta(min_length=1, max_length=300)]
+Text = Annotated[str, Meta(max_length=65536)]
+Priority = Annotated[int, Meta(ge=-1000, le=1000)]
+Tag = Annotated[str, Meta(min_length=1, max_length=64)]
+Tags = Annotated[list[Tag], Meta(max_length=16)]
+LeaseSeconds = Annotated[float, Meta(ge=1, le=86400)]
+TimeoutSeconds = Annotated[float, Meta(ge=0, le=3600)]
+IdempotencyKey = Annotated[str, Meta(min_length=1, max_length=128)]
+ListLimit = Annotated[int, Meta(ge=1, le=1000)]
+EventsLimit = Annotated[int, Meta(ge=1, le=10000)]
+StateFilter = State | Annotated[list[State], Meta(min_length=1, max_length=5)]
+PostState = Literal["pending", "done"]
+
+DEFAULT_PROJECT = "default"
+DEFAULT_KIND = "task"
+DEFAULT_LEASE_S = 600.0
+DEFAULT_LIST_LIMIT = 100
+DEFAULT_EVENTS_LIMIT = 1000
+
+
+class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base: by-name, strict. (Not frozen: mypy's dataclass_transform would then
+    demand `frozen=True` repeated on every subclass; nothing mutates params.)"""
+
+
+class NoParams(Params):
+    pass
+
+
+class PostParams(Params):
+    title: Title
+    body: Text | None = None
+    kind: Kind | None = None
+    project: Project | None = None
+    priority: Priority | None = None
+    tags: Tags | None = None
+    agent: Agent | None = None
+    state: PostState | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class GetParams(Params):
+    id: TaskId
+
+
+class ListParams(Params):
+    project: Project | None = None
+    state: StateFilter | None = None
+    kind: Kind | None = None
+    tag: Tag | None = None
+    claimed_by: Agent | None = None
+    after_id: Seq | None = None
+    limit: ListLimit | None = None
+
+
+class ClaimParams(Params):
+    id: TaskId
+    agent: Agent
+    lease_s: LeaseSeconds | None = None
+
+
+class ClaimNextParams(Params):
+    agent: Agent
+    project: Project | None = None
+    kind: Kind | None = None
+    tags: Tags | None = None
+    lease_s: LeaseSeconds | None = None
+
+
+class RenewParams(Params):
+    id: TaskId
+    agent: Agent
+    fence: Fence | None = None
+    lease_s: LeaseSeconds | None = None
+
+
+class ReleaseParams(Params):
+    id: TaskId
+    agent: Agent
+    fence: Fence | None = None
+
+
+class CompleteParams(Params):
+    id: TaskId
+    agent: Agent
+    fence: Fence | None = None
+    result: Text | None = None
+    then_post: PostParams | None = None
+
+
+class FailParams(Params):
+    id: TaskId
+    agent: Agent
+    fence: Fence | None = None
+    reason: Text | None = None
+    retry: bool | None = None
+
+
+class CancelParams(Params):
+    id: TaskId
+    agent: Agent | None = None
+    reason: Text | None = None
+
+
+class ReopenParams(Params):
+    id: TaskId
+    agent: Agent | None = None
+
+
+class WaitParams(Params):
+    timeout_s: TimeoutSeconds
+    project: Project | None = None
+    kind: Kind | None = None
+    state: StateFilter | None = None
+    tag: Tag | None = None
+    title_contains: Title | None = None
+    after_seq: Seq | None = None
+
+
+class HeartbeatParams(Params):
+    agent: Agent
+    lease_s: LeaseSeconds | None = None
+
+
+class EventsSinceParams(Params):
+    after_seq: Seq | None = None
+    limit: EventsLimit | None = None
+    project: Project | None = None
+    types: Annotated[list[EventType], Meta(max_length=8)] | None = None
+
+
+class SubscribeParams(Params):
+    after_seq: Seq | None = None
+    project: Project | None = None
+    types: Annotated[list[EventType], Meta(max_length=8)] | None = None
+
+
+class UnsubscribeParams(Params):
+    subscription: Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]

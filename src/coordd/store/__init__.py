@@ -1,0 +1,1 @@
+"""SQLite storage: schema, pure SQL functions, the writer thread and the reader pool."""

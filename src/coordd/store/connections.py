@@ -1,0 +1,45 @@
+"""How every SQLite connection of the daemon is opened, in one place."""
+
+from __future__ import annotations
+
+import sqlite3
+from enum import StrEnum
+from pathlib import Path
+
+# Long enough to ride out a user's short `sqlite3` shell transaction, short
+# enough that a stuck lock turns into a retryable -32004 instead of a hang.
+BUSY_TIMEOUT_MS = 2_000
+
+
+class Durability(StrEnum):
+    """`full`: a COMMIT survives power loss. `normal`: it survives kill -9 only."""
+
+    FULL = "full"
+    NORMAL = "normal"
+
+
+def open_connection(path: Path, *, query_only: bool = False) -> sqlite3.Connection:
+    # isolation_level=None: no implicit DEFERRED transactions (Python 3.11);
+    # every transaction is an explicit BEGIN. check_same_thread=False: the
+    # connection is opened on one thread and used by another, never two at once.
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, cached_statements=256
+    )
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if query_only:
+        conn.execute("PRAGMA query_only = 1")
+    return conn
+
+
+def open_writer_connection(path: Path, durability: Durability) -> sqlite3.Connection:
+    conn = open_connection(path)
+    (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+    if str(mode).lower() != "wal":
+        conn.close()
+        raise RuntimeError(f"could not put {path} in WAL mode (got {mode!r})")
+    synchronous = "FULL" if durability is Durability.FULL else "NORMAL"
+    conn.execute(f"PRAGMA synchronous = {synchronous}")
+    # The automatic checkpoint runs inside COMMIT and stalls it for milliseconds;
+    # the daemon checkpoints from its own connection instead (see Checkpointer).
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    return conn

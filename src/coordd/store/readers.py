@@ -1,0 +1,101 @@
+"""Read connections (DESIGN.md section 3) and the background checkpointer.
+
+Reads run off the event loop on a small pool of `query_only` connections,
+each inside one short transaction so a scan sees one snapshot and never pins
+the WAL for longer than one RPC.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import trio
+
+from coordd.store.connections import open_connection
+
+log = logging.getLogger(__name__)
+
+#: Read connections: two cores, so more buys nothing but memory.
+READER_POOL_SIZE = 4
+
+T = TypeVar("T")
+
+
+class ReaderPool:
+    def __init__(self, path: Path, size: int = READER_POOL_SIZE) -> None:
+        self._path = path
+        self._size = size
+        self._free: list[sqlite3.Connection] = []
+        self._limiter = trio.CapacityLimiter(size)
+
+    def open(self) -> None:
+        """Open after the writer, which has already recovered and migrated the file."""
+        self._free = [open_connection(self._path, query_only=True) for _ in range(self._size)]
+
+    def close(self) -> None:
+        for conn in self._free:
+            conn.close()
+        self._free = []
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(connection, *args)` in a worker thread inside one read transaction."""
+        async with self._limiter:
+            conn = self._free.pop()
+            try:
+                return await trio.to_thread.run_sync(_in_read_transaction, conn, fn, args)
+            finally:
+                self._free.append(conn)
+
+
+def _in_read_transaction(
+    conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any, ...]
+) -> T:
+    conn.execute("BEGIN")
+    try:
+        return fn(conn, *args)
+    finally:
+        conn.execute("COMMIT")
+
+
+#: How often the WAL is copied back into the database file.
+CHECKPOINT_INTERVAL_S = 1.0
+
+
+class Checkpointer:
+    """PASSIVE checkpoints from a connection of its own, in a worker thread.
+
+    A PASSIVE checkpoint needs no write lock, so doing it here keeps its
+    fsync off the writer thread; the WAL restarts from the beginning on the
+    next write after a complete checkpoint, which keeps it bounded.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._conn: sqlite3.Connection | None = None
+        self.completed = 0
+
+    def open(self) -> None:
+        self._conn = open_connection(self._path)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def checkpoint_now(self) -> tuple[int, int, int]:
+        assert self._conn is not None
+        busy, log_frames, done = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        self.completed += 1
+        return int(busy), int(log_frames), int(done)
+
+    async def run(self, interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
+        while True:
+            await trio.sleep(interval_s)
+            try:
+                await trio.to_thread.run_sync(self.checkpoint_now)
+            except sqlite3.Error as exc:
+                log.warning("checkpoint failed: %s", exc)

@@ -1,0 +1,81 @@
+"""Schema and forward-only migrations, versioned by `PRAGMA user_version`."""
+
+from __future__ import annotations
+
+import sqlite3
+
+# Each entry migrates from version i to i + 1. Append only; never edit a shipped step.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        # AUTOINCREMENT: ids and event seqs are never reused, even after deletes.
+        """CREATE TABLE tasks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            state TEXT NOT NULL
+                CHECK (state IN ('pending', 'claimed', 'done', 'failed', 'cancelled')),
+            priority INTEGER NOT NULL,
+            tags TEXT NOT NULL,            -- JSON array of strings
+            created_by TEXT,
+            created_at TEXT NOT NULL,      -- RFC 3339, fixed width: sorts as time
+            updated_at TEXT NOT NULL,
+            claimed_by TEXT,
+            claimed_at TEXT,
+            lease_expires_at TEXT,
+            fence INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            result TEXT,
+            idempotency_key TEXT,
+            posted_id INTEGER,             -- the then_post of the completing call
+            CHECK ((state = 'claimed') = (lease_expires_at IS NOT NULL)),
+            CHECK (state <> 'pending' OR claimed_by IS NULL)
+        )""",
+        """CREATE UNIQUE INDEX tasks_idempotency ON tasks (project, idempotency_key)
+            WHERE idempotency_key IS NOT NULL""",
+        # claim_next: highest priority, then lowest id, among claimable rows.
+        "CREATE INDEX tasks_queue ON tasks (state, priority DESC, id)",
+        "CREATE INDEX tasks_lease ON tasks (lease_expires_at) WHERE state = 'claimed'",
+        "CREATE INDEX tasks_holder ON tasks (claimed_by) WHERE claimed_by IS NOT NULL",
+        "CREATE INDEX tasks_project ON tasks (project, id)",
+        """CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            type TEXT NOT NULL,
+            project TEXT NOT NULL,
+            at TEXT NOT NULL,
+            data TEXT NOT NULL             -- the event exactly as sent on the wire
+        )""",
+        """CREATE TABLE agents (
+            agent TEXT PRIMARY KEY,
+            last_seen TEXT NOT NULL
+        ) WITHOUT ROWID""",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNew(Exception):
+    """The database was written by a newer coordd."""
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to date inside one IMMEDIATE transaction; return the version."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"database schema version {version} is newer than this coordd "
+                f"understands ({SCHEMA_VERSION}); upgrade coordd"
+            )
+        for step in MIGRATIONS[version:]:
+            for statement in step:
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return SCHEMA_VERSION

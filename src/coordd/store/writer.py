@@ -1,0 +1,325 @@
+"""The writer thread: the only connection that writes (DESIGN.md section 2).
+
+The sqlx-sqlite ConnectionWorker pattern in trio: one thread owns the write
+connection; commands arrive on a queue whose admission is gated on the trio
+side; each carries its own reply slot; replies go back through
+`TrioToken.run_sync_soon`. Group commit: every command already queued runs
+in its own SAVEPOINT inside one BEGIN IMMEDIATE, and one COMMIT covers them
+all. Nothing is answered, and no event published, before COMMIT returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from coordd.clock import Clock
+from coordd.store import queries
+from coordd.store.connections import Durability, open_writer_connection
+from coordd.store.schema import migrate
+from coordd_client.errors import CoordError, InternalError, Overloaded, ShuttingDown
+
+log = logging.getLogger(__name__)
+
+#: Write commands admitted at once (queued or running). PROTOCOL.md asks for at
+#: least 256 before -32004; more only buys latency, not throughput.
+WRITE_QUEUE_CAPACITY = 1024
+#: Most commands one transaction groups: bounds the time a batch holds replies.
+MAX_GROUP = 256
+#: How long a write may wait for admission before it is answered -32004.
+ADMISSION_WAIT_S = 0.25
+
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
+
+WriteFn = Callable[..., Any]
+OnCommit = Callable[[list[queries.CommittedEvent]], None]
+
+
+class _Command:
+    __slots__ = ("args", "done", "error", "fn", "transactional", "value")
+
+    def __init__(self, fn: WriteFn, args: tuple[Any, ...], transactional: bool) -> None:
+        self.fn = fn
+        self.args = args
+        self.transactional = transactional
+        self.done = trio.Event()
+        self.value: Any = None
+        self.error: CoordError | None = None
+
+
+_STOP = object()
+_Outcome = tuple[_Command, Any, CoordError | None]
+
+
+@dataclass(frozen=True)
+class WriterStatistics:
+    """A snapshot for `server.info` and the group-commit regression guard."""
+
+    transactions: int
+    commands: int
+    largest_group: int
+    queued: int
+
+
+def map_sqlite_error(exc: sqlite3.Error) -> CoordError:
+    """Turn an SQLite failure into a wire error: retryable where retrying can help."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
+        return Overloaded(
+            "the database is locked by another process; retry later", reason="database_locked"
+        )
+    if primary == SQLITE_FULL:
+        return Overloaded("the database or disk is full; retry later", reason="disk_full")
+    log.error("sqlite error in a write: %s", exc, exc_info=exc)
+    return InternalError(f"database error: {exc}")
+
+
+class Writer:
+    """Owns the write connection and the thread that uses it."""
+
+    def __init__(
+        self, path: Path, *, durability: Durability, clock: Clock, on_commit: OnCommit
+    ) -> None:
+        self._path = path
+        self._durability = durability
+        self._clock = clock
+        self._on_commit = on_commit
+        self._queue: queue.SimpleQueue[_Command | object] = queue.SimpleQueue()
+        self._admission = trio.Semaphore(WRITE_QUEUE_CAPACITY)
+        self._conn: sqlite3.Connection | None = None
+        self._thread: threading.Thread | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._agents_seen: dict[str, datetime] = {}
+        self._next_seq = 1
+        self._closing = False
+        self._transactions = 0
+        self._commands = 0
+        self._largest_group = 0
+        self._committed_seq = 0
+
+    # --- life cycle (trio side) -------------------------------------------
+
+    def open(self) -> None:
+        """Open the write connection: WAL recovery and migrations happen here, first."""
+        self._conn = open_writer_connection(self._path, self._durability)
+        migrate(self._conn)
+        self._committed_seq = queries.last_seq(self._conn)
+        self._next_seq = self._committed_seq + 1
+
+    def start(self) -> None:
+        assert self._conn is not None, "open() first"
+        self._token = trio.lowlevel.current_trio_token()
+        self._thread = threading.Thread(target=self._run, name="coordd-writer", daemon=True)
+        self._thread.start()
+
+    async def stop(self) -> None:
+        """Finish queued commands, checkpoint (TRUNCATE), close; then return."""
+        self._closing = True
+        if self._thread is None:
+            if self._conn is not None:
+                self._conn.close()
+            return
+        self._queue.put(_STOP)
+        await trio.to_thread.run_sync(self._thread.join)
+
+    def statistics(self) -> WriterStatistics:
+        return WriterStatistics(
+            transactions=self._transactions,
+            commands=self._commands,
+            largest_group=self._largest_group,
+            queued=WRITE_QUEUE_CAPACITY - self._admission.value,
+        )
+
+    @property
+    def last_committed_seq(self) -> int:
+        """The newest seq whose events have been published on the trio thread."""
+        return self._committed_seq
+
+    # --- submitting (trio side) ---------------------------------------------
+
+    async def submit(self, fn: WriteFn, *args: Any) -> Any:
+        """Run `fn(txn, *args)` in the next write transaction; return after COMMIT."""
+        return await self._submit(_Command(fn, args, transactional=True))
+
+    async def submit_raw(self, fn: WriteFn, *args: Any) -> Any:
+        """Run `fn(connection, *args)` on the writer thread outside any transaction."""
+        return await self._submit(_Command(fn, args, transactional=False))
+
+    async def _submit(self, command: _Command) -> Any:
+        if self._closing:
+            raise ShuttingDown("the daemon is shutting down")
+        try:
+            self._admission.acquire_nowait()
+        except trio.WouldBlock:
+            with trio.move_on_after(ADMISSION_WAIT_S) as scope:
+                await self._admission.acquire()
+            if scope.cancelled_caught:
+                raise Overloaded(
+                    "the write queue is full; retry later", reason="queue_full"
+                ) from None
+        try:
+            self._queue.put(command)
+            # Once queued, the SQL runs whatever happens to the caller: wait for
+            # the outcome rather than leave it unknown (DESIGN.md section 2).
+            with trio.CancelScope(shield=True):
+                await command.done.wait()
+        finally:
+            self._admission.release()
+        if command.error is not None:
+            raise command.error
+        return command.value
+
+    def _deliver(self, outcomes: list[_Outcome], events: list[queries.CommittedEvent]) -> None:
+        """Runs on the trio thread after COMMIT: publish events in order, then answer."""
+        if events:
+            self._committed_seq = events[-1].seq
+            try:
+                self._on_commit(events)
+            except Exception:
+                log.exception("publishing committed events failed")
+        for command, value, error in outcomes:
+            command.value = value
+            command.error = error
+            command.done.set()
+
+    # --- the thread -----------------------------------------------------------
+
+    def _run(self) -> None:
+        assert self._conn is not None and self._token is not None
+        try:
+            stopping = False
+            while not stopping:
+                first = self._queue.get()
+                if first is _STOP:
+                    break
+                batch = [first]
+                while len(batch) < MAX_GROUP:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stopping = True
+                        break
+                    batch.append(item)
+                self._run_batch(batch)  # type: ignore[arg-type]
+        finally:
+            self._close_connection()
+
+    def _run_batch(self, batch: list[_Command]) -> None:
+        outcomes: list[_Outcome] = []
+        events: list[queries.CommittedEvent] = []
+        grouped = [command for command in batch if command.transactional]
+        if grouped:
+            self._run_transaction(grouped, outcomes, events)
+        for command in batch:
+            if not command.transactional:
+                outcomes.append(self._run_raw(command))
+        assert self._token is not None
+        self._token.run_sync_soon(self._deliver, outcomes, events)
+
+    def _run_raw(self, command: _Command) -> _Outcome:
+        try:
+            return command, command.fn(self._conn, *command.args), None
+        except CoordError as exc:
+            return command, None, exc
+        except sqlite3.Error as exc:
+            return command, None, map_sqlite_error(exc)
+        except Exception as exc:
+            log.exception("raw writer command failed")
+            return command, None, InternalError(f"internal error: {exc}")
+
+    def _run_transaction(
+        self,
+        commands: list[_Command],
+        outcomes: list[_Outcome],
+        events: list[queries.CommittedEvent],
+    ) -> None:
+        conn = self._conn
+        assert conn is not None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            error = map_sqlite_error(exc)
+            outcomes.extend((command, None, error) for command in commands)
+            return
+        first_seq = self._next_seq
+        done: list[_Outcome] = []
+        pending_events: list[queries.CommittedEvent] = []
+        for command in commands:
+            txn = queries.Txn(conn, self._clock.now(), self._agents_seen, self._next_seq)
+            conn.execute("SAVEPOINT command")
+            try:
+                value = command.fn(txn, *command.args)
+            except Exception as exc:
+                error = self._command_error(exc)
+                if not self._rollback_command(conn):
+                    # SQLite rolled back the whole transaction (e.g. disk full):
+                    # every command of this group failed with it.
+                    self._next_seq = first_seq
+                    outcomes.extend((c, None, error) for c in commands)
+                    return
+                done.append((command, None, error))
+                continue
+            conn.execute("RELEASE command")
+            self._next_seq = txn.next_seq
+            pending_events.extend(txn.events)
+            done.append((command, value, None))
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._next_seq = first_seq
+            error = map_sqlite_error(exc)
+            outcomes.extend((command, None, error) for command in commands)
+            return
+        self._transactions += 1
+        self._commands += len(commands)
+        self._largest_group = max(self._largest_group, len(commands))
+        outcomes.extend(done)
+        events.extend(pending_events)
+
+    @staticmethod
+    def _command_error(exc: Exception) -> CoordError:
+        if isinstance(exc, CoordError):
+            return exc
+        if isinstance(exc, sqlite3.Error):
+            return map_sqlite_error(exc)
+        log.error("write command failed: %r", exc, exc_info=exc)
+        return InternalError(f"internal error: {exc!r}")
+
+    @staticmethod
+    def _rollback_command(conn: sqlite3.Connection) -> bool:
+        """Undo one command; False if the whole transaction is already gone."""
+        if not conn.in_transaction:
+            return False
+        try:
+            conn.execute("ROLLBACK TO command")
+            conn.execute("RELEASE command")
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return False
+        return True
+
+    def _close_connection(self) -> None:
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            log.warning("final checkpoint failed: %s", exc)
+        conn.close()
+        self._conn = None
