@@ -114,9 +114,10 @@ def _parse_item(payload: bytes | memoryview) -> Item:
     request_id = None if envelope.id is msgspec.UNSET else envelope.id
     if envelope.jsonrpc != "2.0":
         return Rejected(request_id, InvalidRequest('"jsonrpc" must be exactly "2.0"'))
-    params = envelope.params
+    raw = envelope.params
     # Omitted and `null` params both mean "no parameters".
-    return Request(request_id, envelope.method, params if params and params != b"null" else None)
+    params = raw if raw and bytes(raw) != b"null" else None
+    return Request(request_id, envelope.method, params)
 
 
 def _reject_envelope(payload: bytes | memoryview, reason: str) -> Rejected:

@@ -69,3 +69,74 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
 
 task_decoder = msgspec.json.Decoder(Task)
 event_decoder = msgspec.json.Decoder(Event)
+
+
+class PostResult(msgspec.Struct, frozen=True, kw_only=True):
+    task: Task
+    created: bool
+
+
+class ClaimResult(msgspec.Struct, frozen=True, kw_only=True):
+    won: bool
+    task: Task
+
+
+class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
+    task: Task
+
+
+class MaybeTaskResult(msgspec.Struct, frozen=True, kw_only=True):
+    task: Task | None
+
+
+class CompleteResult(msgspec.Struct, frozen=True, kw_only=True):
+    task: Task
+    posted: Task | None
+
+
+class ListResult(msgspec.Struct, frozen=True, kw_only=True):
+    tasks: list[Task]
+    next_after_id: int | None
+
+
+class WaitResult(msgspec.Struct, frozen=True, kw_only=True):
+    task: Task | None
+    seq: int
+
+
+class EventsResult(msgspec.Struct, frozen=True, kw_only=True):
+    events: list[Event]
+    last_seq: int
+
+
+class AgentInfo(msgspec.Struct, frozen=True, kw_only=True):
+    agent: str
+    last_seen: str
+    holding: int
+
+
+class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
+    version: str
+    protocol: int
+    pid: int
+    db_path: str
+    started_at: str
+    counts: dict[str, int]
+    last_seq: int
+
+
+class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):
+    agents: list[AgentInfo]
+
+
+class HeartbeatResult(msgspec.Struct, frozen=True, kw_only=True):
+    renewed: int
+
+
+class PingResult(msgspec.Struct, frozen=True, kw_only=True):
+    pong: bool
+
+
+class SubscribeResult(msgspec.Struct, frozen=True, kw_only=True):
+    subscription: int
+    last_seq: int

@@ -1,0 +1,152 @@
+"""The trio client: many concurrent calls pipelined on one connection, matched by id.
+
+    import trio
+    from coordd_client.aio import AsyncClient
+
+    async def main():
+        async with AsyncClient.connect() as coord:
+            async with trio.open_nursery() as nursery:
+                for task_id in (1, 2, 3):
+                    nursery.start_soon(coord.claim, task_id, "cursor-2")
+
+Requires the `trio` extra: `pip install 'coordd-client[trio]'`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import trio
+
+from coordd_client import methods
+from coordd_client.errors import DaemonUnavailable, ProtocolError
+from coordd_client.framing import FrameDecoder, FrameError
+from coordd_client.paths import default_socket_path
+from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _async(
+    builder: Callable[P, methods.Call[R]],
+) -> Callable[Concatenate[AsyncClient, P], Awaitable[R]]:
+    async def call(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await self.request(builder(*args, **kwargs))
+
+    call.__name__ = builder.__name__
+    call.__doc__ = builder.__doc__
+    return call
+
+
+class _Pending:
+    __slots__ = ("done", "response")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.response: Response | None = None
+
+
+class AsyncClient:
+    """Use `AsyncClient.connect(...)` as an async context manager."""
+
+    def __init__(self, stream: trio.SocketStream, socket_path: Path) -> None:
+        self.socket_path = socket_path
+        self._stream = stream
+        self._builder = RequestBuilder()
+        self._pending: dict[int | str, _Pending] = {}
+        self._send_lock = trio.Lock()
+        self._broken: BaseException | None = None
+        send, receive = trio.open_memory_channel[Response](1000)
+        self._notify_send = send
+        #: Server-to-client notifications (subscription events), in arrival order.
+        self.notifications = receive
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(
+        cls, socket_path: str | os.PathLike[str] | None = None
+    ) -> AsyncIterator[AsyncClient]:
+        path = Path(default_socket_path(socket_path))
+        try:
+            stream = await trio.open_unix_socket(str(path))
+        except OSError as exc:
+            raise DaemonUnavailable(f"no coordd answers on {path}: {exc.strerror or exc}") from None
+        client = cls(stream, path)
+        async with stream, trio.open_nursery() as nursery:
+            nursery.start_soon(client._read_loop)
+            try:
+                yield client
+            finally:
+                nursery.cancel_scope.cancel()
+
+    async def _read_loop(self) -> None:
+        decoder = FrameDecoder(max_frame=64 * 1024 * 1024)
+        try:
+            while True:
+                while (payload := decoder.next_frame()) is not None:
+                    self._dispatch(decode_frame(payload))
+                data = await self._stream.receive_some(65536)
+                if not data:
+                    raise DaemonUnavailable("the daemon closed the connection", outcome="unknown")
+                decoder.feed(data)
+        except (DaemonUnavailable, ProtocolError, FrameError, trio.BrokenResourceError) as exc:
+            self._broken = exc
+            for pending in self._pending.values():
+                pending.done.set()
+            self._notify_send.close()
+
+    def _dispatch(self, response: Response) -> None:
+        if response.id is None and response.method is not None:
+            try:
+                self._notify_send.send_nowait(response)
+            except trio.WouldBlock:
+                pass  # the daemon closes a lagging subscription itself
+            return
+        pending = self._pending.get(response.id) if response.id is not None else None
+        if pending is not None:
+            pending.response = response
+            pending.done.set()
+
+    async def request(self, call: methods.Call[R]) -> R:
+        response = await self.call_raw(call.method, call.params)
+        return unwrap(response, call.result_type)
+
+    async def call_raw(self, method: str, params: dict[str, Any] | None = None) -> Response:
+        if self._broken is not None:
+            raise DaemonUnavailable(f"connection is closed: {self._broken}")
+        request_id, frame = self._builder.build(method, params)
+        pending = self._pending[request_id] = _Pending()
+        try:
+            async with self._send_lock:
+                await self._stream.send_all(frame)
+            await pending.done.wait()
+        except trio.BrokenResourceError as exc:
+            raise DaemonUnavailable(f"connection lost: {exc}", outcome="unknown") from None
+        finally:
+            del self._pending[request_id]
+        if pending.response is None:
+            raise DaemonUnavailable(f"connection lost: {self._broken}", outcome="unknown")
+        return pending.response
+
+    ping = _async(methods.ping)
+    server_info = _async(methods.server_info)
+    post = _async(methods.post)
+    get = _async(methods.get)
+    list_tasks = _async(methods.list_tasks)
+    claim = _async(methods.claim)
+    claim_next = _async(methods.claim_next)
+    renew = _async(methods.renew)
+    release = _async(methods.release)
+    complete = _async(methods.complete)
+    fail = _async(methods.fail)
+    cancel = _async(methods.cancel)
+    reopen = _async(methods.reopen)
+    wait = _async(methods.wait)
+    heartbeat = _async(methods.heartbeat)
+    agents = _async(methods.agents)
+    events_since = _async(methods.events_since)

@@ -1,0 +1,286 @@
+"""The blocking client: one stdlib Unix socket, one request at a time.
+
+from coordd_client import Client
+
+with Client() as coord:                      # socket resolved as PROTOCOL.md section 1
+    task = coord.post("fix the parser", kind="bug", agent="claude-1").task
+    won = coord.claim(task.id, "claude-1")
+    if won.won:
+        coord.complete(task.id, "claude-1", fence=won.task.fence, result="fixed")
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import msgspec
+
+from coordd_client import methods, wire
+from coordd_client.errors import CoordError, DaemonUnavailable, ProtocolError
+from coordd_client.framing import FrameDecoder, FrameError
+from coordd_client.paths import default_socket_path
+from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: Seconds a blocking call waits for its answer before giving up (outcome unknown).
+DEFAULT_TIMEOUT_S = 60.0
+#: Extra seconds allowed beyond a `task.wait`'s own timeout for the answer to arrive.
+WAIT_SLACK_S = 10.0
+
+
+def _sync(builder: Callable[P, methods.Call[R]]) -> Callable[Concatenate[Client, P], R]:
+    def call(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.request(builder(*args, **kwargs))
+
+    call.__name__ = builder.__name__
+    call.__doc__ = builder.__doc__
+    return call
+
+
+class Client:
+    """A connection to the daemon; thread-compatible, not thread-safe."""
+
+    def __init__(
+        self,
+        socket_path: str | os.PathLike[str] | None = None,
+        *,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.socket_path = Path(default_socket_path(socket_path))
+        self.timeout_s = timeout_s
+        self._sock: socket.socket | None = None
+        self._decoder = FrameDecoder(max_frame=64 * 1024 * 1024)
+        self._builder = RequestBuilder()
+        self.notifications: deque[Response] = deque()
+
+    # --- connection --------------------------------------------------------------
+
+    def connect(self) -> Client:
+        if self._sock is not None:
+            return self
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(self.socket_path))
+        except OSError as exc:
+            sock.close()
+            raise DaemonUnavailable(
+                f"no coordd answers on {self.socket_path}: {exc.strerror or exc}",
+                socket=str(self.socket_path),
+                errno=errno.errorcode.get(exc.errno or 0, ""),
+            ) from None
+        self._sock = sock
+        self._decoder = FrameDecoder(max_frame=64 * 1024 * 1024)
+        return self
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> Client:
+        return self.connect()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- calls ----------------------------------------------------------------------
+
+    def request(self, call: methods.Call[R]) -> R:
+        timeout = self.timeout_s
+        if call.method == "task.wait" and call.params is not None:
+            timeout = float(call.params["timeout_s"]) + WAIT_SLACK_S
+        return unwrap(self.call_raw(call.method, call.params, timeout_s=timeout), call.result_type)
+
+    def call_raw(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> Response:
+        """Send one request and return its response frame (notifications are queued aside)."""
+        self.connect()
+        assert self._sock is not None
+        request_id, frame = self._builder.build(method, params)
+        try:
+            self._sock.sendall(frame)
+        except OSError as exc:
+            self.close()
+            raise DaemonUnavailable(f"connection lost while sending {method}: {exc}") from None
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            response = self.next_frame(deadline)
+            if response.method is not None and response.id is None:
+                self.notifications.append(response)
+                continue
+            if response.id == request_id or (response.id is None and response.error):
+                return response
+
+    def next_frame(self, deadline: float | None = None) -> Response:
+        """Block for the next frame from the daemon (a response or a notification)."""
+        assert self._sock is not None
+        while True:
+            try:
+                payload = self._decoder.next_frame()
+            except FrameError as exc:
+                self.close()
+                raise ProtocolError(f"bad frame from daemon: {exc}") from None
+            if payload is not None:
+                return decode_frame(payload)
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                self.close()
+                raise DaemonUnavailable(
+                    "timed out waiting for the daemon's answer", outcome="unknown"
+                )
+            self._sock.settimeout(remaining)
+            try:
+                data = self._sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                self.close()
+                raise DaemonUnavailable(f"connection lost: {exc}", outcome="unknown") from None
+            if not data:
+                self.close()
+                raise DaemonUnavailable("the daemon closed the connection", outcome="unknown")
+            self._decoder.feed(data)
+
+    # --- one method per RPC (PROTOCOL.md section 6) -------------------------------
+
+    ping = _sync(methods.ping)
+    server_info = _sync(methods.server_info)
+    post = _sync(methods.post)
+    get = _sync(methods.get)
+    list_tasks = _sync(methods.list_tasks)
+    claim = _sync(methods.claim)
+    claim_next = _sync(methods.claim_next)
+    renew = _sync(methods.renew)
+    release = _sync(methods.release)
+    complete = _sync(methods.complete)
+    fail = _sync(methods.fail)
+    cancel = _sync(methods.cancel)
+    reopen = _sync(methods.reopen)
+    wait = _sync(methods.wait)
+    heartbeat = _sync(methods.heartbeat)
+    agents = _sync(methods.agents)
+    events_since = _sync(methods.events_since)
+
+    def subscribe(
+        self,
+        *,
+        after_seq: int | None = None,
+        project: str | None = None,
+        types: Sequence[str] | None = None,
+        reconnect: bool = True,
+    ) -> EventStream:
+        """Iterate events from a connection of its own; see `EventStream`."""
+        return EventStream(
+            self.socket_path, after_seq=after_seq, project=project, types=types, reconnect=reconnect
+        )
+
+
+class _EventParams(msgspec.Struct):
+    subscription: int
+    event: wire.Event
+
+
+_event_params_decoder = msgspec.json.Decoder(_EventParams)
+
+
+#: Seconds between reconnect attempts while the daemon is away.
+RECONNECT_DELAY_S = 0.2
+
+
+class EventStream:
+    """Events in seq order, resuming without gaps across lag and daemon restarts.
+
+    It remembers the last seq it yielded; when the subscription is closed
+    (lagged, shutdown) or the connection drops, it subscribes again from
+    there, so the caller sees every event once and in order.
+    """
+
+    def __init__(
+        self,
+        socket_path: Path,
+        *,
+        after_seq: int | None,
+        project: str | None,
+        types: Sequence[str] | None,
+        reconnect: bool,
+    ) -> None:
+        self._socket_path = socket_path
+        self.last_seq = after_seq
+        self._project = project
+        self._types = list(types) if types else None
+        self._reconnect = reconnect
+        self._client: Client | None = None
+        self.subscription: int | None = None
+
+    def __iter__(self) -> Iterator[wire.Event]:
+        return self
+
+    def _open(self) -> Client:
+        client = Client(self._socket_path, timeout_s=DEFAULT_TIMEOUT_S).connect()
+        params = {"after_seq": self.last_seq, "project": self._project, "types": self._types}
+        result = unwrap(client.call_raw("events.subscribe", params), wire.SubscribeResult)
+        self.subscription = result.subscription
+        if self.last_seq is None:
+            self.last_seq = result.last_seq
+        return client
+
+    def __next__(self) -> wire.Event:
+        while True:
+            try:
+                if self._client is None:
+                    self._client = self._open()
+                client = self._client
+                response = (
+                    client.notifications.popleft() if client.notifications else client.next_frame()
+                )
+            except DaemonUnavailable:
+                self.close()
+                if not self._reconnect:
+                    raise StopIteration from None
+                time.sleep(RECONNECT_DELAY_S)
+                continue
+            if response.method == "event":
+                event = _event_params_decoder.decode(response.params).event
+                if self.last_seq is not None and event.seq <= self.last_seq:
+                    continue  # already yielded before a resume
+                self.last_seq = event.seq
+                return event
+            if response.method == "subscription.closed":
+                self.close()
+                if not self._reconnect:
+                    raise StopIteration
+                continue
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["Client", "CoordError", "EventStream"]

@@ -1,0 +1,207 @@
+"""One method per RPC, written once for both clients.
+
+`MethodsMixin` turns typed Python arguments into params and a result type;
+the blocking and trio clients supply `_call` (sync or async) and inherit the
+rest, so the two can never drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from coordd_client import wire
+
+R = TypeVar("R")
+
+
+class Call(Generic[R]):
+    """A method name, its params and the type its result decodes to."""
+
+    __slots__ = ("method", "params", "result_type")
+
+    def __init__(self, method: str, params: dict[str, Any] | None, result_type: type[R]) -> None:
+        self.method = method
+        self.params = params
+        self.result_type = result_type
+
+
+def post(
+    title: str,
+    *,
+    body: str | None = None,
+    kind: str | None = None,
+    project: str | None = None,
+    priority: int | None = None,
+    tags: Sequence[str] | None = None,
+    agent: str | None = None,
+    state: str | None = None,
+    idempotency_key: str | None = None,
+) -> Call[wire.PostResult]:
+    params = post_params(
+        title,
+        body=body,
+        kind=kind,
+        project=project,
+        priority=priority,
+        tags=tags,
+        agent=agent,
+        state=state,
+        idempotency_key=idempotency_key,
+    )
+    return Call("task.post", params, wire.PostResult)
+
+
+def post_params(
+    title: str,
+    *,
+    body: str | None = None,
+    kind: str | None = None,
+    project: str | None = None,
+    priority: int | None = None,
+    tags: Sequence[str] | None = None,
+    agent: str | None = None,
+    state: str | None = None,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """`task.post` params; also the shape of `then_post`."""
+    return {
+        "title": title,
+        "body": body,
+        "kind": kind,
+        "project": project,
+        "priority": priority,
+        "tags": list(tags) if tags is not None else None,
+        "agent": agent,
+        "state": state,
+        "idempotency_key": idempotency_key,
+    }
+
+
+def _clean(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def get(task_id: int) -> Call[wire.TaskResult]:
+    return Call("task.get", {"id": task_id}, wire.TaskResult)
+
+
+def list_tasks(
+    *,
+    project: str | None = None,
+    state: str | Sequence[str] | None = None,
+    kind: str | None = None,
+    tag: str | None = None,
+    claimed_by: str | None = None,
+    after_id: int | None = None,
+    limit: int | None = None,
+) -> Call[wire.ListResult]:
+    if state is not None and not isinstance(state, str):
+        state = list(state)
+    return Call("task.list", _clean(dict(locals())), wire.ListResult)
+
+
+def claim(task_id: int, agent: str, *, lease_s: float | None = None) -> Call[wire.ClaimResult]:
+    return Call("task.claim", {"id": task_id, "agent": agent, "lease_s": lease_s}, wire.ClaimResult)
+
+
+def claim_next(
+    agent: str,
+    *,
+    project: str | None = None,
+    kind: str | None = None,
+    tags: Sequence[str] | None = None,
+    lease_s: float | None = None,
+) -> Call[wire.MaybeTaskResult]:
+    params: dict[str, Any] = {"agent": agent, "project": project, "kind": kind, "lease_s": lease_s}
+    params["tags"] = list(tags) if tags else None
+    return Call("task.claim_next", params, wire.MaybeTaskResult)
+
+
+def renew(
+    task_id: int, agent: str, *, fence: int | None = None, lease_s: float | None = None
+) -> Call[wire.TaskResult]:
+    params = {"id": task_id, "agent": agent, "fence": fence, "lease_s": lease_s}
+    return Call("task.renew", params, wire.TaskResult)
+
+
+def release(task_id: int, agent: str, *, fence: int | None = None) -> Call[wire.TaskResult]:
+    return Call("task.release", {"id": task_id, "agent": agent, "fence": fence}, wire.TaskResult)
+
+
+def complete(
+    task_id: int,
+    agent: str,
+    *,
+    fence: int | None = None,
+    result: str | None = None,
+    then_post: dict[str, Any] | None = None,
+) -> Call[wire.CompleteResult]:
+    params: dict[str, Any] = {"id": task_id, "agent": agent, "fence": fence, "result": result}
+    params["then_post"] = _clean(then_post) if then_post else None
+    return Call("task.complete", params, wire.CompleteResult)
+
+
+def fail(
+    task_id: int,
+    agent: str,
+    *,
+    fence: int | None = None,
+    reason: str | None = None,
+    retry: bool | None = None,
+) -> Call[wire.TaskResult]:
+    params = {"id": task_id, "agent": agent, "fence": fence, "reason": reason, "retry": retry}
+    return Call("task.fail", params, wire.TaskResult)
+
+
+def cancel(
+    task_id: int, *, agent: str | None = None, reason: str | None = None
+) -> Call[wire.TaskResult]:
+    return Call("task.cancel", {"id": task_id, "agent": agent, "reason": reason}, wire.TaskResult)
+
+
+def reopen(task_id: int, *, agent: str | None = None) -> Call[wire.TaskResult]:
+    return Call("task.reopen", {"id": task_id, "agent": agent}, wire.TaskResult)
+
+
+def wait(
+    *,
+    timeout_s: float,
+    project: str | None = None,
+    kind: str | None = None,
+    state: str | Sequence[str] | None = None,
+    tag: str | None = None,
+    title_contains: str | None = None,
+    after_seq: int | None = None,
+) -> Call[wire.WaitResult]:
+    if state is not None and not isinstance(state, str):
+        state = list(state)
+    return Call("task.wait", _clean(dict(locals())), wire.WaitResult)
+
+
+def heartbeat(agent: str, *, lease_s: float | None = None) -> Call[wire.HeartbeatResult]:
+    return Call("agent.heartbeat", {"agent": agent, "lease_s": lease_s}, wire.HeartbeatResult)
+
+
+def agents() -> Call[wire.AgentsResult]:
+    return Call("agent.list", None, wire.AgentsResult)
+
+
+def events_since(
+    *,
+    after_seq: int | None = None,
+    limit: int | None = None,
+    project: str | None = None,
+    types: Sequence[str] | None = None,
+) -> Call[wire.EventsResult]:
+    params: dict[str, Any] = {"after_seq": after_seq, "limit": limit, "project": project}
+    params["types"] = list(types) if types else None
+    return Call("events.since", params, wire.EventsResult)
+
+
+def ping() -> Call[wire.PingResult]:
+    return Call("ping", None, wire.PingResult)
+
+
+def server_info() -> Call[wire.ServerInfo]:
+    return Call("server.info", None, wire.ServerInfo)
