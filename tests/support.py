@@ -1,0 +1,166 @@
+"""Test helpers: a real daemon subprocess, and a raw-frame connection.
+
+Nothing here mocks the daemon, the socket or the database: the daemon is
+`python -m coordd serve` on a real Unix socket and a real SQLite file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from coordd_client import Client
+
+READY_TIMEOUT_S = 15.0
+
+
+def short_tmpdir(prefix: str = "cd") -> Path:
+    """sun_path is 108 bytes: keep socket paths short (DESIGN.md section 8)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+
+
+class DaemonProcess:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        db_path: Path | None = None,
+        socket_path: Path | None = None,
+    ) -> None:
+        self.workdir = workdir
+        self.db_path = db_path or workdir / "coord.db"
+        self.socket_path = socket_path or workdir / "s.sock"
+        self.args = args
+        self.env = env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = workdir / f"daemon-{time.monotonic_ns()}.log"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "coordd",
+            "serve",
+            "--db",
+            str(self.db_path),
+            "--socket",
+            str(self.socket_path),
+            *self.args,
+        ]
+
+    def start(self, wait: bool = True) -> DaemonProcess:
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        env.pop("LISTEN_FDS", None)
+        env.update(self.env or {})
+        self.log_path = self.workdir / f"daemon-{time.monotonic_ns()}.log"
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env
+            )
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"daemon exited {self.proc.returncode}:\n{self.log()}")
+            try:
+                with Client(self.socket_path, timeout_s=2) as client:
+                    client.ping()
+                return
+            except Exception:
+                time.sleep(0.02)
+        raise TimeoutError(f"daemon not ready after {timeout_s}s:\n{self.log()}")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def client(self, timeout_s: float = 30.0) -> Client:
+        return Client(self.socket_path, timeout_s=timeout_s).connect()
+
+    def stop(self, timeout_s: float = 20.0) -> int:
+        """SIGTERM and wait; returns the exit status."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout_s)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+    def ensure_dead(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+class RawConnection:
+    """Frames by hand, as a client in another language would."""
+
+    def __init__(self, path: Path, timeout_s: float = 10.0) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout_s)
+        self.sock.connect(str(path))
+
+    def send_payload(self, payload: bytes) -> None:
+        self.sock.sendall(struct.pack(">I", len(payload)) + payload)
+
+    def send(self, message: Any) -> None:
+        self.send_payload(json.dumps(message).encode())
+
+    def recv_exact(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise EOFError(f"connection closed after {len(data)} of {n} bytes")
+            data += chunk
+        return data
+
+    def recv(self) -> Any:
+        (length,) = struct.unpack(">I", self.recv_exact(4))
+        return json.loads(self.recv_exact(length))
+
+    def call(self, method: str, params: Any = None, request_id: Any = 1) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.recv()
+
+    def is_closed_by_peer(self, timeout_s: float = 5.0) -> bool:
+        self.sock.settimeout(timeout_s)
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+
+    def close(self) -> None:
+        self.sock.close()
