@@ -9,6 +9,7 @@ import trio
 
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon, DaemonConfig
+from coordd_client.aio import AsyncClient
 from support import DaemonProcess, short_tmpdir
 
 
@@ -42,3 +43,10 @@ async def inproc(workdir: Path, clock: ManualClock) -> AsyncIterator[Daemon]:
         daemon = await nursery.start(Daemon(config, clock=clock).run)
         yield daemon
         daemon.request_stop()
+
+
+@pytest.fixture
+async def aclient(inproc: Daemon) -> AsyncIterator[AsyncClient]:
+    """A trio client connected to the in-process daemon."""
+    async with AsyncClient.connect(inproc.config.socket_path) as client:
+        yield client
