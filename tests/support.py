@@ -28,6 +28,15 @@ def short_tmpdir(prefix: str = "cd") -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
 
 
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process, from /proc (Linux)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for pid {pid}")
+
+
 class DaemonProcess:
     def __init__(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from typing import Any
 
@@ -18,6 +19,8 @@ from coordd_client.errors import NotFound, Overloaded
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 64
 #: Stored events read per reader round trip while replaying or scanning.
 REPLAY_PAGE = 1000
+#: Seconds a "shutdown" notice may wait for a slow client before the daemon stops anyway.
+SHUTDOWN_NOTICE_S = 1.0
 
 
 class _StoredEvent(msgspec.Struct):
@@ -103,7 +106,11 @@ async def _deliver_live(session: Session, sub: Subscription, boundary: int) -> N
         sub.last_delivered = event.seq
     if sub.closed in ("lagged", "shutdown"):
         closed = {"subscription": sub.id, "reason": sub.closed, "last_seq": sub.last_delivered}
-        with trio.CancelScope(shield=True), trio.move_on_after(1):
+        # The notice tells the client where to resume, so it waits its turn in
+        # the outbox (bounded by the connection's write timeout); only shutdown,
+        # which must finish, gives it a deadline of its own.
+        deadline = SHUTDOWN_NOTICE_S if sub.closed == "shutdown" else math.inf
+        with trio.move_on_after(deadline):
             await session.send_notification("subscription.closed", closed)
 
 
@@ -152,10 +159,12 @@ def _scan_stored(
     """The first stored event after `after_seq` whose task matches; else the newest seq."""
     newest = queries.last_seq(conn)
     position = after_seq
+    project_clause = "" if flt.project is None else " AND project = :project"
     while position < newest:
         rows = conn.execute(
-            "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-            (position, newest, REPLAY_PAGE),
+            f"SELECT seq, data FROM events WHERE seq > :after AND seq <= :newest{project_clause}"
+            " ORDER BY seq LIMIT :page",
+            {"after": position, "newest": newest, "project": flt.project, "page": REPLAY_PAGE},
         ).fetchall()
         if not rows:
             break
