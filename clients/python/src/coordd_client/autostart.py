@@ -1,0 +1,89 @@
+"""Start a daemon in the background when none answers (the `coord` CLI's autostart).
+
+The daemon is fully detached: its own session, stdin from /dev/null and
+stdout/stderr to a log file in the state directory, so `$(coord ...)` and
+`coord ... | jq` never wait on it. Two CLIs racing to start one end with
+exactly one daemon: the loser's daemon exits at the database lock, and both
+CLIs then find the winner answering.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from coordd_client.client import Client
+from coordd_client.errors import DaemonUnavailable
+from coordd_client.paths import state_dir
+
+AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
+#: Seconds to wait for a daemon we started to answer a ping.
+READY_TIMEOUT_S = 15.0
+
+
+def autostart_enabled(flag_no_start: bool, environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    value = env.get(AUTOSTART_OFF_ENV, "")
+    return not flag_no_start and value in ("", "0")
+
+
+def _daemon_command() -> list[str]:
+    installed = shutil.which("coordd")
+    if installed:
+        return [installed]
+    if importlib.util.find_spec("coordd") is not None:
+        return [sys.executable, "-m", "coordd"]
+    raise DaemonUnavailable(
+        "no coordd answers and the coordd daemon is not installed here (pip install coordd)"
+    )
+
+
+def start_daemon(socket_path: Path) -> Path:
+    """Spawn `coordd serve --socket PATH` detached; return its log file."""
+    log_dir = state_dir()
+    log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    log_path = log_dir / "coordd.log"
+    with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
+        subprocess.Popen(
+            [*_daemon_command(), "serve", "--socket", str(socket_path)],
+            stdin=devnull,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return log_path
+
+
+def wait_until_ready(socket_path: Path, timeout_s: float = READY_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with Client(socket_path, timeout_s=5) as client:
+                client.ping()
+            return
+        except DaemonUnavailable:
+            if time.monotonic() > deadline:
+                raise DaemonUnavailable(
+                    f"started coordd but it did not answer on {socket_path}"
+                    f" within {timeout_s:.0f}s; see {state_dir() / 'coordd.log'}"
+                ) from None
+            time.sleep(0.05)
+
+
+def connect(socket_path: Path, *, autostart: bool) -> Client:
+    """A connected client, starting a daemon first if allowed and needed."""
+    try:
+        return Client(socket_path).connect()
+    except DaemonUnavailable:
+        if not autostart:
+            raise
+    start_daemon(socket_path)
+    wait_until_ready(socket_path)
+    return Client(socket_path).connect()

@@ -1,0 +1,98 @@
+"""Human output for `coord`: compact, aligned, plain words, readable by a model.
+
+Full ids, state names spelled out, times both relative and absolute; colour
+only when stdout is a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from coordd_client.wire import Event, Task
+
+_COLOURS = {"pending": "33", "claimed": "36", "done": "32", "failed": "31", "cancelled": "90"}
+
+
+def _parse(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def relative(text: str | None, now: datetime | None = None) -> str:
+    """`3m ago (14:02:11Z)` or `in 9m (14:15:00Z)`."""
+    if not text:
+        return "-"
+    moment = _parse(text)
+    delta = ((now or datetime.now(UTC)) - moment).total_seconds()
+    span = abs(delta)
+    if span < 60:
+        amount = f"{span:.0f}s"
+    elif span < 3600:
+        amount = f"{span / 60:.0f}m"
+    elif span < 86400:
+        amount = f"{span / 3600:.1f}h"
+    else:
+        amount = f"{span / 86400:.1f}d"
+    clock = moment.strftime("%H:%M:%SZ") if span < 86400 else moment.strftime("%Y-%m-%d %H:%MZ")
+    return f"{amount} ago ({clock})" if delta >= 0 else f"in {amount} ({clock})"
+
+
+def _state(state: str) -> str:
+    if sys.stdout.isatty():
+        return f"\x1b[{_COLOURS.get(state, '0')}m{state:<9}\x1b[0m"
+    return f"{state:<9}"
+
+
+def one_line(task: Task) -> str:
+    """`#42 [bug, pending] Parser crashes on empty input`."""
+    return f"#{task.id} [{task.kind}, {task.state}] {task.title}"
+
+
+def task_table(tasks: Sequence[Task]) -> str:
+    if not tasks:
+        return "no tasks"
+    id_width = max(2, *(len(str(t.id)) for t in tasks))
+    holder_width = max(6, *(len(t.claimed_by or "-") for t in tasks))
+    kind_width = max(4, *(len(t.kind) for t in tasks))
+    lines = [
+        f"{'ID':>{id_width}}  {'STATE':<9}  {'PRI':>4}  {'KIND':<{kind_width}}  "
+        f"{'HOLDER':<{holder_width}}  {'UPDATED':<22}  TITLE"
+    ]
+    for t in tasks:
+        lines.append(
+            f"{t.id:>{id_width}}  {_state(t.state)}  {t.priority:>4}  {t.kind:<{kind_width}}  "
+            f"{t.claimed_by or '-':<{holder_width}}  {relative(t.updated_at):<22}  {t.title}"
+        )
+    return "\n".join(lines)
+
+
+def task_detail(task: Task) -> str:
+    rows = [
+        ("id", str(task.id)),
+        ("title", task.title),
+        ("state", task.state),
+        ("kind", task.kind),
+        ("project", task.project),
+        ("priority", str(task.priority)),
+        ("tags", ", ".join(task.tags) or "-"),
+        ("created", f"{relative(task.created_at)} by {task.created_by or '-'}"),
+        ("updated", relative(task.updated_at)),
+        ("holder", task.claimed_by or "-"),
+        ("claimed", relative(task.claimed_at)),
+        ("lease ends", relative(task.lease_expires_at)),
+        ("fence", str(task.fence)),
+        ("attempts", str(task.attempts)),
+        ("result", task.result if task.result is not None else "-"),
+    ]
+    text = "\n".join(f"{name + ':':<12} {value}" for name, value in rows)
+    if task.body:
+        text += "\n\n" + task.body
+    return text
+
+
+def event_line(event: Event) -> str:
+    return (
+        f"{event.seq:>6}  {relative(event.at):<22}  {event.type:<15}  #{event.task_id:<5} "
+        f" {event.agent or '-':<14}  {event.task.state:<9}  {event.task.title}"
+    )
