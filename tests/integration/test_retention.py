@@ -38,4 +38,3 @@ async def test_age_limit(inproc: Daemon, aclient: AsyncClient, clock: ManualCloc
     assert (await aclient.events_since()).last_seq == 6
     assert (await aclient.post("after trim")).task.id == 7  # ids and seqs are never reused
     assert (await aclient.events_since(after_seq=6)).events[0].seq == 7
-

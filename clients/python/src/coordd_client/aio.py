@@ -31,6 +31,10 @@ from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 P = ParamSpec("P")
 R = TypeVar("R")
 
+#: Requests one AsyncClient keeps in flight; further calls wait their turn here
+#: rather than draw -32004 from the daemon's per-connection cap (512).
+DEFAULT_MAX_IN_FLIGHT = 256
+
 
 def _async(
     builder: Callable[P, methods.Call[R]],
@@ -54,8 +58,14 @@ class _Pending:
 class AsyncClient:
     """Use `AsyncClient.connect(...)` as an async context manager."""
 
-    def __init__(self, stream: trio.SocketStream, socket_path: Path) -> None:
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        socket_path: Path,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+    ) -> None:
         self.socket_path = socket_path
+        self._slots = trio.Semaphore(max_in_flight)
         self._stream = stream
         self._builder = RequestBuilder()
         self._pending: dict[int | str, _Pending] = {}
@@ -119,16 +129,17 @@ class AsyncClient:
     async def call_raw(self, method: str, params: dict[str, Any] | None = None) -> Response:
         if self._broken is not None:
             raise DaemonUnavailable(f"connection is closed: {self._broken}")
-        request_id, frame = self._builder.build(method, params)
-        pending = self._pending[request_id] = _Pending()
-        try:
-            async with self._send_lock:
-                await self._stream.send_all(frame)
-            await pending.done.wait()
-        except trio.BrokenResourceError as exc:
-            raise DaemonUnavailable(f"connection lost: {exc}", outcome="unknown") from None
-        finally:
-            del self._pending[request_id]
+        async with self._slots:
+            request_id, frame = self._builder.build(method, params)
+            pending = self._pending[request_id] = _Pending()
+            try:
+                async with self._send_lock:
+                    await self._stream.send_all(frame)
+                await pending.done.wait()
+            except trio.BrokenResourceError as exc:
+                raise DaemonUnavailable(f"connection lost: {exc}", outcome="unknown") from None
+            finally:
+                del self._pending[request_id]
         if pending.response is None:
             raise DaemonUnavailable(f"connection lost: {self._broken}", outcome="unknown")
         return pending.response

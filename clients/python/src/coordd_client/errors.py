@@ -96,9 +96,11 @@ class ShuttingDown(CoordError):
 
 
 class DaemonUnavailable(CoordError):
-    """Client side only: no daemon answered on the socket."""
+    """Client side only: no daemon answered, or the connection dropped (outcome unknown).
 
-    code = 0
+    -32000 is the start of JSON-RPC's implementation-defined server-error range."""
+
+    code = -32000
     kind = "daemon_unavailable"
 
 

@@ -1,0 +1,77 @@
+"""The thin client against the real daemon: pipelining, typed results, errors, paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+
+from coordd.daemon import Daemon
+from coordd_client import Client, Conflict, DaemonUnavailable, InvalidParams, NotFound, Task
+from coordd_client.aio import AsyncClient
+from coordd_client.paths import default_socket_path
+
+
+async def test_many_concurrent_calls_pipeline_on_one_connection(aclient: AsyncClient) -> None:
+    results: dict[int, Task] = {}
+
+    async def post(n: int) -> None:
+        results[n] = (await aclient.post(f"task {n}", priority=n % 7)).task
+
+    async with trio.open_nursery() as nursery:
+        for n in range(300):
+            nursery.start_soon(post, n)
+    assert {task.title for task in results.values()} == {f"task {n}" for n in range(300)}
+    assert all(results[n].title == f"task {n}" for n in results)  # every reply matched its call
+    claims: list[bool] = []
+
+    async def claim(task_id: int, agent: str) -> None:
+        claims.append((await aclient.claim(task_id, agent)).won)
+
+    async with trio.open_nursery() as nursery:
+        for task in results.values():
+            for agent in ("a", "b"):
+                nursery.start_soon(claim, task.id, agent)
+    assert claims.count(True) == 300 and claims.count(False) == 300
+
+
+async def test_errors_become_typed_exceptions(aclient: AsyncClient) -> None:
+    with pytest.raises(NotFound):
+        await aclient.get(12345)
+    task = (await aclient.post("x")).task
+    await aclient.cancel(task.id)
+    with pytest.raises(Conflict) as conflict:
+        await aclient.cancel(task.id)
+    assert conflict.value.data["task"]["state"] == "cancelled"
+    with pytest.raises(InvalidParams) as invalid:
+        await aclient.post("x", priority=10_000)
+    assert invalid.value.data["field"] == "priority"
+
+
+async def test_blocking_client_round_trip(inproc: Daemon) -> None:
+    def use_blocking_client() -> tuple[bool, str]:
+        with Client(inproc.config.socket_path) as client:
+            task = client.post("from a thread", kind="bug").task
+            won = client.claim(task.id, "t")
+            return won.won, client.get(task.id).task.claimed_by or ""
+
+    assert await trio.to_thread.run_sync(use_blocking_client) == (True, "t")
+
+
+def test_unavailable_daemon_is_a_clear_exception(tmp_path: Path) -> None:
+    with pytest.raises(DaemonUnavailable) as info:
+        Client(tmp_path / "nobody.sock").connect()
+    assert "no coordd answers" in info.value.message
+
+
+def test_socket_path_resolution_follows_protocol_section_1() -> None:
+    env = {"COORDD_SOCKET": "/e/s.sock", "XDG_RUNTIME_DIR": "/run/user/7", "TMPDIR": "/t"}
+    assert default_socket_path("/x.sock", env) == Path("/x.sock")
+    assert default_socket_path(None, env) == Path("/e/s.sock")
+    del env["COORDD_SOCKET"]
+    assert default_socket_path(None, env) == Path("/run/user/7/coordd/coordd.sock")
+    del env["XDG_RUNTIME_DIR"]
+    import os
+
+    assert default_socket_path(None, env) == Path(f"/t/coordd-{os.getuid()}/coordd.sock")
