@@ -23,6 +23,9 @@ from coordd_client.paths import default_socket_path
 
 log = logging.getLogger("coordd")
 
+#: Seconds a thread may hold the GIL while another waits for it (CPython default: 0.005).
+GIL_SWITCH_INTERVAL_S = 0.001
+
 
 def _positive_int(text: str) -> int:
     value = int(text)
@@ -106,6 +109,10 @@ def _serve(args: argparse.Namespace) -> int:
     )
     # The database, its WAL and lock file are the user's alone (like UMask=0077 in the unit).
     os.umask(0o077)
+    # The writer thread gives up the GIL inside every SQLite call and must win it
+    # back from the busy trio thread; at the default 5 ms switch interval that
+    # handoff dominated claim latency under load (BENCHMARKS.md, "switch interval").
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:
         trio.run(Daemon(config).run)
     except (DatabaseInUse, ListenerError, SchemaTooNew) as exc:

@@ -14,6 +14,7 @@ import os
 import resource
 import signal
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -32,7 +33,7 @@ from coordd.platform.peercred import peer_uid
 from coordd.platform.systemd import Notifier, adopt_listen_fd
 from coordd.store import queries
 from coordd.store.connections import Durability
-from coordd.store.readers import Checkpointer, ReaderPool
+from coordd.store.readers import Checkpointer, ReaderPool, restart_wal
 from coordd.store.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ class Daemon:
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
             root.start_soon(run_reaper, self.writer)
-            root.start_soon(self.checkpointer.run)
+            root.start_soon(self.checkpointer.run, partial(self.writer.submit_raw, restart_wal))
             root.start_soon(run_retention, self.writer, self.hub, self.config.retention)
             if self.notifier.watchdog_interval_s:
                 root.start_soon(run_watchdog, self.writer, self.notifier)

@@ -22,8 +22,6 @@ class Limits:
     #: Connections served at once; more wait in the listen backlog.
     #: PROTOCOL.md asks for at least 1,024.
     max_connections: int = 4096
-    #: Frames queued for one connection's sender before request tasks wait.
-    outbox_frames: int = 256
     #: Bytes read from a socket per receive call.
     receive_chunk: int = 65536
     #: Seconds shutdown waits for in-flight requests before closing anyway.

@@ -107,7 +107,7 @@ async def _deliver_live(session: Session, sub: Subscription, boundary: int) -> N
     if sub.closed in ("lagged", "shutdown"):
         closed = {"subscription": sub.id, "reason": sub.closed, "last_seq": sub.last_delivered}
         # The notice tells the client where to resume, so it waits its turn in
-        # the outbox (bounded by the connection's write timeout); only shutdown,
+        # line for the socket (bounded by the connection's write timeout); only shutdown,
         # which must finish, gives it a deadline of its own.
         deadline = SHUTDOWN_NOTICE_S if sub.closed == "shutdown" else math.inf
         with trio.move_on_after(deadline):

@@ -11,6 +11,10 @@ from pathlib import Path
 BUSY_TIMEOUT_MS = 2_000
 
 
+#: Size the WAL file is truncated back to when the log restarts after a burst.
+WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
+
+
 class Durability(StrEnum):
     """`full`: a COMMIT survives power loss. `normal`: it survives kill -9 only."""
 
@@ -42,4 +46,6 @@ def open_writer_connection(path: Path, durability: Durability) -> sqlite3.Connec
     # The automatic checkpoint runs inside COMMIT and stalls it for milliseconds;
     # the daemon checkpoints from its own connection instead (see Checkpointer).
     conn.execute("PRAGMA wal_autocheckpoint = 0")
+    # When the log restarts after a burst, shrink the file back to this size.
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
     return conn

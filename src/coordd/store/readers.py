@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
 
 from coordd.store.connections import open_connection
+from coordd_client.errors import CoordError
 
 log = logging.getLogger(__name__)
 
@@ -63,20 +64,28 @@ def _in_read_transaction(
 
 #: How often the WAL is copied back into the database file.
 CHECKPOINT_INTERVAL_S = 1.0
+#: WAL frames (about 4 KiB each) beyond which the writer restarts the log.
+WAL_RESTART_FRAMES = 2000
 
 
 class Checkpointer:
-    """PASSIVE checkpoints from a connection of its own, in a worker thread.
+    """Keeps the WAL bounded without stalling the writer.
 
-    A PASSIVE checkpoint needs no write lock, so doing it here keeps its
-    fsync off the writer thread; the WAL restarts from the beginning on the
-    next write after a complete checkpoint, which keeps it bounded.
+    A PASSIVE checkpoint needs no write lock, so it runs here, on a connection
+    of its own in a worker thread, and does the bulk of the copying (and its
+    fsync) off the writer's path. But under steady writes a PASSIVE
+    checkpoint never reaches the log's last frame, so SQLite never restarts
+    the log and the WAL grows without bound (checkpoint starvation). When the
+    log passes `WAL_RESTART_FRAMES`, the writer runs a RESTART checkpoint
+    between two batches: little is left to copy, and the next write starts
+    the log from its beginning.
     """
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._conn: sqlite3.Connection | None = None
         self.completed = 0
+        self.restarts = 0
 
     def open(self) -> None:
         self._conn = open_connection(self._path)
@@ -92,10 +101,23 @@ class Checkpointer:
         self.completed += 1
         return int(busy), int(log_frames), int(done)
 
-    async def run(self, interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
+    async def run(
+        self,
+        restart_in_writer: Callable[[], Awaitable[object]],
+        interval_s: float = CHECKPOINT_INTERVAL_S,
+    ) -> None:
         while True:
             await trio.sleep(interval_s)
             try:
-                await trio.to_thread.run_sync(self.checkpoint_now)
-            except sqlite3.Error as exc:
+                _busy, log_frames, _done = await trio.to_thread.run_sync(self.checkpoint_now)
+                if log_frames > WAL_RESTART_FRAMES:
+                    await restart_in_writer()
+                    self.restarts += 1
+            except (sqlite3.Error, CoordError) as exc:
                 log.warning("checkpoint failed: %s", exc)
+
+
+def restart_wal(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    """Run by the writer between batches: finish the checkpoint and restart the log."""
+    busy, log_frames, done = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+    return int(busy), int(log_frames), int(done)
