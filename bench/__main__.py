@@ -53,10 +53,24 @@ class Daemon:
         self.db = workdir / "bench.db"
         log = open(workdir / "daemon.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "coordd", "serve", "--db", str(self.db), "--socket", str(self.socket),
-             "--durability", durability, "--log-level", "warning"],
-            stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "coordd",
+                "serve",
+                "--db",
+                str(self.db),
+                "--socket",
+                str(self.socket),
+                "--durability",
+                durability,
+                "--log-level",
+                "warning",
+            ],
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )
         log.close()
         deadline = time.monotonic() + 20
         while True:
@@ -86,12 +100,24 @@ class Daemon:
         self.proc.wait(30)
 
 
-def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for) -> Result:  # noqa: ANN001
+def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for) -> Result:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "bench.worker", str(daemon.socket), mode, f"w{n}", str(per_client), str(id_for(n))],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "bench.worker",
+                str(daemon.socket),
+                mode,
+                f"w{n}",
+                str(per_client),
+                str(id_for(n)),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         for n in range(clients)
     ]
     for proc in procs:
@@ -104,7 +130,9 @@ def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for
     outputs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
     seconds = time.perf_counter() - start
     latencies = [x for out in outputs for x in out["latencies_us"]]
-    return Result(mode, clients, clients * per_client, seconds, latencies, sum(o["won"] for o in outputs))
+    return Result(
+        mode, clients, clients * per_client, seconds, latencies, sum(o["won"] for o in outputs)
+    )
 
 
 def post_tasks(daemon: Daemon, count: int) -> int:
@@ -178,7 +206,7 @@ def measure_waiters(daemon: Daemon, count: int) -> dict[str, float]:
         async with trio.open_nursery() as nursery:
             clients = []
 
-            async def hold(task_status=trio.TASK_STATUS_IGNORED) -> None:  # noqa: ANN001
+            async def hold(task_status=trio.TASK_STATUS_IGNORED) -> None:
                 async with AsyncClient.connect(daemon.socket) as client:
                     task_status.started(client)
                     await trio.sleep_forever()
@@ -186,12 +214,16 @@ def measure_waiters(daemon: Daemon, count: int) -> dict[str, float]:
             for _ in range(count // 200):
                 clients.append(await nursery.start(hold))
             for index in range(count):
-                nursery.start_soon(lambda c: c.wait(timeout_s=600, kind="never"), clients[index % len(clients)])
+                nursery.start_soon(
+                    lambda c: c.wait(timeout_s=600, kind="never"), clients[index % len(clients)]
+                )
             await trio.sleep(1.0)
             out["bytes_per_idle_waiter"] = (daemon.rss_kib() - base_rss) * 1024 / count
             cpu_before = daemon.cpu_seconds()
             await trio.sleep(5.0)
-            out["daemon_cpu_percent_with_idle_waiters"] = (daemon.cpu_seconds() - cpu_before) / 5.0 * 100
+            out["daemon_cpu_percent_with_idle_waiters"] = (
+                (daemon.cpu_seconds() - cpu_before) / 5.0 * 100
+            )
             # Unrelated writes: they must not wake (or cost much for) the sleeping waiters.
             started = time.perf_counter()
             for n in range(200):
@@ -206,9 +238,20 @@ def measure_waiters(daemon: Daemon, count: int) -> dict[str, float]:
 def measure_wakeups(daemon: Daemon, waiters: int, posts: int) -> Result:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "bench.worker", str(daemon.socket), "wake", f"waiter{n}", str(posts)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "bench.worker",
+                str(daemon.socket),
+                "wake",
+                f"waiter{n}",
+                str(posts),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         for n in range(waiters)
     ]
     for proc in procs:
@@ -231,7 +274,9 @@ def machine() -> str:
     cpu = "unknown cpu"
     try:
         with open("/proc/cpuinfo") as info:
-            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+            cpu = next(
+                line.split(":", 1)[1].strip() for line in info if line.startswith("model name")
+            )
     except (OSError, StopIteration):
         pass
     return (
@@ -247,7 +292,9 @@ def fmt_us(value: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench")
     parser.add_argument("--clients", default="1,4,16,64", help="comma-separated client counts")
-    parser.add_argument("--claims", type=int, default=24000, help="claims per run (split across clients)")
+    parser.add_argument(
+        "--claims", type=int, default=24000, help="claims per run (split across clients)"
+    )
     parser.add_argument("--quick", action="store_true", help="fewer operations (smoke run)")
     parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md")
     args = parser.parse_args(argv)
@@ -268,19 +315,29 @@ def main(argv: list[str] | None = None) -> int:
                 per = max(1, total // clients)
                 rows.append(run_workers(daemon, "ping", clients, per, lambda n: 0))
                 start_id = next_id
-                rows.append(run_workers(daemon, "claim", clients, per, lambda n, s=start_id, p=per: s + n * p))
+                rows.append(
+                    run_workers(
+                        daemon, "claim", clients, per, lambda n, s=start_id, p=per: s + n * p
+                    )
+                )
                 next_id += per * clients
             stats_before = writer_stats(daemon)
             contended_start = next_id
-            contended = run_workers(daemon, "contended", 16, min(per, 500), lambda n: contended_start)
+            contended = run_workers(
+                daemon, "contended", 16, min(per, 500), lambda n: contended_start
+            )
             stats_after = writer_stats(daemon)
             rows.append(contended)
             extra["contended_transactions_per_claim"] = (
                 stats_after["transactions"] - stats_before["transactions"]
             ) / contended.ops
             for clients in (1, 16):
-                rows.append(run_workers(daemon, "post", clients, max(1, total // 4 // clients), lambda n: 0))
-                rows.append(run_workers(daemon, "list", clients, max(1, total // 8 // clients), lambda n: 0))
+                rows.append(
+                    run_workers(daemon, "post", clients, max(1, total // 4 // clients), lambda n: 0)
+                )
+                rows.append(
+                    run_workers(daemon, "list", clients, max(1, total // 8 // clients), lambda n: 0)
+                )
             wake = measure_wakeups(daemon, waiters=8, posts=50 if args.quick else 150)
             extra.update(measure_idle_costs(daemon, 1000))
             extra.update(measure_waiters(daemon, 1000))
@@ -310,10 +367,14 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if ("claim", 16) in by:
         ratio = by[("claim", 16)].rate / base_rate
-        lines.append(f"| 16 clients, durable claims/s / baseline claims/s | **{ratio:.2f}x** | >= 2.0x |")
+        lines.append(
+            f"| 16 clients, durable claims/s / baseline claims/s | **{ratio:.2f}x** | >= 2.0x |"
+        )
     if ("claim", 1) in by and ("ping", 1) in by:
         single = by[("claim", 1)].pct(0.5) / (by[("ping", 1)].pct(0.5) + base_p50)
-        lines.append(f"| 1 client, claim p50 / (ping p50 + baseline p50) | **{single:.2f}x** | <= 1.2x |")
+        lines.append(
+            f"| 1 client, claim p50 / (ping p50 + baseline p50) | **{single:.2f}x** | <= 1.2x |"
+        )
     lines.append(
         f"| writer transactions per contended claim (16 clients) | {extra['contended_transactions_per_claim']:.3f} | < 1 (group commit engages) |"
     )

@@ -22,7 +22,9 @@ def sqlite_commit_per_claim(path: Path, claims: int, synchronous: str = "FULL") 
         " claimed_at TEXT, lease_expires_at TEXT, fence INTEGER NOT NULL DEFAULT 0)"
     )
     conn.execute("BEGIN")
-    conn.executemany("INSERT INTO tasks (id, state) VALUES (?, 'pending')", ((i,) for i in range(1, claims + 1)))
+    conn.executemany(
+        "INSERT INTO tasks (id, state) VALUES (?, 'pending')", ((i,) for i in range(1, claims + 1))
+    )
     conn.execute("COMMIT")
     latencies = []
     clock = time.perf_counter
@@ -30,8 +32,8 @@ def sqlite_commit_per_claim(path: Path, claims: int, synchronous: str = "FULL") 
         start = clock()
         conn.execute("BEGIN IMMEDIATE")
         cursor = conn.execute(
-            "UPDATE tasks SET state = 'claimed', claimed_by = ?, claimed_at = ?, lease_expires_at = ?,"
-            " fence = fence + 1 WHERE id = ? AND state = 'pending'",
+            "UPDATE tasks SET state = 'claimed', claimed_by = ?, claimed_at = ?,"
+            " lease_expires_at = ?, fence = fence + 1 WHERE id = ? AND state = 'pending'",
             ("bench", "2026-11-30T00:00:00.000000Z", "2026-11-30T00:10:00.000000Z", task_id),
         )
         assert cursor.rowcount == 1

@@ -60,6 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="lease grace for claims that lapsed while the daemon was down",
     )
+    serve.add_argument(
+        "--frame-timeout",
+        type=float,
+        default=Limits.frame_completion_s,
+        metavar="SECONDS",
+        help="a started frame must be complete within this (slow-loris guard)",
+    )
+    serve.add_argument(
+        "--write-timeout",
+        type=float,
+        default=Limits.write_timeout_s,
+        metavar="SECONDS",
+        help="a client that reads nothing for this long is disconnected",
+    )
+    serve.add_argument(
+        "--max-db-pages",
+        type=_positive_int,
+        metavar="PAGES",
+        help="cap the database file at this many pages (SQLite max_page_count); writes"
+        " beyond it get a retryable -32004 disk_full",
+    )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
     check = commands.add_parser("check", help="integrity check, schema version and counts")
@@ -104,7 +125,12 @@ def _serve(args: argparse.Namespace) -> int:
         db_path=(args.db or default_db_path()).expanduser().absolute(),
         socket_path=default_socket_path(args.socket).expanduser().absolute(),
         durability=Durability(args.durability),
-        limits=Limits(max_frame=args.max_frame),
+        limits=Limits(
+            max_frame=args.max_frame,
+            frame_completion_s=args.frame_timeout,
+            write_timeout_s=args.write_timeout,
+        ),
+        max_db_pages=args.max_db_pages,
         restart_grace_s=args.restart_grace,
     )
     # The database, its WAL and lock file are the user's alone (like UMask=0077 in the unit).

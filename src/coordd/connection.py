@@ -44,6 +44,8 @@ from coordd_client.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encod
 log = logging.getLogger(__name__)
 
 _BLOCKING_METHODS = frozenset({"task.wait"})
+#: Methods whose answer can be megabytes (up to 1,000 tasks of 64 KiB bodies).
+_LARGE_ANSWER_METHODS = frozenset({"task.list", "events.since"})
 
 
 class InflightTracker:
@@ -84,6 +86,10 @@ class Connection:
         self._tracker = tracker
         self.subscriptions: dict[int, Subscription] = {}
         self._send_lock = trio.Lock()
+        # The in-flight cap bounds how many requests a connection has, not how
+        # many bytes their answers hold while waiting to be written; this bounds
+        # the large ones, from execution until their answer is written.
+        self._large_answers = trio.Semaphore(limits.large_answers_per_connection)
         self._connection_scope = trio.CancelScope()
         self._inflight = 0
         self._blocking: set[trio.CancelScope] = set()
@@ -179,26 +185,34 @@ class Connection:
     # --- executing -------------------------------------------------------------------
 
     async def _run_message(self, items: list[Request | Rejected], is_batch: bool) -> None:
+        large = any(isinstance(i, Request) and i.method in _LARGE_ANSWER_METHODS for i in items)
         try:
-            if len(items) == 1:
-                outcomes = [await self._run_item(items[0])]
+            if large:
+                async with self._large_answers:
+                    await self._execute_and_answer(items, is_batch)
             else:
-                outcomes = [None] * len(items)
-
-                async def run_one(index: int, item: Request | Rejected) -> None:
-                    outcomes[index] = await self._run_item(item)
-
-                async with trio.open_nursery() as batch:
-                    for index, item in enumerate(items):
-                        batch.start_soon(run_one, index, item)
-            responses = [response for response, _ in filter(None, outcomes) if response is not None]
-            await self._send_responses(responses, is_batch)
-            for outcome in outcomes:
-                if outcome is not None and outcome[1] is not None:
-                    self.nursery.start_soon(outcome[1])
+                await self._execute_and_answer(items, is_batch)
         finally:
             self._inflight -= 1
             self._tracker.end()
+
+    async def _execute_and_answer(self, items: list[Request | Rejected], is_batch: bool) -> None:
+        if len(items) == 1:
+            outcomes = [await self._run_item(items[0])]
+        else:
+            outcomes = [None] * len(items)
+
+            async def run_one(index: int, item: Request | Rejected) -> None:
+                outcomes[index] = await self._run_item(item)
+
+            async with trio.open_nursery() as batch:
+                for index, item in enumerate(items):
+                    batch.start_soon(run_one, index, item)
+        responses = [response for response, _ in filter(None, outcomes) if response is not None]
+        await self._send_responses(responses, is_batch)
+        for outcome in outcomes:
+            if outcome is not None and outcome[1] is not None:
+                self.nursery.start_soon(outcome[1])
 
     async def _run_item(self, item: Request | Rejected) -> tuple[Any, Any] | None:
         """Return (response or None, follow-up or None); None when nothing to send."""

@@ -55,6 +55,8 @@ class DaemonConfig:
     restart_grace_s: float = DEFAULT_RESTART_GRACE_S
     retention: Retention = field(default_factory=Retention)
     handle_signals: bool = True
+    #: SQLite max_page_count for the writer: a hard cap on the database's size.
+    max_db_pages: int | None = None
 
 
 class Daemon:
@@ -67,6 +69,7 @@ class Daemon:
             durability=config.durability,
             clock=self.clock,
             on_commit=self.hub.publish,
+            max_pages=config.max_db_pages,
         )
         self.readers = ReaderPool(config.db_path)
         self.checkpointer = Checkpointer(config.db_path)

@@ -19,6 +19,9 @@ class Limits:
     #: Requests one connection may have executing at once (beyond: -32004).
     #: Above PROTOCOL.md's 256 writes in flight, so one pipelining client gets them all.
     max_inflight_per_connection: int = 512
+    #: `task.list` / `events.since` calls one connection may have between execution
+    #: and the end of writing their answer: bounds the bytes a pipelining client pins.
+    large_answers_per_connection: int = 4
     #: Connections served at once; more wait in the listen backlog.
     #: PROTOCOL.md asks for at least 1,024.
     max_connections: int = 4096

@@ -38,10 +38,24 @@ def test_post_get_list_claim_in_raw_frames(raw: RawConnection) -> None:
     task = posted["result"]["task"]
     assert posted["result"]["created"] is True
     assert set(task) == {
-        "id", "project", "kind", "title", "body", "state", "priority", "tags", "created_by",
-        "created_at", "updated_at", "claimed_by", "claimed_at", "lease_expires_at", "fence",
-        "attempts", "result",
-    }  # fmt: skip
+        "id",
+        "project",
+        "kind",
+        "title",
+        "body",
+        "state",
+        "priority",
+        "tags",
+        "created_by",
+        "created_at",
+        "updated_at",
+        "claimed_by",
+        "claimed_at",
+        "lease_expires_at",
+        "fence",
+        "attempts",
+        "result",
+    }
     assert task["project"] == "default" and task["state"] == "pending" and task["fence"] == 0
     assert task["created_at"].endswith("Z") and len(task["created_at"]) == 27
     assert raw.call("task.get", {"id": task["id"]})["result"]["task"] == task

@@ -30,10 +30,21 @@ def start_activated(workdir: Path, pid_mode: str) -> tuple[subprocess.Popen[byte
     own = workdir / "own.sock"
     log = open(workdir / "activated.log", "wb")  # noqa: SIM115  (closed with the process)
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "activate.py"), str(activated), pid_mode,
-         "serve", "--db", str(workdir / "c.db"), "--socket", str(own)],
-        stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(HERE / "activate.py"),
+            str(activated),
+            pid_mode,
+            "serve",
+            "--db",
+            str(workdir / "c.db"),
+            "--socket",
+            str(own),
+        ],
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+    )
     log.close()
     return proc, activated, own
 
@@ -181,8 +192,13 @@ def test_unit_files_pass_systemd_analyze_verify(workdir: Path) -> None:
     def verify(*names: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [tool, "verify", "--user", "--man=no", *(f"./{n}" for n in names)],
-            cwd=units, env=env, capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+            cwd=units,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     (units / "broken.service").write_text("[Service]\nType=bogus\nExecStart=relative/path\n")
     broken = verify("broken.service")

@@ -128,11 +128,26 @@ def test_null_optional_param_is_the_same_as_omitted() -> None:
 
 def test_every_protocol_method_is_registered() -> None:
     expected = {
-        "ping", "server.info", "task.post", "task.get", "task.list", "task.claim",
-        "task.claim_next", "task.renew", "task.release", "task.complete", "task.fail",
-        "task.cancel", "task.reopen", "task.wait", "agent.heartbeat", "agent.list",
-        "events.since", "events.subscribe", "events.unsubscribe",
-    }  # fmt: skip
+        "ping",
+        "server.info",
+        "task.post",
+        "task.get",
+        "task.list",
+        "task.claim",
+        "task.claim_next",
+        "task.renew",
+        "task.release",
+        "task.complete",
+        "task.fail",
+        "task.cancel",
+        "task.reopen",
+        "task.wait",
+        "agent.heartbeat",
+        "agent.list",
+        "events.since",
+        "events.subscribe",
+        "events.unsubscribe",
+    }
     assert set(METHODS) == expected
 
 

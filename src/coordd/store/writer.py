@@ -88,9 +88,16 @@ class Writer:
     """Owns the write connection and the thread that uses it."""
 
     def __init__(
-        self, path: Path, *, durability: Durability, clock: Clock, on_commit: OnCommit
+        self,
+        path: Path,
+        *,
+        durability: Durability,
+        clock: Clock,
+        on_commit: OnCommit,
+        max_pages: int | None = None,
     ) -> None:
         self._path = path
+        self._max_pages = max_pages
         self._durability = durability
         self._clock = clock
         self._on_commit = on_commit
@@ -113,6 +120,8 @@ class Writer:
         """Open the write connection: WAL recovery and migrations happen here, first."""
         self._conn = open_writer_connection(self._path, self._durability)
         migrate(self._conn)
+        if self._max_pages is not None:
+            self._conn.execute(f"PRAGMA max_page_count = {int(self._max_pages)}")
         self._committed_seq = queries.last_seq(self._conn)
         self._next_seq = self._committed_seq + 1
 
