@@ -309,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         base_p50 = statistics.median(baseline)
         daemon = Daemon(workdir)
         try:
+            # Idle costs first, on a fresh daemon with no background work left over.
+            extra.update(measure_idle_costs(daemon, 1000))
+            extra.update(measure_waiters(daemon, 1000))
             first = post_tasks(daemon, total * (len(counts) + 1))
             next_id = first
             for clients in counts:
@@ -331,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
             extra["contended_transactions_per_claim"] = (
                 stats_after["transactions"] - stats_before["transactions"]
             ) / contended.ops
+            # claim_next: every process drains the same queue (the pre-posted tasks left).
+            for clients in (1, 16):
+                rows.append(
+                    run_workers(daemon, "next", clients, max(1, total // 4 // clients), lambda n: 0)
+                )
             for clients in (1, 16):
                 rows.append(
                     run_workers(daemon, "post", clients, max(1, total // 4 // clients), lambda n: 0)
@@ -339,8 +347,6 @@ def main(argv: list[str] | None = None) -> int:
                     run_workers(daemon, "list", clients, max(1, total // 8 // clients), lambda n: 0)
                 )
             wake = measure_wakeups(daemon, waiters=8, posts=50 if args.quick else 150)
-            extra.update(measure_idle_costs(daemon, 1000))
-            extra.update(measure_waiters(daemon, 1000))
             stats = writer_stats(daemon)
         finally:
             daemon.stop()

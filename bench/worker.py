@@ -5,7 +5,8 @@
 Connects, prints "ready", waits for a line on stdin (the barrier), runs COUNT
 sequential round trips of MODE and prints JSON: {"latencies_us": [...], "won": n}.
 MODE: ping | claim (ids FIRST_ID.. in order) | contended (ids FIRST_ID.., all
-workers the same ids) | post | list | wake (edge-triggered task.wait loop).
+workers the same ids) | next (task.claim_next from one shared queue) | post |
+list | wake (edge-triggered task.wait loop).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def main() -> None:
                 client.ping()
             elif mode in ("claim", "contended"):
                 won += client.claim(first_id + index, agent).won
+            elif mode == "next":
+                won += client.claim_next(agent).task is not None
             elif mode == "post":
                 client.post(f"bench {agent} {index}", agent=agent)
             elif mode == "list":
