@@ -1,7 +1,12 @@
-"""`task.*` methods except `task.wait` (which lives with the events)."""
+"""`task.*` methods except `task.wait` (which lives with the events).
+
+Each is a thin adapter: decode the params, run one function from
+`store.queries` in the writer (state changes) or on a reader (queries).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from coordd.methods.registry import Services, Session, method
@@ -9,9 +14,25 @@ from coordd.protocol import params as P
 from coordd.store import queries
 
 
-@method("task.post", P.PostParams, writes=True)
-async def post(services: Services, p: P.PostParams, session: Session) -> Any:
-    return await services.writer.submit(queries.post_task, p)
+def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
+    async def handler(services: Services, p: Any, session: Session) -> Any:
+        return await services.writer.submit(fn, p)
+
+    method(name, params_type, writes=True)(handler)
+
+
+for _name, _params, _fn in (
+    ("task.post", P.PostParams, queries.post_task),
+    ("task.claim", P.ClaimParams, queries.claim_task),
+    ("task.claim_next", P.ClaimNextParams, queries.claim_next),
+    ("task.renew", P.RenewParams, queries.renew_task),
+    ("task.release", P.ReleaseParams, queries.release_task),
+    ("task.complete", P.CompleteParams, queries.complete_task),
+    ("task.fail", P.FailParams, queries.fail_task),
+    ("task.cancel", P.CancelParams, queries.cancel_task),
+    ("task.reopen", P.ReopenParams, queries.reopen_task),
+):
+    _write(_name, _params, _fn)
 
 
 @method("task.get", P.GetParams)
@@ -22,43 +43,3 @@ async def get(services: Services, p: P.GetParams, session: Session) -> Any:
 @method("task.list", P.ListParams)
 async def list_(services: Services, p: P.ListParams, session: Session) -> Any:
     return await services.readers.run(queries.list_tasks, p)
-
-
-@method("task.claim", P.ClaimParams, writes=True)
-async def claim(services: Services, p: P.ClaimParams, session: Session) -> Any:
-    return await services.writer.submit(queries.claim_task, p)
-
-
-@method("task.claim_next", P.ClaimNextParams, writes=True)
-async def claim_next(services: Services, p: P.ClaimNextParams, session: Session) -> Any:
-    return await services.writer.submit(queries.claim_next, p)
-
-
-@method("task.renew", P.RenewParams, writes=True)
-async def renew(services: Services, p: P.RenewParams, session: Session) -> Any:
-    return await services.writer.submit(queries.renew_task, p)
-
-
-@method("task.release", P.ReleaseParams, writes=True)
-async def release(services: Services, p: P.ReleaseParams, session: Session) -> Any:
-    return await services.writer.submit(queries.release_task, p)
-
-
-@method("task.complete", P.CompleteParams, writes=True)
-async def complete(services: Services, p: P.CompleteParams, session: Session) -> Any:
-    return await services.writer.submit(queries.complete_task, p)
-
-
-@method("task.fail", P.FailParams, writes=True)
-async def fail(services: Services, p: P.FailParams, session: Session) -> Any:
-    return await services.writer.submit(queries.fail_task, p)
-
-
-@method("task.cancel", P.CancelParams, writes=True)
-async def cancel(services: Services, p: P.CancelParams, session: Session) -> Any:
-    return await services.writer.submit(queries.cancel_task, p)
-
-
-@method("task.reopen", P.ReopenParams, writes=True)
-async def reopen(services: Services, p: P.ReopenParams, session: Session) -> Any:
-    return await services.writer.submit(queries.reopen_task, p)

@@ -28,7 +28,9 @@ TASK_JSON = (
     " 'attempts', attempts, 'result', result)"
 )
 ROW_COLUMNS = f"id, project, state, claimed_by, lease_expires_at, fence, posted_id, {TASK_JSON}"
-CLAIMABLE = "(state = 'pending' OR (state = 'claimed' AND lease_expires_at <= :now))"
+# Without ANALYZE statistics SQLite answers "state = 'claimed' AND ..." from
+# tasks_queue (state, ...), scanning every claimed task; the reaper, claim_next,
+# heartbeat and agent.list name the partial index they need (INDEXED BY) instead.
 LIVE_HOLDER = (
     "id = :id AND state = 'claimed' AND claimed_by = :agent AND lease_expires_at > :now"
     " AND (:fence IS NULL OR fence = :fence)"
@@ -159,6 +161,15 @@ def _dedupe(tags: list[str] | None) -> list[str]:
     return list(dict.fromkeys(tags or ()))
 
 
+def _in_list(prefix: str, values: Sequence[str], args: dict[str, Any]) -> str:
+    """`(:prefix0, :prefix1, ...)`, binding each value in `args`: no SQL built from input."""
+    names = []
+    for index, value in enumerate(values):
+        names.append(f":{prefix}{index}")
+        args[f"{prefix}{index}"] = value
+    return f"({', '.join(names)})"
+
+
 # --- writes -------------------------------------------------------------------
 
 
@@ -255,15 +266,17 @@ def reap_expired(tx: Txn) -> int:
     """Return every expired claim to pending in one statement; one `task.expired` each."""
     holders = dict(
         tx.conn.execute(
-            "SELECT id, claimed_by FROM tasks WHERE state = 'claimed' AND lease_expires_at <= ?",
+            "SELECT id, claimed_by FROM tasks INDEXED BY tasks_lease"
+            " WHERE state = 'claimed' AND lease_expires_at <= ?",
             (tx.now_text,),
         ).fetchall()
     )
     if not holders:
         return 0
     rows = tx.conn.execute(
-        f"UPDATE tasks SET state = 'pending', {CLEAR_CLAIM}, updated_at = :now"
-        f" WHERE state = 'claimed' AND lease_expires_at <= :now RETURNING {ROW_COLUMNS}",
+        f"UPDATE tasks INDEXED BY tasks_lease SET state = 'pending', {CLEAR_CLAIM},"
+        f" updated_at = :now WHERE state = 'claimed' AND lease_expires_at <= :now"
+        f" RETURNING {ROW_COLUMNS}",
         {"now": tx.now_text},
     ).fetchall()
     for values in sorted(rows):
@@ -285,13 +298,9 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
         args["kind"] = p.kind
     wanted = _dedupe(p.tags)
     if wanted:
-        names = []
-        for index, tag in enumerate(wanted):
-            names.append(f":tag{index}")
-            args[f"tag{index}"] = tag
         where.append(
-            f"(SELECT count(DISTINCT value) FROM json_each(tasks.tags)"
-            f" WHERE value IN ({', '.join(names)})) = {len(wanted)}"
+            "(SELECT count(DISTINCT value) FROM json_each(tasks.tags)"
+            f" WHERE value IN {_in_list('tag', wanted, args)}) = {len(wanted)}"
         )
     found = tx.conn.execute(
         f"SELECT id FROM tasks WHERE {' AND '.join(where)} ORDER BY priority DESC, id LIMIT 1",
@@ -452,7 +461,7 @@ def reopen_task(tx: Txn, p: P.ReopenParams) -> dict[str, Any]:
 
 def heartbeat(tx: Txn, p: P.HeartbeatParams) -> dict[str, Any]:
     cursor = tx.conn.execute(
-        "UPDATE tasks SET lease_expires_at = ?, updated_at = ?"
+        "UPDATE tasks INDEXED BY tasks_holder SET lease_expires_at = ?, updated_at = ?"
         " WHERE state = 'claimed' AND claimed_by = ? AND lease_expires_at > ?",
         (tx.lease_until(p.lease_s), tx.now_text, p.agent, tx.now_text),
     )
@@ -468,7 +477,8 @@ def grant_restart_grace(tx: Txn, grace_s: float) -> int:
     """
     until = format_time(tx.now + timedelta(seconds=grace_s))
     cursor = tx.conn.execute(
-        "UPDATE tasks SET lease_expires_at = ? WHERE state = 'claimed' AND lease_expires_at < ?",
+        "UPDATE tasks INDEXED BY tasks_lease SET lease_expires_at = ?"
+        " WHERE state = 'claimed' AND lease_expires_at < ?",
         (until, until),
     )
     return cursor.rowcount
@@ -519,11 +529,7 @@ def _task_filters(
         args["kind"] = kind
     if state is not None:
         states = [state] if isinstance(state, str) else list(dict.fromkeys(state))
-        names = []
-        for index, value in enumerate(states):
-            names.append(f":state{index}")
-            args[f"state{index}"] = value
-        where.append(f"state IN ({', '.join(names)})")
+        where.append(f"state IN {_in_list('state', states, args)}")
     if tag is not None:
         where.append("EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE value = :tag)")
         args["tag"] = tag
@@ -568,7 +574,8 @@ def state_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 def list_agents(conn: sqlite3.Connection, now_text: str) -> dict[str, Any]:
     rows = conn.execute(
-        "SELECT agent, last_seen, (SELECT count(*) FROM tasks WHERE state = 'claimed'"
+        "SELECT agent, last_seen, (SELECT count(*) FROM tasks INDEXED BY tasks_holder"
+        " WHERE state = 'claimed'"
         " AND claimed_by = agents.agent AND lease_expires_at > ?) FROM agents"
         " ORDER BY last_seen DESC, agent",
         (now_text,),
@@ -594,11 +601,7 @@ def events_since(
         where.append("project = :project")
         args["project"] = project
     if types:
-        names = []
-        for index, value in enumerate(dict.fromkeys(types)):
-            names.append(f":type{index}")
-            args[f"type{index}"] = value
-        where.append(f"type IN ({', '.join(names)})")
+        where.append(f"type IN {_in_list('type', list(dict.fromkeys(types)), args)}")
     newest = last_seq(conn)
     rows = conn.execute(
         f"SELECT seq, data FROM events WHERE {' AND '.join(where)} ORDER BY seq LIMIT {limit}",
