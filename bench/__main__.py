@@ -24,6 +24,7 @@ import msgspec
 
 from bench.baselines import sqlite_commit_per_claim
 from coordd_client import Client
+from coordd_client.autostart import wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,16 +73,7 @@ class Daemon:
             stdin=subprocess.DEVNULL,
         )
         log.close()
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with Client(self.socket, timeout_s=2) as client:
-                    client.ping()
-                return
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        wait_until_ready(self.socket)
 
     def client(self) -> Client:
         return Client(self.socket).connect()

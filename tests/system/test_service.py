@@ -20,6 +20,7 @@ from racing import HERE
 
 from coordd.platform.launchd import LAUNCHD_SOCKET_NAME
 from coordd_client import Client
+from coordd_client.autostart import wait_until_ready
 from support import DaemonProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,23 +50,10 @@ def start_activated(workdir: Path, pid_mode: str) -> tuple[subprocess.Popen[byte
     return proc, activated, own
 
 
-def wait_for_ping(path: Path, timeout_s: float = 15) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            with Client(path, timeout_s=2) as client:
-                client.ping()
-            return
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
 def test_adopts_the_socket_systemd_passes_and_never_unlinks_it(workdir: Path) -> None:
     proc, activated, own = start_activated(workdir, "self")
     try:
-        wait_for_ping(activated)
+        wait_until_ready(activated)
         assert not own.exists()  # the inherited socket takes precedence over --socket
         with Client(activated) as client:
             assert client.post("via systemd's socket").created
@@ -81,7 +69,7 @@ def test_adopts_the_socket_systemd_passes_and_never_unlinks_it(workdir: Path) ->
 def test_listen_pid_mismatch_binds_its_own_socket(workdir: Path) -> None:
     proc, _activated, own = start_activated(workdir, "other")
     try:
-        wait_for_ping(own)
+        wait_until_ready(own)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
         assert not own.exists()  # its own socket, so it cleans it up

@@ -19,6 +19,7 @@ import msgspec
 from coordd.clock import format_time
 from coordd.protocol import params as P
 from coordd_client.errors import Conflict, LeaseLost, NotFound
+from coordd_client.wire import STATES
 
 TASK_JSON = (
     "json_object('id', id, 'project', project, 'kind', kind, 'title', title, 'body', body,"
@@ -567,7 +568,7 @@ def last_seq(conn: sqlite3.Connection) -> int:
 
 
 def state_counts(conn: sqlite3.Connection) -> dict[str, int]:
-    counts = {state: 0 for state in ("pending", "claimed", "done", "failed", "cancelled")}
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
     counts.update(conn.execute("SELECT state, count(*) FROM tasks GROUP BY state").fetchall())
     return counts
 

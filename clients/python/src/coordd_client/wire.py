@@ -5,12 +5,12 @@ Frozen, keyword-only msgspec Structs; one reused encoder and decoder per type.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
 State = Literal["pending", "claimed", "done", "failed", "cancelled"]
-STATES: tuple[State, ...] = ("pending", "claimed", "done", "failed", "cancelled")
+STATES: tuple[State, ...] = get_args(State)
 
 EventType = Literal[
     "task.posted",
@@ -22,16 +22,7 @@ EventType = Literal[
     "task.cancelled",
     "task.reopened",
 ]
-EVENT_TYPES: tuple[EventType, ...] = (
-    "task.posted",
-    "task.claimed",
-    "task.released",
-    "task.expired",
-    "task.completed",
-    "task.failed",
-    "task.cancelled",
-    "task.reopened",
-)
+EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
