@@ -111,17 +111,20 @@ class Connection:
                     await self._receive_loop()
                     self._end_of_input()
         finally:
-            for sub in list(self.subscriptions.values()):
-                self._services.hub.unsubscribe(sub, "unsubscribed")
-            self.subscriptions.clear()
+            self._end_subscriptions()
             with trio.CancelScope(shield=True):
                 await self._stream.aclose()
 
     def _end_of_input(self) -> None:
         for scope in self._blocking:
             scope.cancel()
+        self._end_subscriptions()
+
+    def _end_subscriptions(self) -> None:
+        """Subscriptions end with their connection (PROTOCOL.md section 7)."""
         for sub in list(self.subscriptions.values()):
             self._services.hub.unsubscribe(sub, "unsubscribed")
+        self.subscriptions.clear()
 
     # --- receiving -----------------------------------------------------------------
 
