@@ -92,33 +92,37 @@ class Daemon:
         self.proc.wait(30)
 
 
-def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for) -> Result:
+def spawn_workers(daemon: Daemon, worker_args: list[list[str]]) -> list[subprocess.Popen[str]]:
+    """Start one `bench.worker` per arg list and wait until every one is connected."""
     procs = [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bench.worker",
-                str(daemon.socket),
-                mode,
-                f"w{n}",
-                str(per_client),
-                str(id_for(n)),
-            ],
+            [sys.executable, "-m", "bench.worker", str(daemon.socket), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=ROOT,
         )
-        for n in range(clients)
+        for args in worker_args
     ]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    start = time.perf_counter()
+    return procs
+
+
+def release(procs: list[subprocess.Popen[str]]) -> None:
+    """The barrier: every worker starts its loop now."""
     for proc in procs:
         assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.flush()
+
+
+def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for) -> Result:
+    procs = spawn_workers(
+        daemon, [[mode, f"w{n}", str(per_client), str(id_for(n))] for n in range(clients)]
+    )
+    start = time.perf_counter()
+    release(procs)
     outputs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
     seconds = time.perf_counter() - start
     latencies = [x for out in outputs for x in out["latencies_us"]]
@@ -228,29 +232,8 @@ def measure_waiters(daemon: Daemon, count: int) -> dict[str, float]:
 
 
 def measure_wakeups(daemon: Daemon, waiters: int, posts: int) -> Result:
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bench.worker",
-                str(daemon.socket),
-                "wake",
-                f"waiter{n}",
-                str(posts),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        for n in range(waiters)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
+    procs = spawn_workers(daemon, [["wake", f"waiter{n}", str(posts)] for n in range(waiters)])
+    release(procs)
     time.sleep(0.3)
     start = time.perf_counter()
     with daemon.client() as client:

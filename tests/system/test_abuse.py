@@ -228,6 +228,16 @@ def test_wal_stays_bounded_under_sustained_writes_and_reads(daemon: DaemonProces
 
 def test_backup_while_writing_and_check(daemon: DaemonProcess, workdir: Path) -> None:
     coordd = str(Path(sys.executable).parent / "coordd")
+
+    def admin(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [coordd, *args, "--db", str(daemon.db_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
     with daemon.client() as client:
         for n in range(50):
             client.post(f"t{n}")
@@ -247,36 +257,18 @@ def test_backup_while_writing_and_check(daemon: DaemonProcess, workdir: Path) ->
         writer.stdout.readline()
         writer.stdin.write("go\n")
         writer.stdin.flush()
-        backup = subprocess.run(
-            [coordd, "backup", str(workdir / "copy.db"), "--db", str(daemon.db_path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        backup = admin("backup", str(workdir / "copy.db"))
         writer.communicate(timeout=60)
     assert backup.returncode == 0 and "integrity_check: ok" in backup.stdout
     conn = sqlite3.connect(workdir / "copy.db")
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] >= 50
     conn.close()
-    check = subprocess.run(
-        [coordd, "check", "--db", str(daemon.db_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    check = admin("check")
     assert (
         check.returncode == 0
         and "integrity_check: ok" in check.stdout
         and "schema version:  1" in check.stdout
     )
-    refused = subprocess.run(
-        [coordd, "backup", str(workdir / "copy.db"), "--db", str(daemon.db_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    refused = admin("backup", str(workdir / "copy.db"))
     assert refused.returncode == 1 and "refusing to overwrite" in refused.stderr
     assert os.path.exists(workdir / "copy.db")

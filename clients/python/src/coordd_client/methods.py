@@ -38,34 +38,7 @@ def post(
     state: str | None = None,
     idempotency_key: str | None = None,
 ) -> Call[wire.PostResult]:
-    params = post_params(
-        title,
-        body=body,
-        kind=kind,
-        project=project,
-        priority=priority,
-        tags=tags,
-        agent=agent,
-        state=state,
-        idempotency_key=idempotency_key,
-    )
-    return Call("task.post", params, wire.PostResult)
-
-
-def post_params(
-    title: str,
-    *,
-    body: str | None = None,
-    kind: str | None = None,
-    project: str | None = None,
-    priority: int | None = None,
-    tags: Sequence[str] | None = None,
-    agent: str | None = None,
-    state: str | None = None,
-    idempotency_key: str | None = None,
-) -> dict[str, Any]:
-    """`task.post` params; also the shape of `then_post`."""
-    return {
+    params = {
         "title": title,
         "body": body,
         "kind": kind,
@@ -76,6 +49,7 @@ def post_params(
         "state": state,
         "idempotency_key": idempotency_key,
     }
+    return Call("task.post", params, wire.PostResult)
 
 
 def _clean(params: dict[str, Any]) -> dict[str, Any]:
