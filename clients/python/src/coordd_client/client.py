@@ -24,7 +24,13 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import msgspec
 
 from coordd_client import methods, wire
-from coordd_client.errors import CoordError, DaemonUnavailable, ProtocolError
+from coordd_client.errors import (
+    CoordError,
+    DaemonUnavailable,
+    Overloaded,
+    ProtocolError,
+    ShuttingDown,
+)
 from coordd_client.framing import FrameDecoder, FrameError
 from coordd_client.paths import default_socket_path
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
@@ -253,7 +259,10 @@ class EventStream:
                 response = (
                     client.notifications.popleft() if client.notifications else client.next_frame()
                 )
-            except DaemonUnavailable:
+            except (DaemonUnavailable, ShuttingDown, Overloaded):
+                # Gone, or draining for a restart (a subscribe that reaches a
+                # connection accepted just before the drain gets -32005), or
+                # busy: all pass; resubscribe from last_seq.
                 self.close()
                 if not self._reconnect:
                     raise StopIteration from None
