@@ -140,21 +140,25 @@ class EventHub:
             self._wake_waiters(event)
 
     def _wake_waiters(self, event: CommittedEvent) -> None:
-        candidates = self._waiters_by_project.get(
-            event.project, set()
-        ) | self._waiters_by_project.get(None, set())
-        if not candidates:
+        # Only waiters for this project, or for any project, can match.
+        candidates = (
+            self._waiters_by_project.get(event.project),
+            self._waiters_by_project.get(None),
+        )
+        buckets = [bucket for bucket in candidates if bucket]
+        if not buckets:
             return
         view = _view_decoder.decode(event.task_json)
-        for waiter in candidates:
-            if not waiter.flt.matches(view):
-                continue
-            if waiter.after_seq is None:
-                waiter.early.append(event)
-            elif event.seq > waiter.after_seq:
-                waiter.matched = event
-                self.remove_waiter(waiter)
-                waiter.fired.set()
+        for bucket in buckets:
+            for waiter in list(bucket):
+                if not waiter.flt.matches(view):
+                    continue
+                if waiter.after_seq is None:
+                    waiter.early.append(event)
+                elif event.seq > waiter.after_seq:
+                    waiter.matched = event
+                    self.remove_waiter(waiter)
+                    waiter.fired.set()
 
     # --- waiters ----------------------------------------------------------------
 
