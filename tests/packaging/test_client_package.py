@@ -1,0 +1,65 @@
+"""The client ships on its own: msgspec only, trio optional, no daemon code."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "clients" / "python"
+
+
+def test_client_modules_import_neither_the_daemon_nor_trio_outside_aio() -> None:
+    for path in (CLIENT / "src" / "coordd_client").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
+        assert "coordd" not in imported, f"{path.name} imports the daemon"
+        if path.name != "aio.py":
+            assert "trio" not in imported, f"{path.name} needs trio; only aio.py may"
+
+
+def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: Path) -> None:
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(CLIENT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if built.returncode != 0 and "hatchling" in built.stderr:
+        pytest.skip("hatchling is not installed in this environment")
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("coordd_client-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = next(archive.read(n).decode() for n in names if n.endswith("METADATA"))
+        entry_points = next(
+            archive.read(n).decode() for n in names if n.endswith("entry_points.txt")
+        )
+    assert all(n.startswith(("coordd_client/", "coordd_client-")) for n in names), names
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    hard = [r for r in requires if "extra ==" not in r]
+    assert len(hard) == 1 and "msgspec" in hard[0], requires
+    assert any("trio" in r and "extra == 'trio'" in r.replace('"', "'") for r in requires), requires
+    assert "coord = coordd_client.cli:main" in entry_points
