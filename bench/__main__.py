@@ -37,6 +37,8 @@ class Result:
     seconds: float
     latencies: list[float]
     won: int = 0
+    #: Slowest worker's busy time / fastest worker's: 1.00 is perfectly fair service.
+    spread: float = 1.0
 
     @property
     def rate(self) -> float:
@@ -126,8 +128,15 @@ def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for
     outputs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
     seconds = time.perf_counter() - start
     latencies = [x for out in outputs for x in out["latencies_us"]]
+    busy = [sum(out["latencies_us"]) for out in outputs]
     return Result(
-        mode, clients, clients * per_client, seconds, latencies, sum(o["won"] for o in outputs)
+        mode,
+        clients,
+        clients * per_client,
+        seconds,
+        latencies,
+        sum(o["won"] for o in outputs),
+        spread=max(busy) / min(busy) if min(busy) > 0 else float("nan"),
     )
 
 
@@ -363,13 +372,13 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "## Throughput and latency",
         "",
-        "| workload | clients | ops | ops/s | ratio to baseline claims/s | p50 us | p99 us |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| workload | clients | ops | ops/s | ratio to baseline claims/s | p50 us | p99 us | fairness (slowest/fastest client) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
             f"| {r.name} | {r.clients} | {r.ops:,} | {r.rate:,.0f} | {r.rate / base_rate:.2f}x |"
-            f" {fmt_us(r.pct(0.5))} | {fmt_us(r.pct(0.99))} |"
+            f" {fmt_us(r.pct(0.5))} | {fmt_us(r.pct(0.99))} | {r.spread:.2f} |"
         )
     lines += [
         "",
