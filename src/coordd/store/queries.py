@@ -29,9 +29,6 @@ TASK_JSON = (
     " 'attempts', attempts, 'result', result)"
 )
 ROW_COLUMNS = f"id, project, state, claimed_by, lease_expires_at, fence, posted_id, {TASK_JSON}"
-# Without ANALYZE statistics SQLite answers "state = 'claimed' AND ..." from
-# tasks_queue (state, ...), scanning every claimed task; the reaper, claim_next,
-# heartbeat and agent.list name the partial index they need (INDEXED BY) instead.
 LIVE_HOLDER = (
     "id = :id AND state = 'claimed' AND claimed_by = :agent AND lease_expires_at > :now"
     " AND (:fence IS NULL OR fence = :fence)"
@@ -75,8 +72,7 @@ class _EventOut(msgspec.Struct, kw_only=True):
     task: msgspec.Raw
 
 
-_event_encoder = msgspec.json.Encoder()
-_tags_encoder = msgspec.json.Encoder()
+_encoder = msgspec.json.Encoder()
 
 # The writer remembers when it last recorded each agent as seen, so that a
 # busy agent costs one `agents` write a second, not one per claim.
@@ -106,7 +102,7 @@ class Txn:
         # commit order); it restores `next_seq` when a command rolls back.
         seq = self.next_seq
         self.next_seq += 1
-        data = _event_encoder.encode(
+        data = _encoder.encode(
             _EventOut(
                 seq=seq,
                 at=self.now_text,
@@ -174,7 +170,13 @@ def _in_list(prefix: str, values: Sequence[str], args: dict[str, Any]) -> str:
 # --- writes -------------------------------------------------------------------
 
 
-def post_task(tx: Txn, p: P.PostParams, fallback_agent: str | None = None) -> dict[str, Any]:
+def post_task(tx: Txn, p: P.PostParams) -> dict[str, Any]:
+    row, created = _post(tx, p)
+    return {"task": row.raw, "created": created}
+
+
+def _post(tx: Txn, p: P.PostParams, fallback_agent: str | None = None) -> tuple[TaskRow, bool]:
+    """Insert a task (or find the one its idempotency key already names)."""
     project = p.project or P.DEFAULT_PROJECT
     agent = p.agent or fallback_agent
     if p.idempotency_key is not None:
@@ -184,7 +186,7 @@ def post_task(tx: Txn, p: P.PostParams, fallback_agent: str | None = None) -> di
             (project, p.idempotency_key),
         )
         if existing is not None:
-            return {"task": existing.raw, "created": False}
+            return existing, False
     row = _one(
         tx.conn,
         "INSERT INTO tasks (project, kind, title, body, state, priority, tags, created_by,"
@@ -197,7 +199,7 @@ def post_task(tx: Txn, p: P.PostParams, fallback_agent: str | None = None) -> di
             p.body or "",
             p.state or "pending",
             p.priority or 0,
-            _tags_encoder.encode(_dedupe(p.tags)).decode(),
+            _encoder.encode(_dedupe(p.tags)).decode(),
             agent,
             tx.now_text,
             tx.now_text,
@@ -207,7 +209,7 @@ def post_task(tx: Txn, p: P.PostParams, fallback_agent: str | None = None) -> di
     assert row is not None
     tx.emit("task.posted", row, agent)
     tx.touch_agent(agent)
-    return {"task": row.raw, "created": True}
+    return row, True
 
 
 def _expire(tx: Txn, row: TaskRow) -> TaskRow:
@@ -264,7 +266,12 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
 
 
 def reap_expired(tx: Txn) -> int:
-    """Return every expired claim to pending in one statement; one `task.expired` each."""
+    """Return every expired claim to pending in one statement; one `task.expired` each.
+
+    Without ANALYZE statistics SQLite answers "state = 'claimed' AND ..." from
+    tasks_queue (state, ...), scanning every claimed task; this, the restart
+    grace, heartbeat and agent.list name their partial index (INDEXED BY).
+    """
     holders = dict(
         tx.conn.execute(
             "SELECT id, claimed_by FROM tasks INDEXED BY tasks_lease"
@@ -290,7 +297,7 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
     """Claim the best claimable match: highest priority, then lowest id."""
     reap_expired(tx)
     where = ["state = 'pending'"]
-    args: dict[str, Any] = {"now": tx.now_text}
+    args: dict[str, Any] = {}
     if p.project is not None:
         where.append("project = :project")
         args["project"] = p.project
@@ -322,18 +329,16 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
     return {"task": row.raw}
 
 
-def _refuse_holder(
-    tx: Txn, task_id: int, agent: str, fence: int | None, repeat_state: str | None = None
-) -> TaskRow:
-    """After a holder operation matched no row: recognise a repeat, or say why not."""
+def _repeat_of(tx: Txn, task_id: int, agent: str, fence: int | None, state: str) -> TaskRow | None:
+    """The task, if a holder operation that matched nothing had already taken effect."""
     current = _require(tx.conn, task_id)
-    if (
-        repeat_state is not None
-        and current.state == repeat_state
-        and current.claimed_by == agent
-        and (fence is None or current.fence == fence)
-    ):
-        return current
+    same_holder = current.claimed_by == agent and (fence is None or current.fence == fence)
+    return current if current.state == state and same_holder else None
+
+
+def _lease_lost(tx: Txn, task_id: int, agent: str, fence: int | None) -> LeaseLost:
+    """Why a holder operation matched no row, with the current task (PROTOCOL 5)."""
+    current = _require(tx.conn, task_id)
     if current.state != "claimed":
         reason = f"task {task_id} is {current.state}, not claimed"
     elif current.claimed_by != agent:
@@ -342,7 +347,7 @@ def _refuse_holder(
         reason = f"fence {fence} is stale; the task's fence is {current.fence}"
     else:
         reason = f"the lease on task {task_id} has expired; claim it again"
-    raise LeaseLost(reason, task=current.raw)
+    return LeaseLost(reason, task=current.raw)
 
 
 def _holder_args(tx: Txn, task_id: int, agent: str, fence: int | None) -> dict[str, Any]:
@@ -358,8 +363,7 @@ def renew_task(tx: Txn, p: P.RenewParams) -> dict[str, Any]:
         args,
     )
     if row is None:
-        _refuse_holder(tx, p.id, p.agent, p.fence)
-    assert row is not None
+        raise _lease_lost(tx, p.id, p.agent, p.fence)
     tx.touch_agent(p.agent)
     return {"task": row.raw}
 
@@ -372,8 +376,7 @@ def release_task(tx: Txn, p: P.ReleaseParams) -> dict[str, Any]:
         _holder_args(tx, p.id, p.agent, p.fence),
     )
     if row is None:
-        _refuse_holder(tx, p.id, p.agent, p.fence)
-    assert row is not None
+        raise _lease_lost(tx, p.id, p.agent, p.fence)
     tx.emit("task.released", row, p.agent)
     tx.touch_agent(p.agent)
     return {"task": row.raw}
@@ -388,20 +391,18 @@ def complete_task(tx: Txn, p: P.CompleteParams) -> dict[str, Any]:
         args,
     )
     if row is None:
-        repeat = _refuse_holder(tx, p.id, p.agent, p.fence, repeat_state="done")
+        repeat = _repeat_of(tx, p.id, p.agent, p.fence, "done")
+        if repeat is None:
+            raise _lease_lost(tx, p.id, p.agent, p.fence)
         posted = get_row(tx.conn, repeat.posted_id) if repeat.posted_id else None
         return {"task": repeat.raw, "posted": posted.raw if posted else None}
     tx.emit("task.completed", row, p.agent)
     tx.touch_agent(p.agent)
     if p.then_post is None:
         return {"task": row.raw, "posted": None}
-    posted_result = post_task(tx, p.then_post, fallback_agent=p.agent)
-    posted_raw: msgspec.Raw = posted_result["task"]
-    (posted_id,) = tx.conn.execute(
-        "SELECT json_extract(?, '$.id')", (bytes(posted_raw).decode(),)
-    ).fetchone()
-    tx.conn.execute("UPDATE tasks SET posted_id = ? WHERE id = ?", (posted_id, p.id))
-    return {"task": row.raw, "posted": posted_raw}
+    posted, _created = _post(tx, p.then_post, fallback_agent=p.agent)
+    tx.conn.execute("UPDATE tasks SET posted_id = ? WHERE id = ?", (posted.id, p.id))
+    return {"task": row.raw, "posted": posted.raw}
 
 
 def fail_task(tx: Txn, p: P.FailParams) -> dict[str, Any]:
@@ -418,8 +419,10 @@ def fail_task(tx: Txn, p: P.FailParams) -> dict[str, Any]:
         )
     row = _one(tx.conn, sql, args)
     if row is None:
-        repeat_state = None if p.retry else "failed"
-        repeat = _refuse_holder(tx, p.id, p.agent, p.fence, repeat_state=repeat_state)
+        # A repeated fail with retry cannot be recognised: the task is pending again.
+        repeat = None if p.retry else _repeat_of(tx, p.id, p.agent, p.fence, "failed")
+        if repeat is None:
+            raise _lease_lost(tx, p.id, p.agent, p.fence)
         return {"task": repeat.raw}
     tx.emit("task.failed", row, p.agent)
     tx.touch_agent(p.agent)
