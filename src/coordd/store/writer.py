@@ -56,7 +56,6 @@ class _Command:
         self.error: CoordError | None = None
 
 
-_STOP = object()
 _Outcome = tuple[_Command, Any, CoordError | None]
 
 
@@ -101,7 +100,8 @@ class Writer:
         self._durability = durability
         self._clock = clock
         self._on_commit = on_commit
-        self._queue: queue.SimpleQueue[_Command | object] = queue.SimpleQueue()
+        # None is the stop sentinel.
+        self._queue: queue.SimpleQueue[_Command | None] = queue.SimpleQueue()
         self._admission = trio.Semaphore(WRITE_QUEUE_CAPACITY)
         self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
@@ -138,7 +138,7 @@ class Writer:
             if self._conn is not None:
                 self._conn.close()
             return
-        self._queue.put(_STOP)
+        self._queue.put(None)
         await trio.to_thread.run_sync(self._thread.join)
 
     def statistics(self) -> WriterStatistics:
@@ -209,7 +209,7 @@ class Writer:
             stopping = False
             while not stopping:
                 first = self._queue.get()
-                if first is _STOP:
+                if first is None:
                     break
                 batch = [first]
                 while len(batch) < MAX_GROUP:
@@ -217,11 +217,11 @@ class Writer:
                         item = self._queue.get_nowait()
                     except queue.Empty:
                         break
-                    if item is _STOP:
+                    if item is None:
                         stopping = True
                         break
                     batch.append(item)
-                self._run_batch(batch)  # type: ignore[arg-type]
+                self._run_batch(batch)
         finally:
             self._close_connection()
 
@@ -240,13 +240,8 @@ class Writer:
     def _run_raw(self, command: _Command) -> _Outcome:
         try:
             return command, command.fn(self._conn, *command.args), None
-        except CoordError as exc:
-            return command, None, exc
-        except sqlite3.Error as exc:
-            return command, None, map_sqlite_error(exc)
         except Exception as exc:
-            log.exception("raw writer command failed")
-            return command, None, InternalError(f"internal error: {exc}")
+            return command, None, self._command_error(exc)
 
     def _run_transaction(
         self,
