@@ -153,6 +153,19 @@ def test_wait_returns_an_existing_match_at_once(daemon: DaemonProcess) -> None:
         assert got.task == bug and got.seq == 2
 
 
+def test_title_contains_folds_case_the_same_for_stored_and_live_tasks(
+    daemon: DaemonProcess,
+) -> None:
+    with daemon.client() as client:
+        stored = client.post("ÉCRAN noir au démarrage").task
+        level = client.wait(timeout_s=5, title_contains="écran")
+        assert level.task is not None and level.task.id == stored.id
+        live_seq = client.server_info().last_seq
+        live = client.post("Écran noir encore").task
+        edge = client.wait(timeout_s=5, title_contains="ÉCRAN", after_seq=live_seq)
+        assert edge.task is not None and edge.task.id == live.id
+
+
 def test_wait_blocks_until_another_process_posts(daemon: DaemonProcess) -> None:
     with daemon.client() as client:
         client.post("noise", kind="note")

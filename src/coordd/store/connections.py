@@ -22,6 +22,10 @@ class Durability(StrEnum):
     NORMAL = "normal"
 
 
+def _unicode_lower(text: str | None) -> str | None:
+    return None if text is None else text.lower()
+
+
 def open_connection(path: Path, *, query_only: bool = False) -> sqlite3.Connection:
     # isolation_level=None: no implicit DEFERRED transactions (Python 3.11);
     # every transaction is an explicit BEGIN. check_same_thread=False: the
@@ -30,6 +34,9 @@ def open_connection(path: Path, *, query_only: bool = False) -> sqlite3.Connecti
         path, isolation_level=None, check_same_thread=False, cached_statements=256
     )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    # SQLite's lower() folds ASCII only; task.wait matches live events with
+    # Python's str.lower(), so stored rows must be folded the same way.
+    conn.create_function("unicode_lower", 1, _unicode_lower, deterministic=True)
     if query_only:
         conn.execute("PRAGMA query_only = 1")
     return conn

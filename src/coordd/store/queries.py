@@ -538,8 +538,9 @@ def _task_filters(
         where.append("EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE value = :tag)")
         args["tag"] = tag
     if title_contains is not None:
-        # instr on casefolded text, not LIKE: '%' and '_' in the needle stay literal.
-        where.append("instr(lower(title), :needle) > 0")
+        # instr, not LIKE: '%' and '_' in the needle stay literal. unicode_lower
+        # (connections.py) folds like the in-memory filter of live events.
+        where.append("instr(unicode_lower(title), :needle) > 0")
         args["needle"] = title_contains.lower()
 
 
