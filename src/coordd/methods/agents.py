@@ -10,7 +10,7 @@ from coordd.protocol import params as P
 from coordd.store import queries
 
 
-@method("agent.heartbeat", P.HeartbeatParams, writes=True)
+@method("agent.heartbeat", P.HeartbeatParams)
 async def heartbeat(services: Services, p: P.HeartbeatParams, session: Session) -> Any:
     return await services.writer.submit(queries.heartbeat, p)
 

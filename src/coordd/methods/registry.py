@@ -62,19 +62,16 @@ class Method:
     name: str
     decoder: msgspec.json.Decoder[Any]
     handler: Handler
-    writes: bool = False
 
 
 METHODS: dict[str, Method] = {}
 
 
-def method(
-    name: str, params_type: type[Any], *, writes: bool = False
-) -> Callable[[Handler], Handler]:
+def method(name: str, params_type: type[Any]) -> Callable[[Handler], Handler]:
     """Register a handler for `name`, decoding params as `params_type`."""
 
     def register(handler: Handler) -> Handler:
-        METHODS[name] = Method(name, msgspec.json.Decoder(params_type), handler, writes)
+        METHODS[name] = Method(name, msgspec.json.Decoder(params_type), handler)
         return handler
 
     return register

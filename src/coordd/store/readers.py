@@ -84,8 +84,6 @@ class Checkpointer:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._conn: sqlite3.Connection | None = None
-        self.completed = 0
-        self.restarts = 0
 
     def open(self) -> None:
         self._conn = open_connection(self._path)
@@ -98,7 +96,6 @@ class Checkpointer:
     def checkpoint_now(self) -> tuple[int, int, int]:
         assert self._conn is not None
         busy, log_frames, done = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        self.completed += 1
         return int(busy), int(log_frames), int(done)
 
     async def run(
@@ -112,7 +109,6 @@ class Checkpointer:
                 _busy, log_frames, _done = await trio.to_thread.run_sync(self.checkpoint_now)
                 if log_frames > WAL_RESTART_FRAMES:
                     await restart_in_writer()
-                    self.restarts += 1
             except (sqlite3.Error, CoordError) as exc:
                 log.warning("checkpoint failed: %s", exc)
 
