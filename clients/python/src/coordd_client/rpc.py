@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from coordd_client.errors import CoordError, ProtocolError, error_from_wire
+from coordd_client.errors import ProtocolError, error_from_wire
 from coordd_client.framing import encode_frame
 
 T = TypeVar("T")
@@ -59,11 +59,3 @@ def unwrap(response: Response, result_type: type[T]) -> T:
         return msgspec.json.decode(response.result, type=result_type)
     except msgspec.DecodeError as exc:
         raise ProtocolError(f"unexpected result shape: {exc}") from None
-
-
-def raise_for_error(response: Response) -> None:
-    if response.error is not None:
-        raise error_from_wire(response.error)
-
-
-__all__ = ["CoordError", "RequestBuilder", "Response", "decode_frame", "raise_for_error", "unwrap"]
