@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench soak clean
+.PHONY: run test lint bench bench-peers soak clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+## The same, plus Redis and PostgreSQL peers (installs them from the distribution as root).
+bench-peers: $(STAMP)
+	bench/install-peers.sh
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m bench --peers $(BENCH_ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python -m pytest -q -m soak

@@ -94,11 +94,11 @@ class Daemon:
         self.proc.wait(30)
 
 
-def spawn_workers(daemon: Daemon, worker_args: list[list[str]]) -> list[subprocess.Popen[str]]:
-    """Start one `bench.worker` per arg list and wait until every one is connected."""
+def spawn_workers(command: list[str], worker_args: list[list[str]]) -> list[subprocess.Popen[str]]:
+    """Start `command + args` once per arg list and wait until every one is connected."""
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "bench.worker", str(daemon.socket), *args],
+            [*command, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -119,9 +119,15 @@ def release(procs: list[subprocess.Popen[str]]) -> None:
         proc.stdin.flush()
 
 
-def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for) -> Result:
+def worker_command(daemon: Daemon) -> list[str]:
+    return [sys.executable, "-m", "bench.worker", str(daemon.socket)]
+
+
+def run_workers(
+    command: list[str], mode: str, clients: int, per_client: int, id_for, *, name: str | None = None
+) -> Result:
     procs = spawn_workers(
-        daemon, [[mode, f"w{n}", str(per_client), str(id_for(n))] for n in range(clients)]
+        command, [[mode, f"w{n}", str(per_client), str(id_for(n))] for n in range(clients)]
     )
     start = time.perf_counter()
     release(procs)
@@ -130,7 +136,7 @@ def run_workers(daemon: Daemon, mode: str, clients: int, per_client: int, id_for
     latencies = [x for out in outputs for x in out["latencies_us"]]
     busy = [sum(out["latencies_us"]) for out in outputs]
     return Result(
-        mode,
+        name or mode,
         clients,
         clients * per_client,
         seconds,
@@ -241,7 +247,9 @@ def measure_waiters(daemon: Daemon, count: int) -> dict[str, float]:
 
 
 def measure_wakeups(daemon: Daemon, waiters: int, posts: int) -> Result:
-    procs = spawn_workers(daemon, [["wake", f"waiter{n}", str(posts)] for n in range(waiters)])
+    procs = spawn_workers(
+        worker_command(daemon), [["wake", f"waiter{n}", str(posts)] for n in range(waiters)]
+    )
     release(procs)
     time.sleep(0.3)
     start = time.perf_counter()
@@ -252,6 +260,41 @@ def measure_wakeups(daemon: Daemon, waiters: int, posts: int) -> Result:
     outputs = [json.loads(proc.communicate(timeout=120)[0]) for proc in procs]
     latencies = [x for out in outputs for x in out["latencies_us"]]
     return Result("wake", waiters, len(latencies), time.perf_counter() - start, latencies)
+
+
+def measure_peers(workdir: Path, counts: list[int], total: int) -> tuple[list[Result], list[str]]:
+    """Run the same client style against Redis and PostgreSQL; skip a peer that cannot start."""
+    from bench import peer_worker
+    from bench.peers import PEERS, PeerUnavailable
+
+    rows: list[Result] = []
+    notes: list[str] = []
+    for peer_type in PEERS:
+        try:
+            peer = peer_type(workdir)
+        except (PeerUnavailable, subprocess.CalledProcessError, OSError) as exc:
+            notes.append(f"{peer_type.name}: skipped ({exc})")
+            continue
+        try:
+            peer_worker.prepare(peer.name, peer.address, total * len(counts))
+            command = [sys.executable, "-m", "bench.peer_worker", peer.name, peer.address]
+            rows.append(
+                run_workers(command, "ping", 1, total, lambda n: 0, name=f"{peer.name} ping")
+            )
+            next_id = 1
+            for clients in counts:
+                per = max(1, total // clients)
+                result = run_workers(
+                    command, "claim", clients, per, lambda n, s=next_id, p=per: s + n * p,
+                    name=f"{peer.name} claim",
+                )  # fmt: skip
+                assert result.won == result.ops, f"{peer.name}: a claim on a fresh id lost"
+                rows.append(result)
+                next_id += per * clients
+            notes.append(f"{peer.name}: {peer.settings}")
+        finally:
+            peer.stop()
+    return rows, notes
 
 
 def machine() -> str:
@@ -280,12 +323,16 @@ def main(argv: list[str] | None = None) -> int:
         "--claims", type=int, default=24000, help="claims per run (split across clients)"
     )
     parser.add_argument("--quick", action="store_true", help="fewer operations (smoke run)")
+    parser.add_argument(
+        "--peers", action="store_true", help="also measure Redis and PostgreSQL (make bench-peers)"
+    )
     parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md")
     args = parser.parse_args(argv)
     counts = [int(x) for x in args.clients.split(",")]
     total = 3000 if args.quick else args.claims
     workdir = Path(tempfile.mkdtemp(prefix="cb", dir="/tmp"))
     rows: list[Result] = []
+    peer_notes: list[str] = []
     extra: dict[str, float] = {}
     try:
         baseline = sqlite_commit_per_claim(workdir / "baseline.db", min(total, 5000))
@@ -300,18 +347,22 @@ def main(argv: list[str] | None = None) -> int:
             next_id = first
             for clients in counts:
                 per = max(1, total // clients)
-                rows.append(run_workers(daemon, "ping", clients, per, lambda n: 0))
+                rows.append(run_workers(worker_command(daemon), "ping", clients, per, lambda n: 0))
                 start_id = next_id
                 rows.append(
                     run_workers(
-                        daemon, "claim", clients, per, lambda n, s=start_id, p=per: s + n * p
+                        worker_command(daemon),
+                        "claim",
+                        clients,
+                        per,
+                        lambda n, s=start_id, p=per: s + n * p,
                     )
                 )
                 next_id += per * clients
             stats_before = writer_stats(daemon)
             contended_start = next_id
             contended = run_workers(
-                daemon, "contended", 16, min(per, 500), lambda n: contended_start
+                worker_command(daemon), "contended", 16, min(per, 500), lambda n: contended_start
             )
             stats_after = writer_stats(daemon)
             rows.append(contended)
@@ -321,19 +372,40 @@ def main(argv: list[str] | None = None) -> int:
             # claim_next: every process drains the same queue (the pre-posted tasks left).
             for clients in (1, 16):
                 rows.append(
-                    run_workers(daemon, "next", clients, max(1, total // 4 // clients), lambda n: 0)
+                    run_workers(
+                        worker_command(daemon),
+                        "next",
+                        clients,
+                        max(1, total // 4 // clients),
+                        lambda n: 0,
+                    )
                 )
             for clients in (1, 16):
                 rows.append(
-                    run_workers(daemon, "post", clients, max(1, total // 4 // clients), lambda n: 0)
+                    run_workers(
+                        worker_command(daemon),
+                        "post",
+                        clients,
+                        max(1, total // 4 // clients),
+                        lambda n: 0,
+                    )
                 )
                 rows.append(
-                    run_workers(daemon, "list", clients, max(1, total // 8 // clients), lambda n: 0)
+                    run_workers(
+                        worker_command(daemon),
+                        "list",
+                        clients,
+                        max(1, total // 8 // clients),
+                        lambda n: 0,
+                    )
                 )
             wake = measure_wakeups(daemon, waiters=8, posts=50 if args.quick else 150)
             stats = writer_stats(daemon)
         finally:
             daemon.stop()
+        if args.peers:
+            peer_rows, peer_notes = measure_peers(workdir, counts, total)
+            rows += peer_rows
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -365,6 +437,12 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"| 1 client, claim p50 / (ping p50 + baseline p50) | **{single:.2f}x** | <= 1.2x |"
         )
+    for peer in ("redis", "postgresql"):
+        if ("claim", 16) in by and (f"{peer} claim", 16) in by:
+            ratio = by[("claim", 16)].rate / by[(f"{peer} claim", 16)].rate
+            lines.append(
+                f"| 16 clients, coordd claims/s / {peer} claims/s | **{ratio:.2f}x** | >= 1.0x |"
+            )
     lines.append(
         f"| writer transactions per contended claim (16 clients) | {extra['contended_transactions_per_claim']:.3f} | < 1 (group commit engages) |"
     )
@@ -387,6 +465,16 @@ def main(argv: list[str] | None = None) -> int:
         f"Writer over the whole run: {stats['commands']:,} commands in {stats['transactions']:,} transactions"
         f" (largest group {stats['largest_group']}).",
         "",
+        *(
+            ["Peers (same client style, separate processes, sequential round trips):", ""]
+            + [f"- {note}" for note in peer_notes]
+            + [""]
+            if peer_notes
+            else [
+                "Peers were not measured in this run (`make bench-peers` adds Redis and PostgreSQL).",
+                "",
+            ]
+        ),
         "## Events, waiters, memory",
         "",
         "| measure | value |",

@@ -1,0 +1,168 @@
+"""Optional peers for `make bench-peers`: Redis and PostgreSQL on this machine, durable.
+
+Each peer is a real server from the distribution's packages, started in the
+benchmark's scratch directory on a Unix socket, configured to acknowledge a
+write only after it is on disk (Redis `appendfsync always`, PostgreSQL
+`synchronous_commit=on` with `fsync=on`). Both group-commit concurrent
+writers the way coordd does, so the comparison is like for like. A peer whose
+server binary or Python client is missing is skipped with a reason, never a
+failure.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+#: Debian puts PostgreSQL's server binaries here rather than on PATH.
+_PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+
+
+class PeerUnavailable(Exception):
+    """The peer cannot run here; the message says why (shown in BENCHMARKS.md)."""
+
+
+def _which(name: str, extra_dirs: list[Path] | None = None) -> str:
+    found = shutil.which(name)
+    for directory in extra_dirs or []:
+        if found:
+            break
+        candidate = directory / name
+        if candidate.exists():
+            found = str(candidate)
+    if not found:
+        raise PeerUnavailable(f"`{name}` is not installed (make bench-peers installs it as root)")
+    return found
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if proc.poll() is not None:
+            raise PeerUnavailable(f"{what} exited with {proc.returncode} at start")
+        if time.monotonic() > deadline:
+            raise PeerUnavailable(f"{what} did not create {path} within {timeout_s:.0f} s")
+        time.sleep(0.05)
+
+
+class RedisPeer:
+    """redis-server with an append-only file fsynced before every reply."""
+
+    name = "redis"
+    settings = "appendonly yes, appendfsync always, no RDB snapshots"
+
+    def __init__(self, workdir: Path) -> None:
+        try:
+            import redis  # noqa: F401
+        except ImportError as exc:
+            raise PeerUnavailable(
+                "the `redis` Python package is missing (pip install '.[bench]')"
+            ) from exc
+        binary = _which("redis-server")
+        self.directory = workdir / "redis"
+        self.directory.mkdir()
+        self.address = str(self.directory / "redis.sock")
+        log = open(self.directory / "redis.log", "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                binary,
+                "--port", "0",
+                "--unixsocket", self.address,
+                "--unixsocketperm", "700",
+                "--dir", str(self.directory),
+                "--appendonly", "yes",
+                "--appendfsync", "always",
+                "--save", "",
+            ],
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        log.close()
+        _wait_for(Path(self.address), self.proc, "redis-server")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+class PostgresPeer:
+    """A throwaway PostgreSQL cluster: fsync on, synchronous_commit on, Unix socket only."""
+
+    name = "postgresql"
+    settings = "fsync on, synchronous_commit on, WAL on the same disk"
+
+    def __init__(self, workdir: Path) -> None:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError as exc:
+            raise PeerUnavailable(
+                "the `psycopg` Python package is missing (pip install '.[bench]')"
+            ) from exc
+        initdb = _which("initdb", _PG_BIN_DIRS)
+        postgres = _which("postgres", _PG_BIN_DIRS)
+        self.directory = workdir / "pg"
+        self.directory.mkdir()
+        data = self.directory / "data"
+        # PostgreSQL refuses to run as root: run it as the `postgres` account when we are root.
+        self._as_user: list[str] = []
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        if os.getuid() == 0:
+            try:
+                account = pwd.getpwnam("postgres")
+            except KeyError as exc:
+                raise PeerUnavailable("running as root and there is no `postgres` account") from exc
+            os.chown(self.directory, account.pw_uid, account.pw_gid)
+            os.chmod(workdir, 0o755)
+            self._as_user = ["runuser", "-u", "postgres", "--"]
+            self.user = "postgres"
+        subprocess.run(
+            [*self._as_user, initdb, "-D", str(data), "-A", "trust", "-U", self.user, "--no-sync"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        log = open(self.directory / "postgres.log", "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                *self._as_user, postgres,
+                "-D", str(data),
+                "-k", str(self.directory),
+                "-c", "listen_addresses=",
+                "-c", "fsync=on",
+                "-c", "synchronous_commit=on",
+                "-c", "max_connections=200",
+            ],
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        log.close()
+        _wait_for(self.directory / ".s.PGSQL.5432", self.proc, "postgres")
+        self.address = f"host={self.directory} user={self.user} dbname=postgres"
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        import psycopg
+
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                psycopg.connect(self.address).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+Peer = RedisPeer | PostgresPeer
+PEERS: list[type[RedisPeer] | type[PostgresPeer]] = [RedisPeer, PostgresPeer]
