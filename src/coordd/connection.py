@@ -11,6 +11,7 @@ blocking waits and its subscriptions end with it.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import trio
@@ -266,18 +267,47 @@ class Connection:
 
         Request tasks write directly, one at a time under a lock, rather than
         through a queue and a sender task: one task switch less per response.
+        When nobody is writing, the frame is first offered to the kernel with
+        one non-blocking write(2): a reply to a reading client (almost every
+        reply) then costs no lock wait, cancel scope or scheduler round trip.
+        Only what the socket buffer refuses goes through trio's `send_all`.
         Memory stays bounded because writers wait here, and there are at most
         `max_inflight_per_connection` of them.
         """
-        async with self._send_lock:
+        remaining: bytes | memoryview = frame
+        if self._send_lock.locked():
+            await self._send_lock.acquire()
+        else:
+            self._send_lock.acquire_nowait()
+            written = self._write_nowait(frame)
+            if written is None or written == len(frame):
+                self._send_lock.release()
+                return
+            remaining = memoryview(frame)[written:]
+        try:
             with trio.move_on_after(self._limits.write_timeout_s) as scope:
                 try:
-                    await self._stream.send_all(frame)
+                    await self._stream.send_all(remaining)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     self._connection_scope.cancel()
                     return
+        finally:
+            self._send_lock.release()
         if scope.cancelled_caught:
             log.info(
                 "closing a connection that did not read for %.0f s", self._limits.write_timeout_s
             )
             self._connection_scope.cancel()
+
+    def _write_nowait(self, frame: bytes) -> int | None:
+        """Bytes the kernel took at once; None when the peer is gone (the connection ends)."""
+        fd = self._stream.socket.fileno()
+        if fd < 0:
+            return None  # already closed
+        try:
+            return os.write(fd, frame)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            self._connection_scope.cancel()
+            return None

@@ -283,3 +283,29 @@ def test_shutdown_answers_pending_waits_with_shutting_down(daemon: DaemonProcess
     assert response["id"] == "w" and error_of(response) == (-32005, "shutting_down")
     conn.close()
     assert daemon.proc.wait(20) == 0
+
+
+def test_large_and_small_answers_interleave_intact(raw: RawConnection) -> None:
+    """Answers bigger than the socket buffer are written partly at once and the
+    rest through trio; small answers queued behind them must not cut in."""
+    body = "b" * 60_000
+    for n in range(40):
+        raw.call("task.post", {"title": f"big {n}", "body": body}, request_id=f"p{n}")
+    requests = []
+    for n in range(60):
+        if n % 10 == 0:
+            requests.append({"jsonrpc": "2.0", "id": n, "method": "task.list", "params": {}})
+        else:
+            requests.append({"jsonrpc": "2.0", "id": n, "method": "ping"})
+    raw.sock.sendall(
+        b"".join(struct.pack(">I", len(p)) + p for p in (json.dumps(r).encode() for r in requests))
+    )
+    time.sleep(0.3)  # let the daemon fill the socket buffer before we read
+    responses = {r["id"]: r for r in (raw.recv() for _ in requests)}
+    assert sorted(responses) == list(range(60))
+    for n, response in responses.items():
+        if n % 10 == 0:
+            tasks = response["result"]["tasks"]
+            assert len(tasks) == 40 and all(t["body"] == body for t in tasks)
+        else:
+            assert response["result"] == {"pong": True}
