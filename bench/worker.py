@@ -4,9 +4,9 @@
 
 Connects, prints "ready", waits for a line on stdin (the barrier), runs COUNT
 sequential round trips of MODE and prints JSON: {"latencies_us": [...], "won": n}.
-MODE: ping | claim (ids FIRST_ID.. in order) | contended (ids FIRST_ID.., all
-workers the same ids) | next (task.claim_next from one shared queue) | post |
-list | wake (edge-triggered task.wait loop).
+MODE: ping | get (task.get of ids FIRST_ID..) | claim (ids FIRST_ID.. in order) |
+contended (ids FIRST_ID.., all workers the same ids) | next (task.claim_next from
+one shared queue) | post | list | wake (edge-triggered task.wait loop).
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ def main() -> None:
                 won += client.claim_next(agent).task is not None
             elif mode == "post":
                 client.post(f"bench {agent} {index}", agent=agent)
+            elif mode == "get":
+                client.get(first_id + index)
             elif mode == "list":
                 client.list_tasks(limit=100)
             elif mode == "wake":

@@ -6,31 +6,12 @@ import sqlite3
 import threading
 from pathlib import Path
 
-import pytest
 import trio
 
-from coordd.clock import ManualClock
 from coordd.protocol import params as P
 from coordd.store import queries
-from coordd.store.connections import Durability
 from coordd.store.writer import Writer
 from coordd_client.errors import InternalError, NotFound
-
-
-@pytest.fixture
-async def writer(workdir: Path):
-    published: list[queries.CommittedEvent] = []
-    w = Writer(
-        workdir / "w.db",
-        durability=Durability.FULL,
-        clock=ManualClock(),
-        on_commit=published.extend,
-    )
-    w.open()
-    w.start()
-    w.published = published  # type: ignore[attr-defined]
-    yield w
-    await w.stop()
 
 
 def count_tasks(path: Path) -> int:

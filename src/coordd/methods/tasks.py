@@ -37,7 +37,7 @@ for _name, _params, _fn in (
 
 @method("task.get", P.GetParams)
 async def get(services: Services, p: P.GetParams, session: Session) -> Any:
-    return await services.readers.run(queries.read_task, p.id)
+    return await services.readers.point_read(queries.read_task, p.id)
 
 
 @method("task.list", P.ListParams)
