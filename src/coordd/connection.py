@@ -1,17 +1,19 @@
 """One client connection: frames in, concurrent requests, frames out.
 
-The receive side feeds the sans-IO `FrameDecoder` and starts one task per
-request (so responses may leave in any order, PROTOCOL.md section 3); each
-task writes its own response under a send lock and a write timeout. At end
-of input the connection still
-answers the requests it has (a half-closed client gets its replies), but its
-blocking waits and its subscriptions end with it.
+The receive side feeds the sans-IO `FrameDecoder`. A single write request
+(`task.claim`, `task.post`, ...) goes straight to the writer's queue with
+a reply callback: the writer thread encodes the answer after COMMIT and
+writes it through the connection's `Outbox`, with no trio task at all.
+Everything else starts one task per request (so responses may leave in any
+order, PROTOCOL.md section 3), which writes its answer through the same
+outbox. At end of input the connection still answers the requests it has
+(a half-closed client gets its replies), but its blocking waits and its
+subscriptions end with it.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 import trio
@@ -19,6 +21,7 @@ import trio
 from coordd.events import Subscription
 from coordd.limits import Limits
 from coordd.methods import METHODS, FollowUp, Services
+from coordd.outbox import Outbox
 from coordd.protocol.jsonrpc import (
     Rejected,
     Request,
@@ -86,13 +89,14 @@ class Connection:
         self._limits = limits
         self._tracker = tracker
         self.subscriptions: dict[int, Subscription] = {}
-        self._send_lock = trio.Lock()
+        self._outbox = Outbox(stream.socket, trio.lowlevel.current_trio_token())
         # The in-flight cap bounds how many requests a connection has, not how
         # many bytes their answers hold while waiting to be written; this bounds
         # the large ones, from execution until their answer is written.
         self._large_answers = trio.Semaphore(limits.large_answers_per_connection)
         self._connection_scope = trio.CancelScope()
         self._inflight = 0
+        self._all_answered = trio.Event()
         self._blocking: set[trio.CancelScope] = set()
         self._nursery: trio.Nursery | None = None
 
@@ -107,14 +111,31 @@ class Connection:
     async def serve(self) -> None:
         try:
             with self._connection_scope:
-                async with trio.open_nursery() as nursery:
-                    self._nursery = nursery
-                    await self._receive_loop()
-                    self._end_of_input()
+                async with trio.open_nursery() as outer:
+                    outer.start_soon(
+                        self._outbox.flush_forever, self._limits.write_timeout_s, self._stuck
+                    )
+                    async with trio.open_nursery() as nursery:
+                        self._nursery = nursery
+                        await self._receive_loop()
+                        self._end_of_input()
+                    # Writes answered by the writer thread have no task here: wait
+                    # for them, then for their bytes to leave (the flusher cuts a
+                    # client that stopped reading).
+                    while self._inflight:
+                        self._all_answered = trio.Event()
+                        await self._all_answered.wait()
+                    await self._outbox.wait_empty()
+                    outer.cancel_scope.cancel()
         finally:
             self._end_subscriptions()
+            self._outbox.close()  # before the fd is closed and can be reused
             with trio.CancelScope(shield=True):
                 await self._stream.aclose()
+
+    def _stuck(self) -> None:
+        log.info("closing a connection that did not read for %.0f s", self._limits.write_timeout_s)
+        self._connection_scope.cancel()
 
     def _end_of_input(self) -> None:
         for scope in self._blocking:
@@ -142,6 +163,9 @@ class Connection:
             except EmptyFrame as exc:
                 await self._send_fatal(InvalidRequest(str(exc)))
                 return
+            if self._outbox.backlog_bytes:
+                # Stop reading requests while our answers are not being read.
+                await self._outbox.wait_writable_room()
             started = decoder.in_partial_frame
             if not started:
                 deadline = trio.current_time() + self._limits.frame_completion_s
@@ -182,9 +206,52 @@ class Connection:
             ]
             await self._send_responses(responses, message.is_batch)
             return
+        item = message.items[0]
+        if not message.is_batch and isinstance(item, Request) and self._submit_write(item):
+            return
         self._inflight += 1
         self._tracker.begin()
         self.nursery.start_soon(self._run_message, message.items, message.is_batch)
+
+    def _submit_write(self, request: Request) -> bool:
+        """Queue a write answered by the writer thread; False to take the task path.
+
+        The task path covers everything this does not: other methods, bad
+        params, and a full write queue (it waits for admission).
+        """
+        method = METHODS.get(request.method)
+        if method is None or method.write_fn is None:
+            return False
+        try:
+            params = decode_params(request.params, method.decoder)
+        except CoordError:
+            return False
+        request_id, name, outbox = request.id, method.name, self._outbox
+
+        def answer(value: Any, error: CoordError | None) -> None:
+            """Writer thread, after COMMIT."""
+            if request_id is None:
+                return  # a notification: executed, never answered
+            if error is None:
+                payload = encode_response(result_object(request_id, value))
+            else:
+                log.info("%s (id %r) -> %s: %s", name, request_id, error.kind, error.message)
+                payload = encode_response(error_object(request_id, error))
+            outbox.put_threadsafe(encode_frame(payload))
+
+        self._inflight += 1
+        self._tracker.begin()
+        if self._services.writer.submit_nowait(method.write_fn, params, answer, self._answered):
+            return True
+        self._answered()
+        return False
+
+    def _answered(self) -> None:
+        """Trio thread: a request's answer is in the outbox."""
+        self._inflight -= 1
+        self._tracker.end()
+        if not self._inflight:
+            self._all_answered.set()
 
     # --- executing -------------------------------------------------------------------
 
@@ -197,8 +264,7 @@ class Connection:
             else:
                 await self._execute_and_answer(items, is_batch)
         finally:
-            self._inflight -= 1
-            self._tracker.end()
+            self._answered()
 
     async def _execute_and_answer(self, items: list[Request | Rejected], is_batch: bool) -> None:
         if len(items) == 1:
@@ -263,51 +329,14 @@ class Connection:
         await self._send(encode_frame(payload))
 
     async def _send(self, frame: bytes) -> None:
-        """Write one frame; a client that does not read within the write timeout is cut off.
+        """Write one frame through the outbox; wait while the client is behind on reading.
 
-        Request tasks write directly, one at a time under a lock, rather than
-        through a queue and a sender task: one task switch less per response.
-        When nobody is writing, the frame is first offered to the kernel with
-        one non-blocking write(2): a reply to a reading client (almost every
-        reply) then costs no lock wait, cancel scope or scheduler round trip.
-        Only what the socket buffer refuses goes through trio's `send_all`.
-        Memory stays bounded because writers wait here, and there are at most
-        `max_inflight_per_connection` of them.
+        The wait is the backpressure that bounds memory: request tasks and
+        subscription pumps stop here, and there are at most
+        `max_inflight_per_connection` of the former.
         """
-        remaining: bytes | memoryview = frame
-        if self._send_lock.locked():
-            await self._send_lock.acquire()
-        else:
-            self._send_lock.acquire_nowait()
-            written = self._write_nowait(frame)
-            if written is None or written == len(frame):
-                self._send_lock.release()
-                return
-            remaining = memoryview(frame)[written:]
-        try:
-            with trio.move_on_after(self._limits.write_timeout_s) as scope:
-                try:
-                    await self._stream.send_all(remaining)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    self._connection_scope.cancel()
-                    return
-        finally:
-            self._send_lock.release()
-        if scope.cancelled_caught:
-            log.info(
-                "closing a connection that did not read for %.0f s", self._limits.write_timeout_s
-            )
+        self._outbox.put(frame)
+        if self._outbox.broken:
             self._connection_scope.cancel()
-
-    def _write_nowait(self, frame: bytes) -> int | None:
-        """Bytes the kernel took at once; None when the peer is gone (the connection ends)."""
-        fd = self._stream.socket.fileno()
-        if fd < 0:
-            return None  # already closed
-        try:
-            return os.write(fd, frame)
-        except BlockingIOError:
-            return 0
-        except OSError:
-            self._connection_scope.cancel()
-            return None
+        elif self._outbox.backlog_bytes:
+            await self._outbox.wait_writable_room()

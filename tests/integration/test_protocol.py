@@ -309,3 +309,33 @@ def test_large_and_small_answers_interleave_intact(raw: RawConnection) -> None:
             assert len(tasks) == 40 and all(t["body"] == body for t in tasks)
         else:
             assert response["result"] == {"pong": True}
+
+
+def test_writer_thread_answers_queue_intact_behind_a_slow_reader(raw: RawConnection) -> None:
+    """Write answers leave from the writer thread; when the client is slow to
+    read, what the socket refuses queues in the connection's outbox and is
+    flushed by trio, frame after whole frame."""
+    body = "w" * 60_000
+    count = 200  # about 12 MB of answers: far more than a socket buffer holds
+    raw.sock.sendall(
+        b"".join(
+            struct.pack(">I", len(p)) + p
+            for p in (
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": n,
+                        "method": "task.post",
+                        "params": {"title": f"slow {n}", "body": body},
+                    }
+                ).encode()
+                for n in range(count)
+            )
+        )
+    )
+    time.sleep(0.5)  # read nothing for a while
+    responses = [raw.recv() for _ in range(count)]
+    assert sorted(r["id"] for r in responses) == list(range(count))
+    titles = {r["result"]["task"]["title"] for r in responses}
+    assert titles == {f"slow {n}" for n in range(count)}
+    assert all(r["result"]["task"]["body"] == body for r in responses)

@@ -14,7 +14,7 @@ import trio
 from coordd.clock import Clock
 from coordd.events import EventHub, Subscription
 from coordd.store.readers import ReaderPool
-from coordd.store.writer import Writer
+from coordd.store.writer import WriteFn, Writer
 
 
 @dataclass
@@ -62,16 +62,21 @@ class Method:
     name: str
     decoder: msgspec.json.Decoder[Any]
     handler: Handler
+    #: For a write: the function the writer runs, so a connection can queue it
+    #: directly (answered from the writer thread) instead of via `handler`.
+    write_fn: WriteFn | None = None
 
 
 METHODS: dict[str, Method] = {}
 
 
-def method(name: str, params_type: type[Any]) -> Callable[[Handler], Handler]:
+def method(
+    name: str, params_type: type[Any], write_fn: WriteFn | None = None
+) -> Callable[[Handler], Handler]:
     """Register a handler for `name`, decoding params as `params_type`."""
 
     def register(handler: Handler) -> Handler:
-        METHODS[name] = Method(name, msgspec.json.Decoder(params_type), handler)
+        METHODS[name] = Method(name, msgspec.json.Decoder(params_type), handler, write_fn)
         return handler
 
     return register

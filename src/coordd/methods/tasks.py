@@ -18,7 +18,7 @@ def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
     async def handler(services: Services, p: Any, session: Session) -> Any:
         return await services.writer.submit(fn, p)
 
-    method(name, params_type)(handler)
+    method(name, params_type, fn)(handler)
 
 
 for _name, _params, _fn in (

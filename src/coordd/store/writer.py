@@ -43,17 +43,29 @@ SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
 
 WriteFn = Callable[..., Any]
 OnCommit = Callable[[list[queries.CommittedEvent]], None]
+#: Called on the writer thread right after COMMIT with (value, error).
+Answer = Callable[[Any, CoordError | None], None]
 
 
 class _Command:
-    __slots__ = ("args", "fn", "transactional", "waiter")
+    __slots__ = ("answer", "answered", "args", "fn", "transactional", "waiter")
 
-    def __init__(self, fn: WriteFn, args: tuple[Any, ...], transactional: bool) -> None:
+    def __init__(
+        self,
+        fn: WriteFn,
+        args: tuple[Any, ...],
+        transactional: bool,
+        answer: Answer | None = None,
+        answered: Callable[[], None] | None = None,
+    ) -> None:
         self.fn = fn
         self.args = args
         self.transactional = transactional
-        #: The trio task parked until COMMIT; rescheduled with the outcome.
-        self.waiter = trio.lowlevel.current_task()
+        #: Either the writer thread answers (`answer`, then `answered` on the
+        #: trio thread) or a parked trio task is rescheduled with the outcome.
+        self.answer = answer
+        self.answered = answered
+        self.waiter = None if answer is not None else trio.lowlevel.current_task()
 
 
 def _refuse_abort(_: Any) -> trio.lowlevel.Abort:
@@ -169,6 +181,25 @@ class Writer:
         """Run `fn(connection, *args)` on the writer thread outside any transaction."""
         return await self._submit(_Command(fn, args, transactional=False))
 
+    def submit_nowait(
+        self, fn: WriteFn, params: Any, answer: Answer, answered: Callable[[], None]
+    ) -> bool:
+        """Queue `fn(txn, params)` without waiting; False if it cannot be admitted at once.
+
+        `answer(value, error)` runs on the writer thread right after COMMIT
+        (it must not block: the connection's outbox never does);
+        `answered()` runs on the trio thread after that, with the batch's
+        events published. The caller falls back to `submit` on False.
+        """
+        if self._closing:
+            return False
+        try:
+            self._admission.acquire_nowait()
+        except trio.WouldBlock:
+            return False
+        self._queue.put(_Command(fn, (params,), True, answer, answered))
+        return True
+
     async def _submit(self, command: _Command) -> Any:
         if self._closing:
             raise ShuttingDown("the daemon is shutting down")
@@ -200,8 +231,13 @@ class Writer:
             except Exception:
                 log.exception("publishing committed events failed")
         for command, value, error in outcomes:
-            result = Value(value) if error is None else Error(error)
-            trio.lowlevel.reschedule(command.waiter, result)
+            if command.waiter is not None:
+                result = Value(value) if error is None else Error(error)
+                trio.lowlevel.reschedule(command.waiter, result)
+            else:
+                self._admission.release()
+                assert command.answered is not None
+                command.answered()
 
     # --- the thread -----------------------------------------------------------
 
@@ -236,6 +272,12 @@ class Writer:
         for command in batch:
             if not command.transactional:
                 outcomes.append(self._run_raw(command))
+        for command, value, error in outcomes:
+            if command.answer is not None:
+                try:
+                    command.answer(value, error)
+                except Exception:
+                    log.exception("answering a write failed")
         assert self._token is not None
         self._token.run_sync_soon(self._deliver, outcomes, events)
 
