@@ -23,6 +23,10 @@ from pathlib import Path
 import msgspec
 
 from bench.baselines import sqlite_commit_per_claim
+from bench.diagnostics import (
+    thread_cpu_seconds,
+    writer_claim_cost_with_and_without_gil_contention,
+)
 from coordd_client import Client
 from coordd_client.autostart import wait_until_ready
 
@@ -176,8 +180,29 @@ def writer_stats(daemon: Daemon) -> dict[str, int]:
 
 
 def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
+    """RSS growth per idle connection and per subscription, on a fresh daemon.
+
+    Subscriptions first: freed memory is reused by what comes next, so the
+    smaller measurement goes first and the 1,000 connections after it grow
+    the heap past anything the subscriptions released.
+    """
     import socket as socketlib
 
+    # Subscriptions: 50 per connection over 20 connections that are already open,
+    # so the figure holds the subscriptions alone.
+    subs = [daemon.client() for _ in range(20)]
+    for client in subs:
+        client.ping()
+    time.sleep(0.5)
+    base = daemon.rss_kib()
+    for client in subs:
+        for _ in range(count // 20):
+            client.call_raw("events.subscribe", {})
+    time.sleep(0.5)
+    per_sub = (daemon.rss_kib() - base) * 1024 / count
+    for client in subs:
+        client.close()
+    time.sleep(0.5)
     base = daemon.rss_kib()
     conns = []
     for _ in range(count):
@@ -190,17 +215,6 @@ def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
     per_conn = (daemon.rss_kib() - base) * 1024 / count
     for sock in conns:
         sock.close()
-    time.sleep(0.5)
-    # Subscriptions: 50 per connection over 20 connections.
-    base = daemon.rss_kib()
-    subs = [daemon.client() for _ in range(20)]
-    for client in subs:
-        for _ in range(count // 20):
-            client.call_raw("events.subscribe", {})
-    time.sleep(0.5)
-    per_sub = (daemon.rss_kib() - base) * 1024 / count
-    for client in subs:
-        client.close()
     return {"bytes_per_idle_connection": per_conn, "bytes_per_subscription": per_sub}
 
 
@@ -331,12 +345,16 @@ def main(argv: list[str] | None = None) -> int:
     total = 3000 if args.quick else args.claims
     workdir = Path(tempfile.mkdtemp(prefix="cb", dir="/tmp"))
     rows: list[Result] = []
+    thread_cpu_per_claim: dict[str, float] = {}
     peer_notes: list[str] = []
     extra: dict[str, float] = {}
     try:
         baseline = sqlite_commit_per_claim(workdir / "baseline.db", min(total, 5000))
         base_rate = len(baseline) / (sum(baseline) / 1e6)
         base_p50 = statistics.median(baseline)
+        gil_alone, gil_contended = writer_claim_cost_with_and_without_gil_contention(
+            workdir / "gil.db"
+        )
         daemon = Daemon(workdir)
         try:
             # Idle costs first, on a fresh daemon with no background work left over.
@@ -348,15 +366,21 @@ def main(argv: list[str] | None = None) -> int:
                 per = max(1, total // clients)
                 rows.append(run_workers(worker_command(daemon), "ping", clients, per, lambda n: 0))
                 start_id = next_id
-                rows.append(
-                    run_workers(
-                        worker_command(daemon),
-                        "claim",
-                        clients,
-                        per,
-                        lambda n, s=start_id, p=per: s + n * p,
-                    )
+                cpu_before = thread_cpu_seconds(daemon.proc.pid)
+                claims = run_workers(
+                    worker_command(daemon),
+                    "claim",
+                    clients,
+                    per,
+                    lambda n, s=start_id, p=per: s + n * p,
                 )
+                rows.append(claims)
+                if clients == 16:
+                    cpu_after = thread_cpu_seconds(daemon.proc.pid)
+                    thread_cpu_per_claim = {
+                        name: (cpu_after[name] - cpu_before.get(name, 0.0)) / claims.ops * 1e6
+                        for name in cpu_after
+                    }
                 next_id += per * clients
             stats_before = writer_stats(daemon)
             contended_start = next_id
@@ -485,6 +509,25 @@ def main(argv: list[str] | None = None) -> int:
                 "",
             ]
         ),
+        "## Where the daemon's time goes",
+        "",
+        "CPU per claim of each daemon thread while 16 clients claim (from /proc, same run):",
+        "",
+        "| thread | CPU us per claim |",
+        "| --- | ---: |",
+        *[f"| {name} | {value:,.0f} |" for name, value in sorted(thread_cpu_per_claim.items())],
+        "",
+        "The writer's own claim code (the daemon's `claim_task`, 8 per transaction) measured"
+        " in-process, with the interpreter to itself and beside a busy Python thread that"
+        " alternates work and syscalls as the event loop does:",
+        "",
+        "| writer CPU per claim | us |",
+        "| --- | ---: |",
+        f"| alone | {gil_alone:,.0f} |",
+        f"| beside a busy Python thread (GIL shared) | {gil_contended:,.0f} ({gil_contended / gil_alone:.1f}x) |",
+        "",
+        "See [docs/PERFORMANCE.md](docs/PERFORMANCE.md) for what these mean and what was tried.",
+        "",
         "## Events, waiters, memory",
         "",
         "| measure | value |",
