@@ -24,6 +24,7 @@ import msgspec
 
 from bench.baselines import sqlite_commit_per_claim
 from bench.diagnostics import (
+    cpu_per_op_by_role,
     thread_cpu_seconds,
     writer_claim_cost_with_and_without_gil_contention,
 )
@@ -376,11 +377,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 rows.append(claims)
                 if clients == 16:
-                    cpu_after = thread_cpu_seconds(daemon.proc.pid)
-                    thread_cpu_per_claim = {
-                        name: (cpu_after[name] - cpu_before.get(name, 0.0)) / claims.ops * 1e6
-                        for name in cpu_after
-                    }
+                    thread_cpu_per_claim = cpu_per_op_by_role(
+                        daemon.proc.pid,
+                        cpu_before,
+                        thread_cpu_seconds(daemon.proc.pid),
+                        claims.ops,
+                    )
                 next_id += per * clients
             stats_before = writer_stats(daemon)
             contended_start = next_id
@@ -515,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "| thread | CPU us per claim |",
         "| --- | ---: |",
-        *[f"| {name} | {value:,.0f} |" for name, value in sorted(thread_cpu_per_claim.items())],
+        *[f"| {name} | {value:,.0f} |" for name, value in thread_cpu_per_claim.items()],
         "",
         "The writer's own claim code (the daemon's `claim_task`, 8 per transaction) measured"
         " in-process, with the interpreter to itself and beside a busy Python thread that"
