@@ -123,3 +123,37 @@ def writer_claim_cost_with_and_without_gil_contention(
         thread.join()
         conn.close()
     return alone, contended
+
+
+def coordd_claim_transaction_latencies(path: Path, claims: int) -> list[float]:
+    """Microseconds per durable transaction of one daemon claim, in-process, sequential.
+
+    The same FULL-durability commit per claim as the baseline, but with the
+    daemon's schema and its `claim_task` (the row, three index entries, the
+    event row). A lone client's claim through the daemon costs this plus
+    the transport; the difference from the baseline is the schema's price.
+    """
+    conn = open_writer_connection(path, Durability.FULL)
+    migrate(conn)
+    clock = SystemClock()
+    conn.execute("BEGIN IMMEDIATE")
+    txn = queries.Txn(conn, clock.now(), {}, 1)
+    for n in range(claims):
+        queries.post_task(txn, P.PostParams(title=f"single {n}", body="x" * 200))
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    next_seq = txn.next_seq
+    latencies = []
+    clock_us = time.perf_counter
+    for task_id in range(1, claims + 1):
+        start = clock_us()
+        conn.execute("BEGIN IMMEDIATE")
+        txn = queries.Txn(conn, clock.now(), {}, next_seq)
+        conn.execute("SAVEPOINT command")
+        queries.claim_task(txn, P.ClaimParams(id=task_id, agent="single"))
+        conn.execute("RELEASE command")
+        conn.execute("COMMIT")
+        next_seq = txn.next_seq
+        latencies.append((clock_us() - start) * 1e6)
+    conn.close()
+    return latencies
