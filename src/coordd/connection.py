@@ -92,7 +92,8 @@ class Connection:
         self._outbox = Outbox(stream.socket, trio.lowlevel.current_trio_token())
         # The in-flight cap bounds how many requests a connection has, not how
         # many bytes their answers hold while waiting to be written; this bounds
-        # the large ones, from execution until their answer is written.
+        # the large ones, from execution until the outbox has taken their answer
+        # and is back under its high-water mark.
         self._large_answers = trio.Semaphore(limits.large_answers_per_connection)
         self._connection_scope = trio.CancelScope()
         self._inflight = 0
