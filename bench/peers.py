@@ -39,6 +39,16 @@ def _which(name: str, extra_dirs: list[Path] | None = None) -> str:
     return found
 
 
+def _require_package(module: str) -> None:
+    """The peer's Python client must be installed (the `bench` extra)."""
+    try:
+        __import__(module)
+    except ImportError as exc:
+        raise PeerUnavailable(
+            f"the `{module}` Python package is missing (pip install '.[bench]')"
+        ) from exc
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while not path.exists():
@@ -56,12 +66,7 @@ class RedisPeer:
     settings = "appendonly yes, appendfsync always, no RDB snapshots"
 
     def __init__(self, workdir: Path) -> None:
-        try:
-            import redis  # noqa: F401
-        except ImportError as exc:
-            raise PeerUnavailable(
-                "the `redis` Python package is missing (pip install '.[bench]')"
-            ) from exc
+        _require_package("redis")
         binary = _which("redis-server")
         self.directory = workdir / "redis"
         self.directory.mkdir()
@@ -97,12 +102,7 @@ class PostgresPeer:
     settings = "fsync on, synchronous_commit on, WAL on the same disk"
 
     def __init__(self, workdir: Path) -> None:
-        try:
-            import psycopg  # noqa: F401
-        except ImportError as exc:
-            raise PeerUnavailable(
-                "the `psycopg` Python package is missing (pip install '.[bench]')"
-            ) from exc
+        _require_package("psycopg")
         initdb = _which("initdb", _PG_BIN_DIRS)
         postgres = _which("postgres", _PG_BIN_DIRS)
         self.directory = workdir / "pg"
