@@ -7,11 +7,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import trio
 
 from coordd.protocol import params as P
 from coordd.store import queries
 from coordd.store.connections import Durability, open_writer_connection
 from coordd.store.schema import migrate
+from coordd_client.aio import AsyncClient
 
 
 @pytest.fixture
@@ -72,3 +74,32 @@ def test_statements_per_claim_stay_fixed(conn: sqlite3.Connection) -> None:
     # A lost claim: the UPDATE that matched nothing, the read of the holder, the agent.
     assert count_statements(conn, lambda: claim(task_ids[1], "b")) == 3
     conn.execute("ROLLBACK")
+
+
+class _SpawnCounter(trio.abc.Instrument):
+    def __init__(self) -> None:
+        self.spawned = 0
+
+    def task_spawned(self, task: trio.lowlevel.Task) -> None:
+        self.spawned += 1
+
+
+async def test_single_writes_spawn_no_task_per_request(aclient: AsyncClient) -> None:
+    """The write fast path stays fast: a lone write is queued by the connection
+    and answered by the writer thread, so it costs the daemon no trio task
+    (the task path spawns one per request, as a ping still does). Counted
+    with a trio instrument over the real socket, not timed."""
+    posted = [(await aclient.post(f"guard {n}")).task.id for n in range(40)]
+    counter = _SpawnCounter()
+    trio.lowlevel.add_instrument(counter)
+    try:
+        for task_id in posted:
+            assert (await aclient.claim(task_id, "guard")).won
+        writes = counter.spawned
+        for _ in posted:
+            await aclient.ping()
+        pings = counter.spawned - writes
+    finally:
+        trio.lowlevel.remove_instrument(counter)
+    assert writes == 0
+    assert pings == len(posted)  # the instrument sees the daemon's tasks: it can fail
