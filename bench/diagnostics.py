@@ -88,8 +88,9 @@ def writer_claim_cost_with_and_without_gil_contention(
         before = resource.getrusage(resource.RUSAGE_THREAD)
         for start in range(first_id, first_id + claims, group):
             conn.execute("BEGIN IMMEDIATE")
+            now = clock.now()  # one instant per group, as the writer does
             for task_id in range(start, start + group):
-                txn = queries.Txn(conn, clock.now(), {}, next_seq)
+                txn = queries.Txn(conn, now, {}, next_seq)
                 conn.execute("SAVEPOINT command")
                 queries.claim_task(txn, P.ClaimParams(id=task_id, agent="probe"))
                 conn.execute("RELEASE command")

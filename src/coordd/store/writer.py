@@ -316,8 +316,10 @@ class Writer:
         first_seq = self._next_seq
         done: list[_Outcome] = []
         pending_events: list[queries.CommittedEvent] = []
+        # One instant for the whole group: its commands commit together.
+        now = self._clock.now()
         for command in commands:
-            txn = queries.Txn(conn, self._clock.now(), self._agents_seen, self._next_seq)
+            txn = queries.Txn(conn, now, self._agents_seen, self._next_seq)
             conn.execute("SAVEPOINT command")
             try:
                 value = command.fn(txn, *command.args)
