@@ -118,6 +118,49 @@ def test_client_that_never_reads_is_cut_off_and_costs_no_memory(workdir: Path) -
         assert daemon.stop() == 0
 
 
+def test_writer_thread_answers_to_a_client_that_never_reads_are_bounded(workdir: Path) -> None:
+    """Writes are answered from the writer thread, which never waits on a
+    socket; what the client does not read queues in its outbox. The connection
+    stops reading requests while the backlog is high, so the daemon's memory
+    stays bounded, and the client is cut off after the write timeout."""
+    # A write timeout long enough that, without backpressure, the daemon would
+    # read (and answer into memory) well over a thousand of these requests.
+    daemon = DaemonProcess(workdir, args=("--write-timeout", "6")).start()
+    try:
+        hog = open_raw(daemon.socket_path)
+        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        body = "y" * 60_000
+        rss_before = rss_kib(daemon.pid)
+        hog.settimeout(10)
+        sent = 0
+        try:
+            for n in range(3000):  # ~180 MB of answers if nothing held the client back
+                payload = json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": n,
+                        "method": "task.post",
+                        "params": {"title": f"unread {n}", "body": body},
+                    }
+                ).encode()
+                hog.sendall(struct.pack(">I", len(payload)) + payload)
+                sent += 1
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            pass
+        assert sent < 1000  # the daemon stopped reading this client (about 260 here)
+        time.sleep(7)  # past the 6 s write timeout, still reading nothing
+        assert "did not read" in daemon.log()
+        assert closed_by_peer(hog, 15)
+        with daemon.client() as client:  # everyone else is fine
+            assert client.ping().pong
+            assert client.post("after the hog").created
+        # Without the backpressure the backlog grew past 90 MB in this test.
+        assert rss_kib(daemon.pid) - rss_before < 60_000
+    finally:
+        hog.close()
+        assert daemon.stop() == 0
+
+
 def test_accept_loop_survives_fd_exhaustion(workdir: Path) -> None:
     def low_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
