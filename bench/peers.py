@@ -49,6 +49,12 @@ def _require_package(module: str) -> None:
         ) from exc
 
 
+def _launch(argv: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    """Start a server with its output in `log_path` (read it when a peer will not start)."""
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while not path.exists():
@@ -71,8 +77,7 @@ class RedisPeer:
         self.directory = workdir / "redis"
         self.directory.mkdir()
         self.address = str(self.directory / "redis.sock")
-        log = open(self.directory / "redis.log", "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
+        self.proc = _launch(
             [
                 binary,
                 "--port", "0",
@@ -83,11 +88,8 @@ class RedisPeer:
                 "--appendfsync", "always",
                 "--save", "",
             ],
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
+            self.directory / "redis.log",
         )  # fmt: skip
-        log.close()
         _wait_for(Path(self.address), self.proc, "redis-server")
 
     def stop(self) -> None:
@@ -126,8 +128,7 @@ class PostgresPeer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        log = open(self.directory / "postgres.log", "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
+        self.proc = _launch(
             [
                 *self._as_user, postgres,
                 "-D", str(data),
@@ -137,11 +138,8 @@ class PostgresPeer:
                 "-c", "synchronous_commit=on",
                 "-c", "max_connections=200",
             ],
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
+            self.directory / "postgres.log",
         )  # fmt: skip
-        log.close()
         _wait_for(self.directory / ".s.PGSQL.5432", self.proc, "postgres")
         self.address = f"host={self.directory} user={self.user} dbname=postgres"
         self._wait_ready()
