@@ -11,6 +11,20 @@ from pathlib import Path
 BUSY_TIMEOUT_MS = 2_000
 
 
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
+
+
+def primary_error_code(exc: sqlite3.Error) -> int | None:
+    """SQLite's primary result code for `exc` (extended codes folded), if it carries one."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Another connection holds a lock this one needs."""
+    return primary_error_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED)
+
+
 #: Size the WAL file is truncated back to when the log restarts after a burst.
 WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
 

@@ -23,10 +23,8 @@ from typing import Any, TypeVar
 
 import trio
 
-from coordd.store.connections import open_connection
+from coordd.store.connections import is_busy, open_connection
 from coordd_client.errors import CoordError
-
-SQLITE_BUSY, SQLITE_LOCKED = 5, 6
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +67,7 @@ class ReaderPool:
         try:
             return fn(self._inline, *args)
         except sqlite3.OperationalError as exc:
-            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-            if code not in (SQLITE_BUSY, SQLITE_LOCKED):
+            if not is_busy(exc):
                 raise
         return await self.run(fn, *args)
 

@@ -33,7 +33,13 @@ from outcome import Error, Value
 
 from coordd.clock import Clock
 from coordd.store import queries
-from coordd.store.connections import Durability, open_writer_connection
+from coordd.store.connections import (
+    SQLITE_FULL,
+    Durability,
+    is_busy,
+    open_writer_connection,
+    primary_error_code,
+)
 from coordd.store.schema import migrate
 from coordd_client.errors import CoordError, InternalError, Overloaded, ShuttingDown
 
@@ -46,8 +52,6 @@ WRITE_QUEUE_CAPACITY = 1024
 MAX_GROUP = 256
 #: How long a write may wait for admission before it is answered -32004.
 ADMISSION_WAIT_S = 0.25
-
-SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
 
 WriteFn = Callable[..., Any]
 OnCommit = Callable[[list[queries.CommittedEvent]], None]
@@ -96,13 +100,11 @@ class WriterStatistics:
 
 def map_sqlite_error(exc: sqlite3.Error) -> CoordError:
     """Turn an SQLite failure into a wire error: retryable where retrying can help."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    primary = code & 0xFF if isinstance(code, int) else None
-    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
+    if is_busy(exc):
         return Overloaded(
             "the database is locked by another process; retry later", reason="database_locked"
         )
-    if primary == SQLITE_FULL:
+    if primary_error_code(exc) == SQLITE_FULL:
         return Overloaded("the database or disk is full; retry later", reason="disk_full")
     log.error("sqlite error in a write: %s", exc, exc_info=exc)
     return InternalError(f"database error: {exc}")
