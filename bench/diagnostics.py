@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import resource
 import socket
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -60,6 +61,20 @@ def cpu_per_op_by_role(
     }
 
 
+def _board_with_pending_tasks(
+    path: Path, count: int, durability: Durability
+) -> tuple[sqlite3.Connection, int]:
+    """A daemon-schema database holding `count` pending tasks (ids 1..count); the next seq."""
+    conn = open_writer_connection(path, durability)
+    migrate(conn)
+    conn.execute("BEGIN IMMEDIATE")
+    txn = queries.Txn(conn, SystemClock().now(), {}, 1)
+    for n in range(count):
+        queries.post_task(txn, P.PostParams(title=f"probe {n}", body="x" * 200))
+    conn.execute("COMMIT")
+    return conn, txn.next_seq
+
+
 def writer_claim_cost_with_and_without_gil_contention(
     path: Path, claims: int = 800, group: int = 8
 ) -> tuple[float, float]:
@@ -73,15 +88,8 @@ def writer_claim_cost_with_and_without_gil_contention(
     """
     if not hasattr(resource, "RUSAGE_THREAD"):  # Linux only
         return float("nan"), float("nan")
-    conn = open_writer_connection(path, Durability.NORMAL)
-    migrate(conn)
+    conn, next_seq = _board_with_pending_tasks(path, 2 * claims, Durability.NORMAL)
     clock = SystemClock()
-    conn.execute("BEGIN IMMEDIATE")
-    txn = queries.Txn(conn, clock.now(), {}, 1)
-    for n in range(2 * claims):
-        queries.post_task(txn, P.PostParams(title=f"probe {n}", body="x" * 200))
-    conn.execute("COMMIT")
-    next_seq = txn.next_seq
 
     def run(first_id: int) -> float:
         nonlocal next_seq
@@ -134,16 +142,9 @@ def coordd_claim_transaction_latencies(path: Path, claims: int) -> list[float]:
     event row). A lone client's claim through the daemon costs this plus
     the transport; the difference from the baseline is the schema's price.
     """
-    conn = open_writer_connection(path, Durability.FULL)
-    migrate(conn)
-    clock = SystemClock()
-    conn.execute("BEGIN IMMEDIATE")
-    txn = queries.Txn(conn, clock.now(), {}, 1)
-    for n in range(claims):
-        queries.post_task(txn, P.PostParams(title=f"single {n}", body="x" * 200))
-    conn.execute("COMMIT")
+    conn, next_seq = _board_with_pending_tasks(path, claims, Durability.FULL)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    next_seq = txn.next_seq
+    clock = SystemClock()
     latencies = []
     clock_us = time.perf_counter
     for task_id in range(1, claims + 1):

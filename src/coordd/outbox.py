@@ -19,15 +19,12 @@ the backlog is high, which bounds what the writer can add.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections import deque
 from collections.abc import Callable
 
 import trio
-
-log = logging.getLogger(__name__)
 
 #: Above this many unwritten bytes, trio-side senders and the request reader wait.
 HIGH_WATER_BYTES = 1024 * 1024
