@@ -25,8 +25,17 @@ async def test_point_read_runs_inline_and_sees_committed_rows(
     pool = ReaderPool(workdir / "w.db")
     pool.open()
     try:
-        result = await pool.point_read(queries.read_task, field(posted["task"], "id"))
+        # Inline means no checkpoint: the read completes even in a scope that is
+        # already cancelled, where a trio.to_thread hop would raise Cancelled.
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            result = await pool.point_read(queries.read_task, field(posted["task"], "id"))
+        assert not scope.cancelled_caught
         assert field(result["task"], "title") == "inline"
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await pool.run(queries.read_task, field(posted["task"], "id"))
+        assert scope.cancelled_caught  # the pool path does hop (and checkpoint)
     finally:
         pool.close()
 
