@@ -25,6 +25,10 @@ class ListenerError(Exception):
     """The socket cannot be used: with a message for the user."""
 
 
+class UnsafeSocketDirectory(ListenerError):
+    """The socket's directory could let another user replace the socket."""
+
+
 class DaemonAlreadyRunning(ListenerError):
     """A live daemon answers on the socket path."""
 
@@ -46,10 +50,7 @@ def bind_unix_socket(path: Path) -> BoundSocket:
             f"socket path is {len(encoded)} bytes; the limit here is {SUN_PATH_MAX - 1}: {path}"
             " (use --socket or $COORDD_SOCKET with a shorter path)"
         )
-    directory = path.parent
-    if not directory.exists():
-        directory.mkdir(mode=0o700, parents=True)
-        os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
+    ensure_private_directory(path.parent)
     _replace_stale_socket(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)  # the socket is born 0600: no window where others can connect
@@ -64,12 +65,50 @@ def bind_unix_socket(path: Path) -> BoundSocket:
     return BoundSocket(sock, path, owned=True, inode=os.stat(path).st_ino)
 
 
+def ensure_private_directory(directory: Path) -> None:
+    """Make sure nobody but us can add, replace or remove files in the socket's directory.
+
+    With `$XDG_RUNTIME_DIR` unset the directory sits in a shared `/tmp`, where
+    another user can create it first (world-writable) and later swap our
+    socket for a listener of their own. So whichever way the path was
+    chosen: a missing directory is created 0700; an existing one must be a
+    real directory (not a symlink), owned by our uid, and writable by nobody
+    else. One we did not create is never chmodded: the user decides.
+    """
+    if not os.path.lexists(directory):
+        directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            directory.mkdir(mode=0o700)
+            os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
+            return
+        except FileExistsError:
+            pass  # someone made it meanwhile: check it like any other
+    info = os.lstat(directory)
+    fix = "use a private directory (--socket, $COORDD_SOCKET or $XDG_RUNTIME_DIR)"
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafeSocketDirectory(f"socket directory {directory} is a symlink; {fix}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafeSocketDirectory(f"socket directory {directory} is not a directory; {fix}")
+    if info.st_uid != os.geteuid():
+        raise UnsafeSocketDirectory(
+            f"socket directory {directory} is owned by uid {info.st_uid}, not by this user"
+            f" (uid {os.geteuid()}); another user may have planted it: {fix}"
+        )
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeSocketDirectory(
+            f"socket directory {directory} is writable by group or others"
+            f" (mode {stat.S_IMODE(info.st_mode):o}); `chmod 700 {directory}` or {fix}"
+        )
+
+
 def _replace_stale_socket(path: Path) -> None:
     """Unlink a socket left by a dead daemon; refuse if a live one answers."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return
+    if stat.S_ISLNK(mode):
+        raise ListenerError(f"{path} is a symlink; refusing to bind through it")
     if not stat.S_ISSOCK(mode):
         raise ListenerError(f"{path} exists and is not a socket; refusing to replace it")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -86,12 +125,18 @@ def _replace_stale_socket(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
+def socket_file_is_ours(bound: BoundSocket) -> bool:
+    """Does the path still name the socket we bound (not deleted, not replaced)?"""
+    if bound.path is None:
+        return True
+    try:
+        info = os.lstat(bound.path)
+    except OSError:
+        return False
+    return stat.S_ISSOCK(info.st_mode) and info.st_ino == bound.inode
+
+
 def unlink_if_ours(bound: BoundSocket) -> None:
     """Remove our socket file at exit, unless it was adopted or already replaced."""
-    if not bound.owned or bound.path is None:
-        return
-    try:
-        if os.stat(bound.path).st_ino == bound.inode:
-            bound.path.unlink()
-    except OSError:
-        pass
+    if bound.owned and socket_file_is_ours(bound) and bound.path is not None:
+        bound.path.unlink(missing_ok=True)

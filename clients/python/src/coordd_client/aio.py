@@ -26,6 +26,7 @@ from coordd_client import methods
 from coordd_client.errors import DaemonUnavailable, ProtocolError
 from coordd_client.framing import FrameDecoder, FrameError
 from coordd_client.paths import default_socket_path
+from coordd_client.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 P = ParamSpec("P")
@@ -86,6 +87,11 @@ class AsyncClient:
             stream = await trio.open_unix_socket(str(path))
         except OSError as exc:
             raise DaemonUnavailable(f"no coordd answers on {path}: {exc.strerror or exc}") from None
+        try:
+            require_same_user(stream.socket, path)  # type: ignore[arg-type]
+        except BaseException:
+            await stream.aclose()
+            raise
         client = cls(stream, path)
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client._read_loop)

@@ -33,6 +33,7 @@ from coordd_client.errors import (
 )
 from coordd_client.framing import FrameDecoder, FrameError
 from coordd_client.paths import default_socket_path
+from coordd_client.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 P = ParamSpec("P")
@@ -84,6 +85,11 @@ class Client:
                 socket=str(self.socket_path),
                 errno=errno.errorcode.get(exc.errno or 0, ""),
             ) from None
+        try:
+            require_same_user(sock, self.socket_path)
+        except BaseException:
+            sock.close()
+            raise
         self._sock = sock
         self._decoder = FrameDecoder(max_frame=64 * 1024 * 1024)
         return self

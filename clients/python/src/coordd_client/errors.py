@@ -104,6 +104,15 @@ class DaemonUnavailable(CoordError):
     kind = "daemon_unavailable"
 
 
+class UntrustedSocket(CoordError):
+    """Client side only: the socket is served by another uid, so it was not our daemon.
+
+    Not a `DaemonUnavailable`: starting a daemon of our own would not help."""
+
+    code = -32000
+    kind = "untrusted_socket"
+
+
 _BY_KIND: dict[str, type[CoordError]] = {
     cls.kind: cls
     for cls in (
