@@ -95,10 +95,15 @@ class Connection:
         # the large ones, from execution until the outbox has taken their answer
         # and is back under its high-water mark.
         self._large_answers = trio.Semaphore(limits.large_answers_per_connection)
+        self.reads = trio.CapacityLimiter(limits.reader_share_per_connection)
         self._connection_scope = trio.CancelScope()
         self._inflight = 0
         self._all_answered = trio.Event()
         self._blocking: set[trio.CancelScope] = set()
+        #: Set once at end of input. Checked and registered with no await in
+        #: between, so a wait or a subscription that starts after the end is
+        #: refused, and one that started before is cancelled: none outlives us.
+        self._input_ended = False
         self._nursery: trio.Nursery | None = None
 
     @property
@@ -139,6 +144,7 @@ class Connection:
         self._connection_scope.cancel()
 
     def _end_of_input(self) -> None:
+        self._input_ended = True
         for scope in self._blocking:
             scope.cancel()
         self._end_subscriptions()
@@ -152,8 +158,15 @@ class Connection:
     # --- receiving -----------------------------------------------------------------
 
     async def _receive_loop(self) -> None:
+        """Read frames until end of input; a frame must finish within its deadline.
+
+        The slow-loris deadline starts at a frame's first byte, not at the
+        previous frame's end: a connection may sit idle between frames for as
+        long as it likes (long-lived clients do), but once a frame has begun,
+        the rest of it must arrive within `frame_completion_s`.
+        """
         decoder = FrameDecoder(self._limits.max_frame)
-        deadline = trio.current_time() + self._limits.frame_completion_s
+        deadline = 0.0
         while True:
             try:
                 while (payload := decoder.next_frame()) is not None:
@@ -167,22 +180,24 @@ class Connection:
             if self._outbox.backlog_bytes:
                 # Stop reading requests while our answers are not being read.
                 await self._outbox.wait_writable_room()
-            started = decoder.in_partial_frame
-            if not started:
-                deadline = trio.current_time() + self._limits.frame_completion_s
+            in_frame = decoder.in_partial_frame
             try:
-                if started:
+                if in_frame:
                     with trio.move_on_at(deadline) as scope:
                         data = await self._stream.receive_some(self._limits.receive_chunk)
                     if scope.cancelled_caught:
                         log.info("closing a connection that left a frame unfinished")
                         return
-                else:
+                else:  # idle between frames: no deadline, and no cancel scope to pay for
                     data = await self._stream.receive_some(self._limits.receive_chunk)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
             if not data:
                 return  # end of input; a partial frame is dropped without effect
+            if not in_frame:
+                # These bytes begin a frame (any whole frames in them are
+                # handled at once; the deadline matters for what is left).
+                deadline = trio.current_time() + self._limits.frame_completion_s
             decoder.feed(data)
 
     async def _send_fatal(self, error: CoordError) -> None:
@@ -194,7 +209,7 @@ class Connection:
         refusal: CoordError | None = None
         if self._services.draining:
             refusal = ShuttingDown("the daemon is shutting down")
-        elif self._inflight >= self._limits.max_inflight_per_connection:
+        elif self._inflight + len(message.items) > self._limits.max_inflight_per_connection:
             refusal = Overloaded(
                 "too many requests in flight on this connection; retry later",
                 reason="connection_inflight",
@@ -210,7 +225,8 @@ class Connection:
         item = message.items[0]
         if not message.is_batch and isinstance(item, Request) and self._submit_write(item):
             return
-        self._inflight += 1
+        # Each batch item counts against the cap: one frame of 256 is 256 requests.
+        self._inflight += len(message.items)
         self._tracker.begin()
         self.nursery.start_soon(self._run_message, message.items, message.is_batch)
 
@@ -247,9 +263,9 @@ class Connection:
         self._answered()
         return False
 
-    def _answered(self) -> None:
-        """Trio thread: a request's answer is in the outbox."""
-        self._inflight -= 1
+    def _answered(self, requests: int = 1) -> None:
+        """Trio thread: the answer to a frame of `requests` requests is in the outbox."""
+        self._inflight -= requests
         self._tracker.end()
         if not self._inflight:
             self._all_answered.set()
@@ -265,7 +281,7 @@ class Connection:
             else:
                 await self._execute_and_answer(items, is_batch)
         finally:
-            self._answered()
+            self._answered(len(items))
 
     async def _execute_and_answer(self, items: list[Request | Rejected], is_batch: bool) -> None:
         if len(items) == 1:
@@ -283,7 +299,10 @@ class Connection:
         await self._send_responses(responses, is_batch)
         for outcome in outcomes:
             if outcome is not None and outcome[1] is not None:
-                self.nursery.start_soon(outcome[1])
+                if self._input_ended:
+                    self._end_subscriptions()  # its subscription outlived the input
+                else:
+                    self.nursery.start_soon(outcome[1])
 
     async def _run_item(self, item: Request | Rejected) -> tuple[Any, Any] | None:
         """Return (response or None, follow-up or None); None when nothing to send."""
@@ -311,6 +330,8 @@ class Connection:
             raise MethodNotFound(f"unknown method {request.method!r}", method=request.method)
         params = decode_params(request.params, method.decoder)
         if request.method in _BLOCKING_METHODS:
+            if self._input_ended:
+                raise ShuttingDown("the connection ended")
             with trio.CancelScope() as scope:
                 self._blocking.add(scope)
                 try:

@@ -22,10 +22,16 @@ class Limits:
     #: `task.list` / `events.since` calls one connection may have between execution
     #: and the end of writing their answer: bounds the bytes a pipelining client pins.
     large_answers_per_connection: int = 4
+    #: Reader-pool connections one client connection may hold at once (the
+    #: pool has 4): a flood of scans on one connection cannot queue ahead of
+    #: everybody else's reads, since it never has more than this many in line.
+    reader_share_per_connection: int = 2
     #: Connections served at once; more wait in the listen backlog.
     #: PROTOCOL.md asks for at least 1,024.
     max_connections: int = 4096
     #: Bytes read from a socket per receive call.
     receive_chunk: int = 65536
+    #: Seconds between checks that the socket file is still ours (rebound if not).
+    socket_check_interval_s: float = 2.0
     #: Seconds shutdown waits for in-flight requests before closing anyway.
     drain_timeout_s: float = 10.0

@@ -17,4 +17,6 @@ async def heartbeat(services: Services, p: P.HeartbeatParams, session: Session) 
 
 @method("agent.list", P.NoParams)
 async def list_agents(services: Services, p: P.NoParams, session: Session) -> Any:
-    return await services.readers.run(queries.list_agents, format_time(services.clock.now()))
+    return await services.readers.run(
+        queries.list_agents, format_time(services.clock.now()), share=session.reads
+    )

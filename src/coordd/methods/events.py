@@ -39,6 +39,7 @@ async def since(services: Services, p: P.EventsSinceParams, session: Session) ->
         p.limit or P.DEFAULT_EVENTS_LIMIT,
         p.project,
         p.types,
+        share=session.reads,
     )
     return {"events": events, "last_seq": last}
 
@@ -51,6 +52,11 @@ async def subscribe(services: Services, p: P.SubscribeParams, session: Session) 
             reason="too_many_subscriptions",
         )
     hub = services.hub
+    if p.after_seq is not None and p.after_seq > hub.last_seq:
+        # The hub learns of a commit a moment after its writer answered it,
+        # so only the database can say a seq is from the future.
+        newest = await services.readers.run(queries.last_seq, share=session.reads)
+        queries.require_known_seq(p.after_seq, newest)
     sub = hub.subscribe(p.project, p.types)
     session.subscriptions[sub.id] = sub
     # Everything published up to `boundary` is replayed from the database;
@@ -78,7 +84,7 @@ async def _replay(
     types = sorted(sub.types) if sub.types else None
     while position < boundary and sub.closed is None:
         events, _ = await services.readers.run(
-            queries.events_since, position, REPLAY_PAGE, sub.project, types
+            queries.events_since, position, REPLAY_PAGE, sub.project, types, share=session.reads
         )
         if not events:
             break
@@ -131,12 +137,16 @@ async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
     try:
         if p.after_seq is None:
             # Level-triggered: a task matching now answers at once.
-            task, seen = await services.readers.run(queries.first_matching_task, p)
+            task, seen = await services.readers.run(
+                queries.first_matching_task, p, share=session.reads
+            )
             if task is not None:
                 return {"task": task, "seq": seen}
         else:
             # Edge-triggered: the first matching change committed after after_seq.
-            task, seen = await services.readers.run(_scan_stored, waiter.flt, p.after_seq)
+            task, seen = await services.readers.run(
+                _scan_stored, waiter.flt, p.after_seq, share=session.reads
+            )
             if task is not None:
                 return {"task": task, "seq": seen}
         early = waiter.arm(seen)
@@ -158,6 +168,7 @@ def _scan_stored(
 ) -> tuple[msgspec.Raw | None, int]:
     """The first stored event after `after_seq` whose task matches; else the newest seq."""
     newest = queries.last_seq(conn)
+    queries.require_known_seq(after_seq, newest)
     position = after_seq
     project_clause = "" if flt.project is None else " AND project = :project"
     while position < newest:
@@ -173,4 +184,4 @@ def _scan_stored(
             if flt.matches_json(bytes(stored.task)):
                 return stored.task, seq
             position = seq
-    return None, max(newest, after_seq)
+    return None, newest

@@ -36,6 +36,8 @@ class Session(Protocol):
     """The connection a request arrived on, as far as handlers need it."""
 
     subscriptions: dict[int, Subscription]
+    #: This connection's share of the reader pool (pass as `share=`).
+    reads: trio.CapacityLimiter
 
     async def send_notification(self, method: str, params: Any) -> None: ...
 

@@ -16,7 +16,7 @@ async def ping(services: Services, p: P.NoParams, session: Session) -> dict[str,
 
 @method("server.info", P.NoParams)
 async def server_info(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
-    counts, last_seq = await services.readers.run(_counts_and_seq)
+    counts, last_seq = await services.readers.run(_counts_and_seq, share=session.reads)
     stats = services.writer.statistics()
     return {
         "version": services.version,

@@ -42,4 +42,4 @@ async def get(services: Services, p: P.GetParams, session: Session) -> Any:
 
 @method("task.list", P.ListParams)
 async def list_(services: Services, p: P.ListParams, session: Session) -> Any:
-    return await services.readers.run(queries.list_tasks, p)
+    return await services.readers.run(queries.list_tasks, p, share=session.reads)
