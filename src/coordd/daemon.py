@@ -25,16 +25,22 @@ from coordd.connection import Connection, InflightTracker
 from coordd.events import EventHub
 from coordd.housekeeping import Retention, run_reaper, run_retention, run_watchdog
 from coordd.limits import Limits
-from coordd.listener import BoundSocket, bind_unix_socket, unlink_if_ours
+from coordd.listener import (
+    BoundSocket,
+    ListenerError,
+    bind_unix_socket,
+    socket_file_is_ours,
+    unlink_if_ours,
+)
 from coordd.methods import Services
 from coordd.platform.launchd import adopt_launchd_socket
 from coordd.platform.lockfile import DatabaseLock
-from coordd.platform.peercred import peer_uid
 from coordd.platform.systemd import Notifier, adopt_listen_fd
 from coordd.store import queries
 from coordd.store.connections import Durability
 from coordd.store.readers import Checkpointer, ReaderPool, restart_wal
 from coordd.store.writer import Writer
+from coordd_client.peercred import peer_uid
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +85,10 @@ class Daemon:
         self.bound: BoundSocket | None = None
         self.services: Services | None = None
         self._stop_requested = trio.Event()
+        #: Shared by every accept loop (the socket may be bound again while serving).
+        self._connection_slots = trio.Semaphore(config.limits.max_connections)
+        self._accept_scope = trio.CancelScope()
+        self._listener: trio.SocketListener | None = None
 
     def request_stop(self) -> None:
         """Begin a graceful shutdown, as SIGTERM does."""
@@ -132,7 +142,6 @@ class Daemon:
             started_at=format_time(self.clock.now()),
             version=__version__,
         )
-        listener = trio.SocketListener(trio.socket.from_stdlib_socket(self.bound.sock))
         async with trio.open_nursery() as root:
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
@@ -142,8 +151,9 @@ class Daemon:
             if self.notifier.watchdog_interval_s:
                 root.start_soon(run_watchdog, self.writer, self.notifier)
             async with trio.open_nursery() as connections:
-                accept_scope = trio.CancelScope()
-                connections.start_soon(self._accept_loop, listener, connections, accept_scope)
+                self._start_accepting(connections)
+                if self.bound.owned:
+                    root.start_soon(self._guard_socket_path, connections)
                 where = self.bound.path or "an adopted socket"
                 log.info("coordd %s serving %s on %s", __version__, self.config.db_path, where)
                 self.notifier.notify("READY=1", f"STATUS=serving {self.config.db_path}")
@@ -151,10 +161,50 @@ class Daemon:
                 await self._stop_requested.wait()
                 log.info("shutting down")
                 self.notifier.notify("STOPPING=1", "STATUS=draining")
-                accept_scope.cancel()
+                self._accept_scope.cancel()
                 await self._drain()
                 connections.cancel_scope.cancel()
             root.cancel_scope.cancel()
+
+    def _start_accepting(self, connections: trio.Nursery) -> None:
+        assert self.bound is not None
+        listener = trio.SocketListener(trio.socket.from_stdlib_socket(self.bound.sock))
+        self._listener = listener
+        self._accept_scope = trio.CancelScope()
+        connections.start_soon(self._accept_loop, listener, connections, self._accept_scope)
+
+    async def _guard_socket_path(self, connections: trio.Nursery) -> None:
+        """Notice our socket file being deleted or replaced, and bind it again.
+
+        Clients find the daemon by path only: a socket file removed by a
+        careless `rm -rf /tmp/*` or a cleaner leaves a live daemon nobody can
+        reach. Every `socket_check_interval_s` the path is checked; if it no
+        longer names our socket, a fresh one is bound there (through the same
+        safety checks as at start) and the old one is closed.
+        """
+        assert self.bound is not None and self.bound.path is not None
+        path = self.bound.path
+        complained = False
+        while True:
+            await trio.sleep(self.config.limits.socket_check_interval_s)
+            if socket_file_is_ours(self.bound):
+                complained = False
+                continue
+            try:
+                fresh = bind_unix_socket(path)
+            except ListenerError as exc:
+                if not complained:
+                    log.error("the socket file %s is gone or replaced, and: %s", path, exc)
+                    complained = True
+                continue
+            log.warning("the socket file %s was removed or replaced; bound it again", path)
+            complained = False
+            old_listener = self._listener
+            assert old_listener is not None
+            self._accept_scope.cancel()  # before the close, so the loop sees a cancel
+            self.bound = fresh
+            self._start_accepting(connections)
+            await old_listener.aclose()
 
     async def _drain(self) -> None:
         assert self.services is not None
@@ -177,12 +227,15 @@ class Daemon:
     async def _accept_loop(
         self, listener: trio.SocketListener, nursery: trio.Nursery, scope: trio.CancelScope
     ) -> None:
-        slots = trio.Semaphore(self.config.limits.max_connections)
+        slots = self._connection_slots
         with scope:
             while True:
                 await slots.acquire()
                 try:
                     stream = await listener.accept()
+                except trio.ClosedResourceError:
+                    slots.release()
+                    return  # replaced by a freshly bound socket
                 except OSError as exc:
                     slots.release()
                     if exc.errno in _ACCEPT_CAPACITY_ERRNOS:

@@ -12,8 +12,13 @@ class DatabaseInUse(Exception):
 
 
 class DatabaseLock:
+    """The lock is named after the file the path resolves to, not the path given:
+    `a.db -> x.db` and `x.db` are one database and must meet at one lock.
+    (A hard link is a second name the path cannot reveal; docs/CONFORMANCE.md.)"""
+
     def __init__(self, db_path: Path) -> None:
-        self.path = db_path.with_name(db_path.name + ".lock")
+        resolved = db_path.resolve()
+        self.path = resolved.with_name(resolved.name + ".lock")
         self._fd: int | None = None
 
     def acquire(self) -> None:
