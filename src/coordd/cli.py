@@ -17,7 +17,7 @@ from coordd.limits import Limits
 from coordd.listener import ListenerError
 from coordd.paths import default_db_path
 from coordd.platform.lockfile import DatabaseInUse
-from coordd.store.connections import Durability
+from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.schema import SchemaTooNew
 from coordd_client.paths import default_socket_path
 
@@ -141,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:
         trio.run(Daemon(config).run)
-    except (DatabaseInUse, ListenerError, SchemaTooNew) as exc:
+    except (DatabaseInUse, DatabaseUnusable, ListenerError, SchemaTooNew) as exc:
         print(f"coordd: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # a second ^C while draining

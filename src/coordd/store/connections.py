@@ -70,3 +70,37 @@ def open_writer_connection(path: Path, durability: Durability) -> sqlite3.Connec
     # When the log restarts after a burst, shrink the file back to this size.
     conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
     return conn
+
+
+class DatabaseUnusable(Exception):
+    """The database file cannot be served: damaged, not a database, or unreadable."""
+
+
+#: What to do about a damaged database, said with every refusal.
+RECOVERY_ADVICE = (
+    "run `coordd check --db {path}` for details; restore a copy made with"
+    " `coordd backup` (stop coordd, move the damaged file and its -wal/-shm aside,"
+    " put the copy in its place), or move it aside to start with an empty board"
+)
+
+
+def unusable(path: Path, exc: sqlite3.Error) -> DatabaseUnusable:
+    """A clear refusal for an SQLite error met while opening or checking `path`."""
+    return DatabaseUnusable(
+        f"cannot use the database {path}: {exc}; " + RECOVERY_ADVICE.format(path=path)
+    )
+
+
+def verify_intact(conn: sqlite3.Connection, path: Path) -> None:
+    """`PRAGMA quick_check` before serving: never write onto a damaged file.
+
+    quick_check reads every page once but skips index-content comparison, so
+    it costs a sequential read of the file (docs/CONFORMANCE.md has figures).
+    """
+    problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(10)").fetchall()]
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3])
+        raise DatabaseUnusable(
+            f"the database {path} is damaged (quick_check: {shown}); "
+            + RECOVERY_ADVICE.format(path=path)
+        )

@@ -35,10 +35,13 @@ from coordd.clock import Clock
 from coordd.store import queries
 from coordd.store.connections import (
     SQLITE_FULL,
+    DatabaseUnusable,
     Durability,
     is_busy,
     open_writer_connection,
     primary_error_code,
+    unusable,
+    verify_intact,
 )
 from coordd.store.schema import migrate
 from coordd_client.errors import CoordError, InternalError, Overloaded, ShuttingDown
@@ -145,8 +148,17 @@ class Writer:
 
     def open(self) -> None:
         """Open the write connection: WAL recovery and migrations happen here, first."""
-        self._conn = open_writer_connection(self._path, self._durability)
-        migrate(self._conn)
+        try:
+            self._conn = open_writer_connection(self._path, self._durability)
+            verify_intact(self._conn, self._path)
+            migrate(self._conn)
+        except (sqlite3.DatabaseError, DatabaseUnusable) as exc:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if isinstance(exc, DatabaseUnusable):
+                raise
+            raise unusable(self._path, exc) from exc
         if self._max_pages is not None:
             self._conn.execute(f"PRAGMA max_page_count = {int(self._max_pages)}")
         self._committed_seq = queries.last_seq(self._conn)
