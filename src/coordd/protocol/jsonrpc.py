@@ -157,6 +157,7 @@ def decode_params(raw: msgspec.Raw | None, decoder: msgspec.json.Decoder[P]) -> 
     try:
         return decoder.decode(source)
     except msgspec.ValidationError as exc:
+        _refuse_bad_utf8(source)
         text = str(exc)
         if text.startswith("Expected `object`, got") and "$." not in text:
             raise InvalidParams(
@@ -167,7 +168,21 @@ def decode_params(raw: msgspec.Raw | None, decoder: msgspec.json.Decoder[P]) -> 
         data = {"field": field} if field else {}
         raise InvalidParams(f"invalid params: {text}", **data) from None
     except (msgspec.DecodeError, RecursionError):
+        _refuse_bad_utf8(source)
         raise InvalidParams("params could not be decoded") from None
+
+
+def _refuse_bad_utf8(source: Any) -> None:
+    """Bytes that are not UTF-8 are not JSON at all (RFC 8259 section 8.1): -32700.
+
+    The envelope keeps params undecoded, so this is only found when they
+    fail to decode; checked on that error path alone, it costs a valid
+    request nothing.
+    """
+    try:
+        bytes(source).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError("params are not valid UTF-8, so not JSON") from None
 
 
 class _Result(msgspec.Struct, kw_only=True):

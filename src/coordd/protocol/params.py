@@ -19,17 +19,21 @@ MAX_SQLITE_INT = 2**63 - 1
 TaskId = Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]
 Fence = Annotated[int, Meta(ge=0, le=MAX_SQLITE_INT)]
 Seq = Annotated[int, Meta(ge=0, le=MAX_SQLITE_INT)]
-# Printable: no control characters; no leading or trailing white space.
+# Printable: no control characters; no leading or trailing white space. The
+# pattern is the cheap first cut (and `\Z`, unlike `$`, does not match before a
+# trailing newline); `Params.__post_init__` then refuses what `str.isprintable`
+# refuses (format characters such as U+200B and U+202E, line and paragraph
+# separators, other spaces), which no `re` character class can name.
 Agent = Annotated[
     str,
     Meta(
         min_length=1,
         max_length=128,
-        pattern=r"^[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?$",
+        pattern=r"\A[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?\Z",
     ),
 ]
 Project = Annotated[str, Meta(min_length=1, max_length=256)]
-Kind = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+Kind = Annotated[str, Meta(pattern=r"\A[a-z][a-z0-9_-]{0,31}\Z")]
 Title = Annotated[str, Meta(min_length=1, max_length=300)]
 Text = Annotated[str, Meta(max_length=65536)]
 Priority = Annotated[int, Meta(ge=-1000, le=1000)]
@@ -50,9 +54,23 @@ DEFAULT_LIST_LIMIT = 100
 DEFAULT_EVENTS_LIMIT = 1000
 
 
+#: The fields that hold an agent name, in whichever Struct they appear.
+AGENT_FIELDS = ("agent", "claimed_by")
+
+
 class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Base: by-name, strict. (Not frozen: mypy's dataclass_transform would then
     demand `frozen=True` repeated on every subclass; nothing mutates params.)"""
+
+    def __post_init__(self) -> None:
+        # msgspec turns a ValueError here into a ValidationError (-32602).
+        for name in AGENT_FIELDS:
+            value = getattr(self, name, None)
+            if value is not None and not value.isprintable():
+                bad = next(c for c in value if not c.isprintable())
+                raise ValueError(
+                    f"`{name}` must be printable: U+{ord(bad):04X} is not - at `$.{name}`"
+                )
 
 
 class NoParams(Params):

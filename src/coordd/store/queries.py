@@ -19,7 +19,7 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.protocol import params as P
-from coordd_client.errors import Conflict, LeaseLost, NotFound
+from coordd_client.errors import Conflict, InvalidParams, LeaseLost, NotFound
 from coordd_client.wire import STATES
 
 TASK_JSON = (
@@ -578,6 +578,22 @@ def last_seq(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def require_known_seq(after_seq: int, newest: int) -> None:
+    """Refuse a resume point from the future: it means the board is not the one it came from.
+
+    A client holding a seq from before a restore (or from another database)
+    would otherwise be told "nothing new" for every event until the log
+    caught up with it, silently.
+    """
+    if after_seq > newest:
+        raise InvalidParams(
+            f"after_seq {after_seq} is beyond the newest event ({newest}): this board was"
+            " restored or replaced since that seq was read; resume from 0 or a seq it gave",
+            field="after_seq",
+            last_seq=newest,
+        )
+
+
 def state_counts(conn: sqlite3.Connection) -> dict[str, int]:
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
     counts.update(conn.execute("SELECT state, count(*) FROM tasks GROUP BY state").fetchall())
@@ -615,10 +631,11 @@ def events_since(
     if types:
         where.append(f"type IN {_in_list('type', list(dict.fromkeys(types)), args)}")
     newest = last_seq(conn)
+    require_known_seq(after_seq, newest)
     rows = conn.execute(
         f"SELECT seq, data FROM events WHERE {' AND '.join(where)} ORDER BY seq LIMIT {limit}",
         args,
     ).fetchall()
     if len(rows) == limit:
         return [msgspec.Raw(data) for _, data in rows], rows[-1][0]
-    return [msgspec.Raw(data) for _, data in rows], max(newest, after_seq)
+    return [msgspec.Raw(data) for _, data in rows], newest
