@@ -44,13 +44,40 @@ def _daemon_command() -> list[str]:
     )
 
 
-def start_daemon(socket_path: Path) -> Path:
-    """Spawn `coordd serve --socket PATH` detached; return its log file."""
+#: What a spawned daemon says when another one, started at the same moment, won.
+_LOST_START_RACE = ("in use by another coordd", "already listening")
+
+
+class SpawnedDaemon:
+    """A daemon this CLI started, and where its log for this start begins."""
+
+    def __init__(self, process: subprocess.Popen[bytes], log_path: Path, log_offset: int) -> None:
+        self.process = process
+        self.log_path = log_path
+        self.log_offset = log_offset
+
+    def exit_message(self) -> str | None:
+        """The daemon's last words if it has already exited, else None."""
+        if self.process.poll() is None:
+            return None
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(self.log_offset)
+                said = log.read().decode(errors="replace").strip()
+        except OSError:
+            said = ""
+        last = said.splitlines()[-1] if said else "(it printed nothing)"
+        return f"coordd exited with status {self.process.returncode} at start: {last}"
+
+
+def start_daemon(socket_path: Path) -> SpawnedDaemon:
+    """Spawn `coordd serve --socket PATH` detached, logging to the state directory."""
     log_dir = state_dir()
     log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     log_path = log_dir / "coordd.log"
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
-        subprocess.Popen(
+        offset = log.tell()
+        process = subprocess.Popen(
             [*_daemon_command(), "serve", "--socket", str(socket_path)],
             stdin=devnull,
             stdout=log,
@@ -58,10 +85,18 @@ def start_daemon(socket_path: Path) -> Path:
             start_new_session=True,
             close_fds=True,
         )
-    return log_path
+    return SpawnedDaemon(process, log_path, offset)
 
 
-def wait_until_ready(socket_path: Path, timeout_s: float = READY_TIMEOUT_S) -> None:
+def wait_until_ready(
+    socket_path: Path, timeout_s: float = READY_TIMEOUT_S, spawned: SpawnedDaemon | None = None
+) -> None:
+    """Ping until a daemon answers; fail at once if the one we spawned has exited.
+
+    A spawned daemon that exits may simply have lost the start-up race to
+    another CLI's daemon (it exits at the database lock), so an exit only
+    fails the wait once nobody answers either.
+    """
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -69,6 +104,12 @@ def wait_until_ready(socket_path: Path, timeout_s: float = READY_TIMEOUT_S) -> N
                 client.ping()
             return
         except DaemonUnavailable:
+            if spawned is not None and (message := spawned.exit_message()) is not None:
+                if not any(benign in message for benign in _LOST_START_RACE):
+                    raise DaemonUnavailable(
+                        f"{message} (full log: {spawned.log_path})", socket=str(socket_path)
+                    ) from None
+                spawned = None  # another CLI's daemon won the start: wait for it
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(
                     f"started coordd but it did not answer on {socket_path}"
@@ -84,6 +125,6 @@ def connect(socket_path: Path, *, autostart: bool) -> Client:
     except DaemonUnavailable:
         if not autostart:
             raise
-    start_daemon(socket_path)
-    wait_until_ready(socket_path)
+    spawned = start_daemon(socket_path)
+    wait_until_ready(socket_path, spawned=spawned)
     return Client(socket_path).connect()

@@ -468,7 +468,8 @@ def cmd_agents(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.agents()
     rows = [
-        f"{a.agent:<32}  last seen {render.relative(a.last_seen):<22}  holding {a.holding}"
+        f"{render.clean(a.agent):<32}  last seen {render.relative(a.last_seen):<22}"
+        f"  holding {a.holding}"
         for a in result.agents
     ]
     ctx.emit(result, "\n".join(rows) or "no agents yet")
@@ -532,7 +533,7 @@ def _emit_error(json_mode: bool, code: int, message: str, data: dict[str, Any]) 
         document = {"error": {"code": code, "message": message, "data": data}}
         sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
     else:
-        sys.stderr.write(f"coord: {message}\n")
+        sys.stderr.write(f"coord: {render.clean(message)}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,26 @@ from datetime import UTC, datetime
 
 from coordd_client.wire import Event, Task
 
+#: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
+#: twins), the Unicode line and paragraph separators, and the bidirectional
+#: overrides that reorder what is shown ("Trojan Source"). Shown escaped, so a
+#: title cannot forge a board row, retitle the terminal or hide text.
+_UNSAFE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_UNSAFE.update({c: f"\\u{c:04x}" for c in (0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F))})
+_UNSAFE.update({c: f"\\u{c:04x}" for c in range(0x2066, 0x206A)})
+_UNSAFE_IN_BLOCK = {c: text for c, text in _UNSAFE.items() if c not in (0x0A, 0x09)}
+
+
+def clean(text: str) -> str:
+    """One line of someone else's text, safe to print: controls shown as `\\x1b`."""
+    return text.translate(_UNSAFE)
+
+
+def clean_block(text: str) -> str:
+    """Several lines of someone else's text: newlines and tabs kept, other controls escaped."""
+    return text.translate(_UNSAFE_IN_BLOCK)
+
+
 _COLOURS = {"pending": "33", "claimed": "36", "done": "32", "failed": "31", "cancelled": "90"}
 
 
@@ -46,14 +66,14 @@ def _state(state: str) -> str:
 
 def one_line(task: Task) -> str:
     """`#42 [bug, pending] Parser crashes on empty input`."""
-    return f"#{task.id} [{task.kind}, {task.state}] {task.title}"
+    return f"#{task.id} [{task.kind}, {task.state}] {clean(task.title)}"
 
 
 def task_table(tasks: Sequence[Task]) -> str:
     if not tasks:
         return "no tasks"
     id_width = max(2, *(len(str(t.id)) for t in tasks))
-    holder_width = max(6, *(len(t.claimed_by or "-") for t in tasks))
+    holder_width = max(6, *(len(clean(t.claimed_by or "-")) for t in tasks))
     kind_width = max(4, *(len(t.kind) for t in tasks))
     lines = [
         f"{'ID':>{id_width}}  {'STATE':<9}  {'PRI':>4}  {'KIND':<{kind_width}}  "
@@ -62,7 +82,8 @@ def task_table(tasks: Sequence[Task]) -> str:
     for t in tasks:
         lines.append(
             f"{t.id:>{id_width}}  {_state(t.state)}  {t.priority:>4}  {t.kind:<{kind_width}}  "
-            f"{t.claimed_by or '-':<{holder_width}}  {relative(t.updated_at):<22}  {t.title}"
+            f"{clean(t.claimed_by or '-'):<{holder_width}}  {relative(t.updated_at):<22}"
+            f"  {clean(t.title)}"
         )
     return "\n".join(lines)
 
@@ -70,29 +91,29 @@ def task_table(tasks: Sequence[Task]) -> str:
 def task_detail(task: Task) -> str:
     rows = [
         ("id", str(task.id)),
-        ("title", task.title),
+        ("title", clean(task.title)),
         ("state", task.state),
-        ("kind", task.kind),
-        ("project", task.project),
+        ("kind", clean(task.kind)),
+        ("project", clean(task.project)),
         ("priority", str(task.priority)),
-        ("tags", ", ".join(task.tags) or "-"),
-        ("created", f"{relative(task.created_at)} by {task.created_by or '-'}"),
+        ("tags", clean(", ".join(task.tags)) or "-"),
+        ("created", f"{relative(task.created_at)} by {clean(task.created_by or '-')}"),
         ("updated", relative(task.updated_at)),
-        ("holder", task.claimed_by or "-"),
+        ("holder", clean(task.claimed_by or "-")),
         ("claimed", relative(task.claimed_at)),
         ("lease ends", relative(task.lease_expires_at)),
         ("fence", str(task.fence)),
         ("attempts", str(task.attempts)),
-        ("result", task.result if task.result is not None else "-"),
+        ("result", clean(task.result) if task.result is not None else "-"),
     ]
     text = "\n".join(f"{name + ':':<12} {value}" for name, value in rows)
     if task.body:
-        text += "\n\n" + task.body
+        text += "\n\n" + clean_block(task.body)
     return text
 
 
 def event_line(event: Event) -> str:
     return (
         f"{event.seq:>6}  {relative(event.at):<22}  {event.type:<15}  #{event.task_id:<5} "
-        f" {event.agent or '-':<14}  {event.task.state:<9}  {event.task.title}"
+        f" {clean(event.agent or '-'):<14}  {event.task.state:<9}  {clean(event.task.title)}"
     )
