@@ -19,7 +19,7 @@ from coordd.paths import default_db_path
 from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.schema import SchemaTooNew
-from coordd_client.paths import default_socket_path
+from coordd_client.protocol.paths import default_socket_path
 
 log = logging.getLogger("coordd")
 

@@ -34,7 +34,7 @@ from coordd.protocol.jsonrpc import (
     parse_message,
     result_object,
 )
-from coordd_client.errors import (
+from coordd_client.protocol.errors import (
     CoordError,
     FrameTooLargeError,
     InternalError,
@@ -43,7 +43,7 @@ from coordd_client.errors import (
     Overloaded,
     ShuttingDown,
 )
-from coordd_client.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encode_frame
+from coordd_client.protocol.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encode_frame
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from coordd.store import queries
 from coordd.store.connections import Durability
 from coordd.store.readers import Checkpointer, ReaderPool, restart_wal
 from coordd.store.writer import Writer
-from coordd_client.peercred import peer_uid
+from coordd_client.protocol.peercred import peer_uid
 
 log = logging.getLogger(__name__)
 

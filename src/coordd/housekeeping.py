@@ -14,7 +14,7 @@ from coordd.events import EventHub
 from coordd.platform.systemd import Notifier
 from coordd.store import queries
 from coordd.store.writer import Writer
-from coordd_client.errors import CoordError
+from coordd_client.protocol.errors import CoordError
 
 log = logging.getLogger(__name__)
 

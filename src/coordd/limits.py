@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordd_client.framing import DEFAULT_MAX_FRAME
+from coordd_client.protocol.framing import DEFAULT_MAX_FRAME
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from coordd_client.paths import state_dir
+from coordd_client.protocol.paths import state_dir
 
 DB_ENV = "COORDD_DB"
 

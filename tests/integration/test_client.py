@@ -10,7 +10,7 @@ import trio
 from coordd.daemon import Daemon
 from coordd_client import Client, Conflict, DaemonUnavailable, InvalidParams, NotFound, Task
 from coordd_client.aio import AsyncClient
-from coordd_client.paths import default_socket_path
+from coordd_client.protocol.paths import default_socket_path
 
 
 async def test_many_concurrent_calls_pipeline_on_one_connection(aclient: AsyncClient) -> None:

@@ -11,7 +11,7 @@ import trio
 from coordd.protocol import params as P
 from coordd.store import queries
 from coordd.store.writer import Writer
-from coordd_client.errors import InternalError, NotFound
+from coordd_client.protocol.errors import InternalError, NotFound
 
 
 def count_tasks(path: Path) -> int:

@@ -15,7 +15,7 @@ CLIENT = ROOT / "clients" / "python"
 
 
 def test_client_modules_import_neither_the_daemon_nor_trio_outside_aio() -> None:
-    for path in (CLIENT / "src" / "coordd_client").glob("*.py"):
+    for path in (CLIENT / "src" / "coordd_client").rglob("*.py"):
         tree = ast.parse(path.read_text())
         imported = set()
         for node in ast.walk(tree):
@@ -63,3 +63,28 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     assert len(hard) == 1 and "msgspec" in hard[0], requires
     assert any("trio" in r and "extra == 'trio'" in r.replace('"', "'") for r in requires), requires
     assert "coord = coordd_client.cli:main" in entry_points
+
+
+def test_importing_the_daemon_loads_the_wire_package_but_no_client() -> None:
+    """The daemon imports `coordd_client.protocol` only, never a client module."""
+    probe = (
+        "import sys, coordd.daemon, coordd.cli\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('coordd_client'))\n"
+        "print(' '.join(loaded))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    assert "coordd_client.protocol.framing" in out  # the probe sees what it claims to
+    outside = [m for m in out if m not in ("coordd_client",) and ".protocol" not in m]
+    assert outside == [], outside
+
+
+def test_the_package_exports_every_public_name_it_lists() -> None:
+    import coordd_client
+
+    assert sorted(coordd_client.__all__) == sorted(coordd_client._HOMES)
+    for name in coordd_client.__all__:
+        assert getattr(coordd_client, name).__name__ == name
+    with pytest.raises(AttributeError):
+        _ = coordd_client.NoSuchThing  # type: ignore[attr-defined]

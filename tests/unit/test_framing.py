@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coordd_client.framing import EmptyFrame, FrameDecoder, FrameError, FrameTooLarge, encode_frame
+from coordd_client.protocol.framing import (
+    EmptyFrame,
+    FrameDecoder,
+    FrameError,
+    FrameTooLarge,
+    encode_frame,
+)
 
 
 def test_frames_split_across_feeds_are_reassembled() -> None:

@@ -16,7 +16,7 @@ from coordd.protocol.jsonrpc import (
     decode_params,
     parse_message,
 )
-from coordd_client.errors import InvalidParams
+from coordd_client.protocol.errors import InvalidParams
 
 
 def only(payload: bytes) -> Request | Rejected:

@@ -13,7 +13,7 @@ from coordd.events import Subscription, Waiter, WaitFilter
 from coordd.methods.registry import FollowUp, Services, Session, method
 from coordd.protocol import params as P
 from coordd.store import queries
-from coordd_client.errors import NotFound, Overloaded
+from coordd_client.protocol.errors import NotFound, Overloaded
 
 #: Subscriptions one connection may hold: each costs a task and a backlog.
 MAX_SUBSCRIPTIONS_PER_CONNECTION = 64

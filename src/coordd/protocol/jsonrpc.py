@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from coordd_client.errors import (
+from coordd_client.protocol.errors import (
     CoordError,
     InvalidParams,
     InvalidRequest,

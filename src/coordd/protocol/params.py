@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from coordd_client.wire import EventType, State
+from coordd_client.protocol.wire import EventType, State
 
 MAX_SQLITE_INT = 2**63 - 1
 

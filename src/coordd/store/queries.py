@@ -19,8 +19,8 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.protocol import params as P
-from coordd_client.errors import Conflict, InvalidParams, LeaseLost, NotFound
-from coordd_client.wire import STATES
+from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound
+from coordd_client.protocol.wire import STATES
 
 TASK_JSON = (
     "json_object('id', id, 'project', project, 'kind', kind, 'title', title, 'body', body,"

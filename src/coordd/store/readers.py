@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import trio
 
 from coordd.store.connections import is_busy, open_connection
-from coordd_client.errors import CoordError
+from coordd_client.protocol.errors import CoordError
 
 log = logging.getLogger(__name__)
 

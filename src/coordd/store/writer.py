@@ -44,7 +44,7 @@ from coordd.store.connections import (
     verify_intact,
 )
 from coordd.store.schema import migrate
-from coordd_client.errors import CoordError, InternalError, Overloaded, ShuttingDown
+from coordd_client.protocol.errors import CoordError, InternalError, Overloaded, ShuttingDown
 
 log = logging.getLogger(__name__)
 

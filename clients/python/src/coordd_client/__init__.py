@@ -1,21 +1,57 @@
 """Thin client for coordd: a blocking `Client`, a trio `AsyncClient` (extra `trio`),
-typed results, and one exception per error kind."""
+typed results, and one exception per error kind.
 
-from coordd_client.client import Client, EventStream
-from coordd_client.errors import (
-    Conflict,
-    CoordError,
-    DaemonUnavailable,
-    InternalError,
-    InvalidParams,
-    LeaseLost,
-    NotFound,
-    Overloaded,
-    ProtocolError,
-    ShuttingDown,
-)
-from coordd_client.paths import default_socket_path
-from coordd_client.wire import Event, Task
+The names below are loaded on first use (PEP 562), so importing
+`coordd_client.protocol` (as the daemon does) loads no client.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coordd_client.client import Client, EventStream
+    from coordd_client.protocol.errors import (
+        Conflict,
+        CoordError,
+        DaemonUnavailable,
+        InternalError,
+        InvalidParams,
+        LeaseLost,
+        NotFound,
+        Overloaded,
+        ProtocolError,
+        ShuttingDown,
+        UntrustedSocket,
+    )
+    from coordd_client.protocol.paths import default_socket_path
+    from coordd_client.protocol.wire import Event, Task
+
+#: Where each public name lives (kept in step with `__all__` by a test).
+_HOMES = {
+    "Client": "coordd_client.client",
+    "EventStream": "coordd_client.client",
+    "Event": "coordd_client.protocol.wire",
+    "Task": "coordd_client.protocol.wire",
+    "default_socket_path": "coordd_client.protocol.paths",
+    **dict.fromkeys(
+        (
+            "Conflict",
+            "CoordError",
+            "DaemonUnavailable",
+            "InternalError",
+            "InvalidParams",
+            "LeaseLost",
+            "NotFound",
+            "Overloaded",
+            "ProtocolError",
+            "ShuttingDown",
+            "UntrustedSocket",
+        ),
+        "coordd_client.protocol.errors",
+    ),
+}
 
 __all__ = [
     "Client",
@@ -32,5 +68,13 @@ __all__ = [
     "ProtocolError",
     "ShuttingDown",
     "Task",
+    "UntrustedSocket",
     "default_socket_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'coordd_client' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -23,10 +23,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import trio
 
 from coordd_client import methods
-from coordd_client.errors import DaemonUnavailable, ProtocolError
-from coordd_client.framing import FrameDecoder, FrameError
-from coordd_client.paths import default_socket_path
-from coordd_client.peercred import require_same_user
+from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
+from coordd_client.protocol.framing import FrameDecoder, FrameError
+from coordd_client.protocol.paths import default_socket_path
+from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 P = ParamSpec("P")

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from coordd_client.client import Client
-from coordd_client.errors import DaemonUnavailable
-from coordd_client.paths import state_dir
+from coordd_client.protocol.errors import DaemonUnavailable
+from coordd_client.protocol.paths import state_dir
 
 AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
 #: Seconds to wait for a daemon we started to answer a ping.

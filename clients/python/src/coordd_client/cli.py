@@ -22,9 +22,9 @@ import msgspec
 from coordd_client import render
 from coordd_client.autostart import autostart_enabled, connect
 from coordd_client.client import Client
-from coordd_client.errors import CoordError, DaemonUnavailable, LeaseLost
 from coordd_client.identity import default_agent
-from coordd_client.paths import default_socket_path
+from coordd_client.protocol.errors import CoordError, DaemonUnavailable, LeaseLost
+from coordd_client.protocol.paths import default_socket_path
 
 EXIT_OK, EXIT_ERROR, EXIT_TIMEOUT, EXIT_LOST, EXIT_EMPTY = 0, 1, 2, 3, 4
 PROJECT_ENV = "COORD_PROJECT"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
-from coordd_client import wire
+from coordd_client.protocol import wire
 
 R = TypeVar("R")
 

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from coordd_client.wire import Event, Task
+from coordd_client.protocol.wire import Event, Task
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
 #: twins), the Unicode line and paragraph separators, and the bidirectional

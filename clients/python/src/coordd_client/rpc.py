@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from coordd_client.errors import ProtocolError, error_from_wire
-from coordd_client.framing import encode_frame
+from coordd_client.protocol.errors import ProtocolError, error_from_wire
+from coordd_client.protocol.framing import encode_frame
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ import socket
 import struct
 import sys
 
-from coordd_client.errors import UntrustedSocket
+from coordd_client.protocol.errors import UntrustedSocket
 
 # <sys/un.h> on macOS: SOL_LOCAL = 0, LOCAL_PEERCRED = 1, returning struct xucred
 # {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]}.
