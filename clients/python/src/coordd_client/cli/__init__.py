@@ -1,0 +1,73 @@
+"""`coord`: the command line agents call from their shells.
+
+Exit codes (agents branch on them): 0 success, 1 error, 2 `wait` timed out,
+3 lost (a claim answered `won: false`, or `lease_lost`), 4 nothing to claim.
+With `--json`, stdout carries exactly one JSON document per result (events
+as JSON lines for `watch`), errors included.
+
+Each command lives in the module of its group and is declared once there
+(`registry.command`); importing the modules below registers them, in the
+order `COMMAND_GROUPS` gives.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+from coordd_client.autostart import autostart_enabled
+from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, Context, emit_error
+from coordd_client.cli.registry import COMMANDS, UsageError, build_parser
+from coordd_client.protocol.errors import INVALID_PARAMS, CoordError, LeaseLost
+from coordd_client.protocol.paths import default_socket_path
+
+#: The command groups, in the order `coord --help` lists their commands.
+COMMAND_GROUPS = ("tasks", "waiting", "agents", "status")
+for _group in COMMAND_GROUPS:
+    importlib.import_module(f"coordd_client.cli.{_group}")
+
+WORKFLOW = """\
+The bulletin board for agents working side by side. A typical turn:
+
+  coord post "Parser crashes on empty input" -k bug -t parser    # report work
+  coord next -k bug                 # claim the most urgent bug   (exit 4: none left)
+  coord claim 42                    # or claim one task           (exit 3: someone else won)
+  coord done 42 -r "fixed in abc123" --ack "parser fix landed"   # finish and announce it
+  coord wait -k ack --title-contains parser --timeout 600        # block until it happens
+                                                                  (exit 2: timed out)
+  coord ls                          # the board for this project
+  coord heartbeat                   # keep your claims alive on long work (leases: 600 s)
+
+Identity: --agent, else $COORD_AGENT (set one per tab: export COORD_AGENT=claude-tab-2),
+else a default that is stable for one agent session (see README).
+Project: --project, else $COORD_PROJECT, else the git top level of the current
+directory, else "default". --json prints exactly one JSON document per result.
+Exit codes: 0 ok, 1 error, 2 wait timed out, 3 lost, 4 nothing to claim.
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    json_mode = "--json" in arguments
+    try:
+        args = build_parser(WORKFLOW).parse_args(arguments)
+    except UsageError as exc:
+        emit_error(json_mode, INVALID_PARAMS, str(exc), {"kind": "usage"})
+        return EXIT_ERROR
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    json_mode = bool(getattr(args, "json", False))
+    ctx = Context(
+        args=args,
+        json=json_mode,
+        socket=default_socket_path(getattr(args, "socket", None)),
+        autostart=autostart_enabled(bool(getattr(args, "no_start", False))),
+    )
+    try:
+        return COMMANDS[args.command].handler(ctx)
+    except CoordError as exc:
+        emit_error(json_mode, exc.code, exc.message, exc.data)
+        return EXIT_LOST if isinstance(exc, LeaseLost) else EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_ERROR

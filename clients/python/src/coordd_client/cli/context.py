@@ -1,0 +1,86 @@
+"""What every `coord` command shares: exit codes, who and where, the daemon, output."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from coordd_client import render
+from coordd_client.autostart import connect
+from coordd_client.client import Client
+from coordd_client.identity import default_agent
+
+#: Agents branch on these (README, "exit codes").
+EXIT_OK, EXIT_ERROR, EXIT_TIMEOUT, EXIT_LOST, EXIT_EMPTY = 0, 1, 2, 3, 4
+PROJECT_ENV = "COORD_PROJECT"
+
+
+@dataclass
+class Context:
+    """One invocation: its parsed arguments and what they resolve to."""
+
+    args: argparse.Namespace
+    json: bool
+    socket: Path
+    autostart: bool
+    _agent: str | None = None
+    _project: str | None = None
+
+    @property
+    def agent(self) -> str:
+        if self._agent is None:
+            self._agent = getattr(self.args, "agent", None) or default_agent()
+        return self._agent
+
+    @property
+    def project(self) -> str:
+        if self._project is None:
+            self._project = (
+                getattr(self.args, "project", None)
+                or os.environ.get(PROJECT_ENV)
+                or git_toplevel()
+                or "default"
+            )
+        return self._project
+
+    def client(self) -> Client:
+        """A connected client, starting a daemon first unless told not to."""
+        return connect(self.socket, autostart=self.autostart)
+
+    def emit(self, result: Any, human: str) -> None:
+        """One result: the JSON document with --json, else the human line(s)."""
+        if self.json:
+            sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+        else:
+            sys.stdout.write(human + "\n")
+        sys.stdout.flush()
+
+
+def emit_error(json_mode: bool, code: int, message: str, data: dict[str, Any]) -> None:
+    """An error: a JSON document on stdout with --json, else one escaped line on stderr."""
+    if json_mode:
+        document = {"error": {"code": code, "message": message, "data": data}}
+        sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
+    else:
+        sys.stderr.write(f"coord: {render.clean(message)}\n")
+
+
+def git_toplevel() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None

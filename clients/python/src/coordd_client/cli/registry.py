@@ -1,0 +1,112 @@
+"""Each `coord` command declared once: name, help, example, arguments and handler.
+
+A command module decorates its handler with `@command(...)`; `build_parser`
+turns the registry into argparse sub-commands in declaration order. Nothing
+else lists the commands, so adding one is one function in one module.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from coordd_client.cli.context import Context
+
+
+class UsageError(Exception):
+    """Bad arguments: exit 1 (and a JSON error with --json), never argparse's 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One `add_argument` call, kept until the parser is built."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(*self.flags, **self.options)
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    """Declare an argument exactly as `ArgumentParser.add_argument` takes it."""
+    return Arg(flags, options)
+
+
+Handler = Callable[[Context], int]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    summary: str
+    example: str
+    handler: Handler
+    args: tuple[Arg, ...] = field(default=())
+
+
+#: Every command, in the order `coord --help` lists them.
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, summary: str, example: str, *args: Arg) -> Callable[[Handler], Handler]:
+    """Register `handler` as `coord NAME`; its exit code is what the handler returns."""
+
+    def register(handler: Handler) -> Handler:
+        if name in COMMANDS:
+            raise ValueError(f"coord {name} is declared twice")
+        COMMANDS[name] = Command(name, summary, example, handler, args)
+        return handler
+
+    return register
+
+
+def global_options() -> Parser:
+    """Options every command takes, before or after its name."""
+    # SUPPRESS: a sub-command's copy does not overwrite a value given before the command.
+    common = Parser(add_help=False)
+    common.add_argument("--socket", default=argparse.SUPPRESS, help="daemon socket path")
+    common.add_argument("--agent", default=argparse.SUPPRESS, help="who you are ($COORD_AGENT)")
+    common.add_argument("--project", default=argparse.SUPPRESS, help="project ($COORD_PROJECT)")
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="JSON output"
+    )
+    common.add_argument(
+        "--no-start",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="do not start a daemon if none answers ($COORD_NO_AUTOSTART=1)",
+    )
+    return common
+
+
+def build_parser(description: str) -> Parser:
+    common = global_options()
+    parser = Parser(
+        prog="coord",
+        parents=[common],
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    subcommands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=Parser
+    )
+    for spec in COMMANDS.values():
+        sub = subcommands.add_parser(
+            spec.name,
+            parents=[common],
+            help=spec.summary,
+            description=spec.summary,
+            epilog=f"example:\n  {spec.example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        for argument in spec.args:
+            argument.add_to(sub)
+    return parser

@@ -1,0 +1,37 @@
+"""`coord status`: is a daemon running? It never starts one."""
+
+from __future__ import annotations
+
+import msgspec
+
+from coordd_client import render
+from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
+from coordd_client.cli.registry import command
+from coordd_client.client import Client
+from coordd_client.protocol.errors import DaemonUnavailable
+
+
+@command("status", "is a daemon running? (never starts one)", "coord status --json")
+def status(ctx: Context) -> int:
+    try:
+        with Client(ctx.socket, timeout_s=10) as client:
+            info = msgspec.json.decode(client.call_raw("server.info").result)
+    except DaemonUnavailable:
+        ctx.emit(
+            {"running": False, "socket": str(ctx.socket)}, f"no daemon answers on {ctx.socket}"
+        )
+        return EXIT_ERROR
+    report = {"running": True, "socket": str(ctx.socket), **info}
+    counts = ", ".join(f"{state} {n}" for state, n in info["counts"].items())
+    since = render.relative(info["started_at"])
+    human = "\n".join(
+        [
+            f"coordd {info['version']} running (pid {info['pid']}, since {since})",
+            f"socket:   {ctx.socket}",
+            f"database: {info['db_path']}",
+            f"tasks:    {counts}",
+            f"last seq: {info['last_seq']}",
+        ]
+    )
+    ctx.emit(report, human)
+    return EXIT_OK
