@@ -1,31 +1,34 @@
-"""One client connection: frames in, concurrent requests, frames out.
+"""One client connection: frames in, admission, frames out.
 
 The receive side feeds the sans-IO `FrameDecoder`. A single write request
 (`task.claim`, `task.post`, ...) goes straight to the writer's queue with
 a reply callback: the writer thread encodes the answer after COMMIT and
 writes it through the connection's `Outbox`, with no trio task at all.
-Everything else starts one task per request (so responses may leave in any
-order, PROTOCOL.md section 3), which writes its answer through the same
-outbox. At end of input the connection still answers the requests it has
-(a half-closed client gets its replies), but its blocking waits and its
-subscriptions end with it.
+Everything else starts one task per frame (so responses may leave in any
+order, PROTOCOL.md section 3), which `methods.dispatch` routes and which
+writes its answer through the same outbox. At end of input the connection
+still answers the requests it has (a half-closed client gets its replies),
+but its blocking waits and its subscriptions end with it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+import msgspec
 import trio
 
 from coordd.events import Subscription
 from coordd.limits import Limits
-from coordd.methods import METHODS, FollowUp, Services
+from coordd.methods import Method, Services, dispatch
 from coordd.outbox import Outbox
 from coordd.protocol.jsonrpc import (
-    Rejected,
+    Message,
     Request,
-    decode_params,
+    Response,
     encode_batch,
     encode_error,
     encode_notification,
@@ -37,19 +40,13 @@ from coordd.protocol.jsonrpc import (
 from coordd_client.protocol.errors import (
     CoordError,
     FrameTooLargeError,
-    InternalError,
     InvalidRequest,
-    MethodNotFound,
     Overloaded,
     ShuttingDown,
 )
 from coordd_client.protocol.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encode_frame
 
 log = logging.getLogger(__name__)
-
-_BLOCKING_METHODS = frozenset({"task.wait"})
-#: Methods whose answer can be megabytes (up to 1,000 tasks of 64 KiB bodies).
-_LARGE_ANSWER_METHODS = frozenset({"task.list", "events.since"})
 
 
 class InflightTracker:
@@ -223,26 +220,30 @@ class Connection:
             await self._send_responses(responses, message.is_batch)
             return
         item = message.items[0]
-        if not message.is_batch and isinstance(item, Request) and self._submit_write(item):
-            return
+        params: Any = msgspec.UNSET
+        if not message.is_batch and isinstance(item, Request):
+            try:
+                write = dispatch.decoded_write(item)
+            except CoordError as exc:
+                dispatch.log_refusal(item, exc)
+                if not item.is_notification:
+                    await self._send_responses([error_object(item.id, exc)], False)
+                return
+            if write is not None:
+                method, params = write
+                if self._enqueue_write(item, method, params):
+                    return
         # Each batch item counts against the cap: one frame of 256 is 256 requests.
         self._inflight += len(message.items)
         self._tracker.begin()
-        self.nursery.start_soon(self._run_message, message.items, message.is_batch)
+        self.nursery.start_soon(self._run_message, message, params)
 
-    def _submit_write(self, request: Request) -> bool:
+    def _enqueue_write(self, request: Request, method: Method, params: Any) -> bool:
         """Queue a write answered by the writer thread; False to take the task path.
 
-        The task path covers everything this does not: other methods, bad
-        params, and a full write queue (it waits for admission).
+        The task path covers a full write queue: it waits for admission.
         """
-        method = METHODS.get(request.method)
-        if method is None or method.write_fn is None:
-            return False
-        try:
-            params = decode_params(request.params, method.decoder)
-        except CoordError:
-            return False
+        assert method.write_fn is not None
         request_id, name, outbox = request.id, method.name, self._outbox
 
         def answer(value: Any, error: CoordError | None) -> None:
@@ -258,7 +259,7 @@ class Connection:
 
         self._inflight += 1
         self._tracker.begin()
-        if self._services.writer.submit_nowait(method.write_fn, params, answer, self._answered):
+        if self._services.writer.enqueue_answered(method.write_fn, params, answer, self._answered):
             return True
         self._answered()
         return False
@@ -272,79 +273,51 @@ class Connection:
 
     # --- executing -------------------------------------------------------------------
 
-    async def _run_message(self, items: list[Request | Rejected], is_batch: bool) -> None:
-        large = any(isinstance(i, Request) and i.method in _LARGE_ANSWER_METHODS for i in items)
-        try:
-            if large:
-                async with self._large_answers:
-                    await self._execute_and_answer(items, is_batch)
-            else:
-                await self._execute_and_answer(items, is_batch)
-        finally:
-            self._answered(len(items))
+    @contextmanager
+    def while_connected(self) -> Iterator[None]:
+        """Bound a blocking request to this connection's input (the `Session` side).
 
-    async def _execute_and_answer(self, items: list[Request | Rejected], is_batch: bool) -> None:
-        if len(items) == 1:
-            outcomes = [await self._run_item(items[0])]
-        else:
-            outcomes = [None] * len(items)
-
-            async def run_one(index: int, item: Request | Rejected) -> None:
-                outcomes[index] = await self._run_item(item)
-
-            async with trio.open_nursery() as batch:
-                for index, item in enumerate(items):
-                    batch.start_soon(run_one, index, item)
-        responses = [response for response, _ in filter(None, outcomes) if response is not None]
-        await self._send_responses(responses, is_batch)
-        for outcome in outcomes:
-            if outcome is not None and outcome[1] is not None:
-                if self._input_ended:
-                    self._end_subscriptions()  # its subscription outlived the input
-                else:
-                    self.nursery.start_soon(outcome[1])
-
-    async def _run_item(self, item: Request | Rejected) -> tuple[Any, Any] | None:
-        """Return (response or None, follow-up or None); None when nothing to send."""
-        if isinstance(item, Rejected):
-            return error_object(item.id, item.error), None
-        try:
-            result = await self._call(item)
-        except CoordError as exc:
-            log.info("%s (id %r) -> %s: %s", item.method, item.id, exc.kind, exc.message)
-            return (None if item.is_notification else error_object(item.id, exc)), None
-        except Exception as exc:
-            log.exception("internal error in %s", item.method)
-            error = InternalError(f"internal error: {exc!r}")
-            return (None if item.is_notification else error_object(item.id, error)), None
-        follow_up = None
-        if isinstance(result, FollowUp):
-            result, follow_up = result.result, result.then
-        if item.is_notification:
-            return None, follow_up
-        return result_object(item.id, result), follow_up
-
-    async def _call(self, request: Request) -> Any:
-        method = METHODS.get(request.method)
-        if method is None:
-            raise MethodNotFound(f"unknown method {request.method!r}", method=request.method)
-        params = decode_params(request.params, method.decoder)
-        if request.method in _BLOCKING_METHODS:
-            if self._input_ended:
-                raise ShuttingDown("the connection ended")
-            with trio.CancelScope() as scope:
-                self._blocking.add(scope)
-                try:
-                    return await method.handler(self._services, params, self)
-                finally:
-                    self._blocking.discard(scope)
-            # Only reached when the connection's input ended mid-wait; nobody reads this.
+        The flag is checked and the scope registered with no await between,
+        so whatever the interleaving, a wait either sees the end of input
+        now or is cancelled by `_end_of_input` later: none outlives us.
+        """
+        if self._input_ended:
             raise ShuttingDown("the connection ended")
-        return await method.handler(self._services, params, self)
+        with trio.CancelScope() as scope:
+            self._blocking.add(scope)
+            try:
+                yield
+            finally:
+                self._blocking.discard(scope)
+
+    async def _run_message(self, message: Message, params: Any) -> None:
+        try:
+            if dispatch.has_large_answer(message.items):
+                async with self._large_answers:
+                    await self._execute_and_answer(message, params)
+            else:
+                await self._execute_and_answer(message, params)
+        finally:
+            self._answered(len(message.items))
+
+    async def _execute_and_answer(self, message: Message, params: Any) -> None:
+        if params is msgspec.UNSET:
+            replies = await dispatch.run_items(message.items, self._services, self)
+        else:  # a write whose params were decoded already
+            replies = [await dispatch.run_item(message.items[0], self._services, self, params)]
+        responses = [reply.response for reply in replies if reply.response is not None]
+        await self._send_responses(responses, message.is_batch)
+        for reply in replies:
+            if reply.follow_up is None:
+                continue
+            if self._input_ended:
+                self._end_subscriptions()  # its subscription outlived the input
+            else:
+                self.nursery.start_soon(reply.follow_up)
 
     # --- sending ---------------------------------------------------------------------
 
-    async def _send_responses(self, responses: list[Any], is_batch: bool) -> None:
+    async def _send_responses(self, responses: Sequence[Response], is_batch: bool) -> None:
         if not responses:
             return  # notifications only: no frame at all
         payload = encode_batch(responses) if is_batch else encode_response(responses[0])

@@ -1,4 +1,4 @@
-"""Start and stop (DESIGN.md section 6).
+"""Start and stop (docs/ARCHITECTURE.md, "Start and stop").
 
 flock(db.lock) -> open writer (recovery, migrations) -> open readers
 -> listener (systemd / launchd / bind) -> READY=1 -> serve
@@ -24,6 +24,7 @@ from coordd.clock import Clock, SystemClock, format_time
 from coordd.connection import Connection, InflightTracker
 from coordd.events import EventHub
 from coordd.housekeeping import Retention, run_reaper, run_retention, run_watchdog
+from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
 from coordd.listener import (
     BoundSocket,
@@ -69,12 +70,14 @@ class Daemon:
     def __init__(self, config: DaemonConfig, clock: Clock | None = None) -> None:
         self.config = config
         self.clock = clock or SystemClock()
-        self.hub = EventHub()
+        self.lifecycle = Lifecycle()
+        self.hub = EventHub(self.lifecycle)
         self.writer = Writer(
             config.db_path,
             durability=config.durability,
             clock=self.clock,
             on_commit=self.hub.publish,
+            lifecycle=self.lifecycle,
             max_pages=config.max_db_pages,
         )
         self.readers = ReaderPool(config.db_path)
@@ -141,12 +144,15 @@ class Daemon:
             db_path=self.config.db_path,
             started_at=format_time(self.clock.now()),
             version=__version__,
+            lifecycle=self.lifecycle,
         )
         async with trio.open_nursery() as root:
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
             root.start_soon(run_reaper, self.writer)
-            root.start_soon(self.checkpointer.run, partial(self.writer.submit_raw, restart_wal))
+            root.start_soon(
+                self.checkpointer.run, partial(self.writer.submit_outside_transaction, restart_wal)
+            )
             root.start_soon(run_retention, self.writer, self.hub, self.config.retention)
             if self.notifier.watchdog_interval_s:
                 root.start_soon(run_watchdog, self.writer, self.notifier)
@@ -207,8 +213,7 @@ class Daemon:
             await old_listener.aclose()
 
     async def _drain(self) -> None:
-        assert self.services is not None
-        self.services.draining = True
+        self.lifecycle.begin_drain()
         self.hub.shutdown()
         with trio.move_on_after(self.config.limits.drain_timeout_s) as scope:
             await self.tracker.wait_idle()

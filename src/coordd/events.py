@@ -18,6 +18,7 @@ from typing import Literal
 import msgspec
 import trio
 
+from coordd.lifecycle import Lifecycle
 from coordd.protocol.params import WaitParams
 from coordd.store.queries import CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
@@ -118,12 +119,12 @@ class Subscription:
 
 
 class EventHub:
-    def __init__(self) -> None:
+    def __init__(self, lifecycle: Lifecycle) -> None:
         self._waiters_by_project: dict[str | None, set[Waiter]] = {}
         self._subscriptions: dict[int, Subscription] = {}
         self._ids = itertools.count(1)
         self.last_seq = 0
-        self.shutting_down = False
+        self._lifecycle = lifecycle
 
     # --- publishing (called by the writer's delivery callback) ---------------
 
@@ -163,7 +164,7 @@ class EventHub:
     # --- waiters ----------------------------------------------------------------
 
     def add_waiter(self, waiter: Waiter) -> None:
-        if self.shutting_down:
+        if self._lifecycle.draining:
             raise ShuttingDown("the daemon is shutting down")
         self._waiters_by_project.setdefault(waiter.flt.project, set()).add(waiter)
 
@@ -181,7 +182,7 @@ class EventHub:
     # --- subscriptions ------------------------------------------------------------
 
     def subscribe(self, project: str | None, types: Iterable[str] | None) -> Subscription:
-        if self.shutting_down:
+        if self._lifecycle.draining:
             raise ShuttingDown("the daemon is shutting down")
         sub = Subscription(next(self._ids), project, types)
         self._subscriptions[sub.id] = sub
@@ -204,7 +205,7 @@ class EventHub:
 
     def shutdown(self) -> None:
         """Answer every waiter -32005 and close every subscription with "shutdown"."""
-        self.shutting_down = True
+        self._lifecycle.begin_drain()
         for bucket in list(self._waiters_by_project.values()):
             for waiter in list(bucket):
                 waiter.error = ShuttingDown("the daemon is shutting down")

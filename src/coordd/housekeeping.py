@@ -14,7 +14,7 @@ from coordd.events import EventHub
 from coordd.platform.systemd import Notifier
 from coordd.store import queries
 from coordd.store.writer import Writer
-from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.errors import CoordError, ShuttingDown
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,8 @@ async def run_reaper(writer: Writer) -> None:
         await trio.sleep(REAP_INTERVAL_S)
         try:
             expired = await writer.submit(queries.reap_expired)
+        except ShuttingDown:
+            return
         except CoordError as exc:
             log.warning("reaper: %s", exc.message)
             continue
@@ -70,6 +72,8 @@ async def run_retention(writer: Writer, hub: EventHub, retention: Retention) -> 
         await trio.sleep(retention.interval_s)
         try:
             deleted = await writer.submit(trim_events, retention, hub.oldest_subscriber_position())
+        except ShuttingDown:
+            return
         except CoordError as exc:
             log.warning("event retention: %s", exc.message)
             continue
@@ -92,7 +96,9 @@ async def run_watchdog(writer: Writer, notifier: Notifier) -> None:
     while True:
         with trio.move_on_after(min(WATCHDOG_PROBE_TIMEOUT_S, interval)):
             try:
-                await writer.submit_raw(_noop)
+                await writer.submit_outside_transaction(_noop)
+            except ShuttingDown:
+                return
             except CoordError:
                 pass
             else:

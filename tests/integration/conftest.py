@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from coordd.clock import ManualClock
+from coordd.lifecycle import Lifecycle
 from coordd.store import queries
 from coordd.store.connections import Durability
 from coordd.store.writer import Writer
@@ -22,6 +23,7 @@ async def writer(workdir: Path) -> AsyncIterator[Writer]:
         durability=Durability.FULL,
         clock=ManualClock(),
         on_commit=published.extend,
+        lifecycle=Lifecycle(),
     )
     w.open()
     w.start()

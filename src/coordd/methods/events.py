@@ -31,7 +31,7 @@ class _StoredEvent(msgspec.Struct):
 _stored_decoder = msgspec.json.Decoder(_StoredEvent)
 
 
-@method("events.since", P.EventsSinceParams)
+@method("events.since", P.EventsSinceParams, large_answer=True)
 async def since(services: Services, p: P.EventsSinceParams, session: Session) -> Any:
     events, last = await services.readers.run(
         queries.events_since,
@@ -129,7 +129,7 @@ async def unsubscribe(services: Services, p: P.UnsubscribeParams, session: Sessi
     return {}
 
 
-@method("task.wait", P.WaitParams)
+@method("task.wait", P.WaitParams, blocking=True)
 async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
     hub = services.hub
     waiter = Waiter(WaitFilter(p))

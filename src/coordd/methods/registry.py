@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -13,6 +14,7 @@ import trio
 
 from coordd.clock import Clock
 from coordd.events import EventHub, Subscription
+from coordd.lifecycle import Lifecycle
 from coordd.store.readers import ReaderPool
 from coordd.store.writer import WriteFn, Writer
 
@@ -28,8 +30,12 @@ class Services:
     db_path: Path
     started_at: str
     version: str
+    lifecycle: Lifecycle
     pid: int = field(default_factory=os.getpid)
-    draining: bool = False
+
+    @property
+    def draining(self) -> bool:
+        return self.lifecycle.draining
 
 
 class Session(Protocol):
@@ -40,6 +46,10 @@ class Session(Protocol):
     reads: trio.CapacityLimiter
 
     async def send_notification(self, method: str, params: Any) -> None: ...
+
+    def while_connected(self) -> AbstractContextManager[None]:
+        """Run a blocking request until it returns or the connection's input ends."""
+        ...
 
     @property
     def nursery(self) -> trio.Nursery: ...
@@ -61,24 +71,39 @@ Handler = Callable[[Services, Any, Session], Awaitable[Any]]
 
 @dataclass(frozen=True)
 class Method:
+    """One RPC method (PROTOCOL.md section 6) and the traits its dispatch depends on."""
+
     name: str
     decoder: msgspec.json.Decoder[Any]
     handler: Handler
     #: For a write: the function the writer runs, so a connection can queue it
     #: directly (answered from the writer thread) instead of via `handler`.
     write_fn: WriteFn | None = None
+    #: It may wait for a long time: it ends when its connection's input does.
+    blocking: bool = False
+    #: Its answer can be megabytes (up to 1,000 tasks of 64 KiB bodies): a
+    #: connection holds only a few such answers at once.
+    large_answer: bool = False
 
 
 METHODS: dict[str, Method] = {}
 
 
 def method(
-    name: str, params_type: type[Any], write_fn: WriteFn | None = None
+    name: str,
+    params_type: type[Any],
+    write_fn: WriteFn | None = None,
+    *,
+    blocking: bool = False,
+    large_answer: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Register a handler for `name`, decoding params as `params_type`."""
 
     def register(handler: Handler) -> Handler:
-        METHODS[name] = Method(name, msgspec.json.Decoder(params_type), handler, write_fn)
+        if name in METHODS:
+            raise ValueError(f"method {name} is registered twice")
+        decoder = msgspec.json.Decoder(params_type)
+        METHODS[name] = Method(name, decoder, handler, write_fn, blocking, large_answer)
         return handler
 
     return register

@@ -40,6 +40,6 @@ async def get(services: Services, p: P.GetParams, session: Session) -> Any:
     return await services.readers.point_read(queries.read_task, p.id)
 
 
-@method("task.list", P.ListParams)
+@method("task.list", P.ListParams, large_answer=True)
 async def list_(services: Services, p: P.ListParams, session: Session) -> Any:
     return await services.readers.run(queries.list_tasks, p, share=session.reads)

@@ -9,6 +9,7 @@ decodes its own parameters later with its own Struct.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -209,12 +210,10 @@ class _Notification(msgspec.Struct, kw_only=True):
     params: Any
 
 
+#: One response object, to be encoded alone or inside a batch array.
+Response = _Result | _Error
+
 _encoder = msgspec.json.Encoder()
-
-
-def encode_result(request_id: RequestId | None, result: Any) -> bytes:
-    """A success response's payload."""
-    return _encoder.encode(_Result(id=request_id, result=result))
 
 
 def result_object(request_id: RequestId | None, result: Any) -> _Result:
@@ -233,12 +232,12 @@ def encode_error(request_id: RequestId | None, error: CoordError) -> bytes:
     return _encoder.encode(error_object(request_id, error))
 
 
-def encode_response(response: _Result | _Error) -> bytes:
+def encode_response(response: Response) -> bytes:
     """One response object's payload."""
     return _encoder.encode(response)
 
 
-def encode_batch(responses: list[_Result | _Error]) -> bytes:
+def encode_batch(responses: Sequence[Response]) -> bytes:
     """A batch answer: the array of its responses."""
     return _encoder.encode(responses)
 

@@ -1,4 +1,4 @@
-"""The writer thread: the only connection that writes (DESIGN.md section 2).
+"""The writer thread: the only connection that writes (docs/ARCHITECTURE.md).
 
 The sqlx-sqlite ConnectionWorker pattern in trio: one thread owns the write
 connection; commands arrive on a queue whose admission is gated on the trio
@@ -8,7 +8,7 @@ covers them all. Nothing is answered, and no event published, before COMMIT
 returns.
 
 Two reply paths. `submit` parks the calling trio task, which one
-`TrioToken.run_sync_soon` per batch reschedules. `submit_nowait` (a
+`TrioToken.run_sync_soon` per batch reschedules. `enqueue_answered` (a
 connection's single write requests) carries an `answer` callback that this
 thread runs right after COMMIT, writing the client's answer itself; the
 per-batch callback then only does the trio-side bookkeeping. Measured on the
@@ -32,6 +32,7 @@ import trio
 from outcome import Error, Value
 
 from coordd.clock import Clock
+from coordd.lifecycle import Lifecycle
 from coordd.store import queries
 from coordd.store.connections import (
     SQLITE_FULL,
@@ -123,6 +124,7 @@ class Writer:
         durability: Durability,
         clock: Clock,
         on_commit: OnCommit,
+        lifecycle: Lifecycle,
         max_pages: int | None = None,
     ) -> None:
         self._path = path
@@ -138,7 +140,7 @@ class Writer:
         self._token: trio.lowlevel.TrioToken | None = None
         self._agents_seen: dict[str, datetime] = {}
         self._next_seq = 1
-        self._closing = False
+        self._lifecycle = lifecycle
         self._transactions = 0
         self._commands = 0
         self._largest_group = 0
@@ -172,7 +174,7 @@ class Writer:
 
     async def stop(self) -> None:
         """Finish queued commands, checkpoint (TRUNCATE), close; then return."""
-        self._closing = True
+        self._lifecycle.begin_drain()  # whatever stops us, nothing new is admitted
         if self._thread is None:
             if self._conn is not None:
                 self._conn.close()
@@ -199,21 +201,24 @@ class Writer:
         """Run `fn(txn, *args)` in the next write transaction; return after COMMIT."""
         return await self._submit(_Command(fn, args, transactional=True))
 
-    async def submit_raw(self, fn: WriteFn, *args: Any) -> Any:
-        """Run `fn(connection, *args)` on the writer thread outside any transaction."""
+    async def submit_outside_transaction(self, fn: WriteFn, *args: Any) -> Any:
+        """Run `fn(connection, *args)` on the writer thread between transactions."""
         return await self._submit(_Command(fn, args, transactional=False))
 
-    def submit_nowait(
+    def enqueue_answered(
         self, fn: WriteFn, params: Any, answer: Answer, answered: Callable[[], None]
     ) -> bool:
-        """Queue `fn(txn, params)` without waiting; False if it cannot be admitted at once.
+        """Queue `fn(txn, params)` for the writer thread to answer itself; False if refused.
+
+        Not the non-blocking twin of `submit`: the reply takes another path.
 
         `answer(value, error)` runs on the writer thread right after COMMIT
         (it must not block: the connection's outbox never does);
         `answered()` runs on the trio thread after that, with the batch's
-        events published. The caller falls back to `submit` on False.
+        events published. False when it cannot be admitted at once: the
+        caller then falls back to `submit`, which waits for admission.
         """
-        if self._closing:
+        if self._lifecycle.draining:
             return False
         try:
             self._admission.acquire_nowait()
@@ -223,7 +228,7 @@ class Writer:
         return True
 
     async def _submit(self, command: _Command) -> Any:
-        if self._closing:
+        if self._lifecycle.draining:
             raise ShuttingDown("the daemon is shutting down")
         try:
             self._admission.acquire_nowait()
@@ -237,7 +242,7 @@ class Writer:
         try:
             self._queue.put(command)
             # Once queued, the SQL runs whatever happens to the caller: wait for
-            # the outcome rather than leave it unknown (DESIGN.md section 2).
+            # the outcome rather than leave it unknown (docs/ARCHITECTURE.md).
             # A bare park that refuses cancellation: cheaper than an Event in a
             # shielded scope, and the same guarantee.
             return await trio.lowlevel.wait_task_rescheduled(_refuse_abort)
