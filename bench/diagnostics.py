@@ -18,7 +18,7 @@ from pathlib import Path
 
 from coordd.clock import SystemClock
 from coordd.protocol import params as P
-from coordd.store import queries
+from coordd.store import transaction, writes
 from coordd.store.connections import Durability, open_writer_connection
 from coordd.store.schema import migrate
 
@@ -68,9 +68,9 @@ def _board_with_pending_tasks(
     conn = open_writer_connection(path, durability)
     migrate(conn)
     conn.execute("BEGIN IMMEDIATE")
-    txn = queries.Txn(conn, SystemClock().now(), {}, 1)
+    txn = transaction.Txn(conn, SystemClock().now(), {}, 1)
     for n in range(count):
-        queries.post_task(txn, P.PostParams(title=f"probe {n}", body="x" * 200))
+        writes.post_task(txn, P.PostParams(title=f"probe {n}", body="x" * 200))
     conn.execute("COMMIT")
     return conn, txn.next_seq
 
@@ -98,9 +98,9 @@ def writer_claim_cost_with_and_without_gil_contention(
             conn.execute("BEGIN IMMEDIATE")
             now = clock.now()  # one instant per group, as the writer does
             for task_id in range(start, start + group):
-                txn = queries.Txn(conn, now, {}, next_seq)
+                txn = transaction.Txn(conn, now, {}, next_seq)
                 conn.execute("SAVEPOINT command")
-                queries.claim_task(txn, P.ClaimParams(id=task_id, agent="probe"))
+                writes.claim_task(txn, P.ClaimParams(id=task_id, agent="probe"))
                 conn.execute("RELEASE command")
                 next_seq = txn.next_seq
             conn.execute("COMMIT")
@@ -150,9 +150,9 @@ def coordd_claim_transaction_latencies(path: Path, claims: int) -> list[float]:
     for task_id in range(1, claims + 1):
         start = clock_us()
         conn.execute("BEGIN IMMEDIATE")
-        txn = queries.Txn(conn, clock.now(), {}, next_seq)
+        txn = transaction.Txn(conn, clock.now(), {}, next_seq)
         conn.execute("SAVEPOINT command")
-        queries.claim_task(txn, P.ClaimParams(id=task_id, agent="single"))
+        writes.claim_task(txn, P.ClaimParams(id=task_id, agent="single"))
         conn.execute("RELEASE command")
         conn.execute("COMMIT")
         next_seq = txn.next_seq

@@ -7,7 +7,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from coordd.store import queries
+from coordd.store import reads
 from coordd.store.connections import RECOVERY_ADVICE, open_connection
 from coordd.store.schema import SCHEMA_VERSION
 
@@ -34,8 +34,8 @@ def check(db_path: Path) -> int:
             print(f"integrity_check: {integrity}")
             print("coordd check: the database is damaged; " + RECOVERY_ADVICE.format(path=db_path))
             return 1
-        counts = queries.state_counts(conn)
-        last = queries.last_seq(conn)
+        counts = reads.state_counts(conn)
+        last = reads.last_seq(conn)
         (events,) = conn.execute("SELECT count(*) FROM events").fetchone()
     except sqlite3.Error as exc:
         return _unreadable("check", db_path, exc)

@@ -23,9 +23,9 @@ from coordd import __version__
 from coordd.clock import Clock, SystemClock, format_time
 from coordd.connection import Connection, InflightTracker
 from coordd.events import EventHub
-from coordd.housekeeping import Retention, run_reaper, run_retention, run_watchdog
+from coordd.housekeeping import run_reaper, run_retention, run_watchdog
 from coordd.lifecycle import Lifecycle
-from coordd.limits import Limits
+from coordd.limits import Limits, Retention
 from coordd.listener import (
     BoundSocket,
     ListenerError,
@@ -37,9 +37,10 @@ from coordd.methods import Services
 from coordd.platform.launchd import adopt_launchd_socket
 from coordd.platform.lockfile import DatabaseLock
 from coordd.platform.systemd import Notifier, adopt_listen_fd
-from coordd.store import queries
+from coordd.store import writes
+from coordd.store.checkpointer import Checkpointer, restart_wal
 from coordd.store.connections import Durability
-from coordd.store.readers import Checkpointer, ReaderPool, restart_wal
+from coordd.store.readers import ReaderPool
 from coordd.store.writer import Writer
 from coordd_client.protocol.peercred import peer_uid
 
@@ -131,7 +132,7 @@ class Daemon:
         assert self.bound is not None
         self.hub.last_seq = self.writer.last_committed_seq
         self.writer.start()
-        granted = await self.writer.submit(queries.grant_restart_grace, self.config.restart_grace_s)
+        granted = await self.writer.submit(writes.grant_restart_grace, self.config.restart_grace_s)
         if granted:
             log.info(
                 "gave %d lease(s) a %.0f s restart grace", granted, self.config.restart_grace_s

@@ -20,7 +20,7 @@ import trio
 
 from coordd.lifecycle import Lifecycle
 from coordd.protocol.params import WaitParams
-from coordd.store.queries import CommittedEvent
+from coordd.store.transaction import CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
 
 #: Live events queued undelivered before a subscription is closed as lagged (PROTOCOL 7).

@@ -35,3 +35,15 @@ class Limits:
     socket_check_interval_s: float = 2.0
     #: Seconds shutdown waits for in-flight requests before closing anyway.
     drain_timeout_s: float = 10.0
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How much of the event log to keep: events older than `max_age_s` or
+    beyond the newest `max_events` go, but never one a live subscriber has not
+    yet been given."""
+
+    max_age_s: float = 7 * 24 * 3600.0
+    max_events: int = 1_000_000
+    interval_s: float = 60.0
+    batch: int = 10_000

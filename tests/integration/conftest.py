@@ -9,7 +9,7 @@ import pytest
 
 from coordd.clock import ManualClock
 from coordd.lifecycle import Lifecycle
-from coordd.store import queries
+from coordd.store import transaction
 from coordd.store.connections import Durability
 from coordd.store.writer import Writer
 
@@ -17,7 +17,7 @@ from coordd.store.writer import Writer
 @pytest.fixture
 async def writer(workdir: Path) -> AsyncIterator[Writer]:
     """A started writer on `workdir / "w.db"`; `writer.published` collects committed events."""
-    published: list[queries.CommittedEvent] = []
+    published: list[transaction.CommittedEvent] = []
     w = Writer(
         workdir / "w.db",
         durability=Durability.FULL,

@@ -9,7 +9,7 @@ import msgspec
 import trio
 
 from coordd.protocol import params as P
-from coordd.store import queries
+from coordd.store import reads, writes
 from coordd.store.readers import ReaderPool
 from coordd.store.writer import Writer
 
@@ -21,7 +21,7 @@ def field(raw: msgspec.Raw, name: str) -> object:
 async def test_point_read_runs_inline_and_sees_committed_rows(
     writer: Writer, workdir: Path
 ) -> None:
-    posted = await writer.submit(queries.post_task, P.PostParams(title="inline"))
+    posted = await writer.submit(writes.post_task, P.PostParams(title="inline"))
     pool = ReaderPool(workdir / "w.db")
     pool.open()
     try:
@@ -29,12 +29,12 @@ async def test_point_read_runs_inline_and_sees_committed_rows(
         # already cancelled, where a trio.to_thread hop would raise Cancelled.
         with trio.CancelScope() as scope:
             scope.cancel()
-            result = await pool.point_read(queries.read_task, field(posted["task"], "id"))
+            result = await pool.point_read(reads.read_task, field(posted["task"], "id"))
         assert not scope.cancelled_caught
         assert field(result["task"], "title") == "inline"
         with trio.CancelScope() as scope:
             scope.cancel()
-            await pool.run(queries.read_task, field(posted["task"], "id"))
+            await pool.run(reads.read_task, field(posted["task"], "id"))
         assert scope.cancelled_caught  # the pool path does hop (and checkpoint)
     finally:
         pool.close()
@@ -46,7 +46,7 @@ async def test_busy_point_read_falls_back_to_the_pool_without_blocking_the_loop(
     """A reader almost never meets SQLITE_BUSY in WAL mode; an exclusive-mode
     connection forces it. The inline read must not wait on the event loop:
     it retries on the pool, which waits for the lock in a worker thread."""
-    posted = await writer.submit(queries.post_task, P.PostParams(title="locked out"))
+    posted = await writer.submit(writes.post_task, P.PostParams(title="locked out"))
     await writer.stop()  # the exclusive connection needs the file to itself
     pool = ReaderPool(workdir / "w.db")
     hog = sqlite3.connect(workdir / "w.db", isolation_level=None)
@@ -65,7 +65,7 @@ async def test_busy_point_read_falls_back_to_the_pool_without_blocking_the_loop(
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(release_later)
-            result = await pool.point_read(queries.read_task, field(posted["task"], "id"))
+            result = await pool.point_read(reads.read_task, field(posted["task"], "id"))
         assert field(result["task"], "title") == "locked out"
         assert ticks == 30  # the read finished only after the lock was released
     finally:

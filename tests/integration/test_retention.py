@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon
-from coordd.housekeeping import Retention, trim_events
+from coordd.limits import Retention
+from coordd.store.writes import trim_events
 from coordd_client.aio import AsyncClient
 
 

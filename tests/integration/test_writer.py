@@ -9,7 +9,7 @@ from pathlib import Path
 import trio
 
 from coordd.protocol import params as P
-from coordd.store import queries
+from coordd.store import transaction, writes
 from coordd.store.writer import Writer
 from coordd_client.protocol.errors import InternalError, NotFound
 
@@ -25,7 +25,7 @@ def count_tasks(path: Path) -> int:
 async def test_concurrent_commands_share_transactions(writer: Writer) -> None:
     async with trio.open_nursery() as nursery:
         for n in range(400):
-            nursery.start_soon(writer.submit, queries.post_task, P.PostParams(title=f"t{n}"))
+            nursery.start_soon(writer.submit, writes.post_task, P.PostParams(title=f"t{n}"))
     stats = writer.statistics()
     assert stats.commands == 400
     assert stats.transactions < 400 and stats.largest_group > 1
@@ -35,10 +35,10 @@ async def test_concurrent_commands_share_transactions(writer: Writer) -> None:
 async def test_failing_command_does_not_poison_its_batch(writer: Writer, workdir: Path) -> None:
     gate = threading.Event()
 
-    def hold(txn: queries.Txn) -> None:
+    def hold(txn: transaction.Txn) -> None:
         gate.wait(10)  # keeps the writer busy so the next commands queue up together
 
-    def boom(txn: queries.Txn) -> None:
+    def boom(txn: transaction.Txn) -> None:
         txn.conn.execute(
             "INSERT INTO tasks (project, kind, title, body, state, priority, tags,"
             " created_at, updated_at) VALUES ('p','k','partial','', 'pending', 0, '[]', 'x', 'x')"
@@ -56,13 +56,13 @@ async def test_failing_command_does_not_poison_its_batch(writer: Writer, workdir
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run, "hold", hold)
         await trio.sleep(0.05)
-        nursery.start_soon(run, "before", queries.post_task, P.PostParams(title="before"))
+        nursery.start_soon(run, "before", writes.post_task, P.PostParams(title="before"))
         await trio.sleep(0.01)
         nursery.start_soon(run, "boom", boom)
         await trio.sleep(0.01)
-        nursery.start_soon(run, "claim", queries.claim_task, P.ClaimParams(id=999, agent="a"))
+        nursery.start_soon(run, "claim", writes.claim_task, P.ClaimParams(id=999, agent="a"))
         await trio.sleep(0.01)
-        nursery.start_soon(run, "after", queries.post_task, P.PostParams(title="after"))
+        nursery.start_soon(run, "after", writes.post_task, P.PostParams(title="after"))
         await trio.sleep(0.05)
         gate.set()
     assert isinstance(outcomes["boom"], InternalError)
@@ -80,8 +80,8 @@ async def test_nothing_is_answered_before_commit(writer: Writer, workdir: Path) 
     inside = threading.Event()
     release = threading.Event()
 
-    def slow_post(txn: queries.Txn) -> dict:
-        result = queries.post_task(txn, P.PostParams(title="slow"))
+    def slow_post(txn: transaction.Txn) -> dict:
+        result = writes.post_task(txn, P.PostParams(title="slow"))
         inside.set()
         release.wait(10)
         return result
@@ -108,10 +108,10 @@ async def test_cancelled_caller_still_waits_for_the_outcome(writer: Writer, work
     inside = threading.Event()
     release = threading.Event()
 
-    def slow(txn: queries.Txn) -> dict:
+    def slow(txn: transaction.Txn) -> dict:
         inside.set()
         release.wait(10)
-        return queries.post_task(txn, P.PostParams(title="kept"))
+        return writes.post_task(txn, P.PostParams(title="kept"))
 
     with trio.CancelScope() as scope:
         async with trio.open_nursery() as nursery:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sqlite3
 from typing import Any
 
 import msgspec
@@ -12,7 +11,7 @@ import trio
 from coordd.events import Subscription, Waiter, WaitFilter
 from coordd.methods.registry import FollowUp, Services, Session, method
 from coordd.protocol import params as P
-from coordd.store import queries
+from coordd.store import reads
 from coordd_client.protocol.errors import NotFound, Overloaded
 
 #: Subscriptions one connection may hold: each costs a task and a backlog.
@@ -23,18 +22,10 @@ REPLAY_PAGE = 1000
 SHUTDOWN_NOTICE_S = 1.0
 
 
-class _StoredEvent(msgspec.Struct):
-    seq: int
-    task: msgspec.Raw
-
-
-_stored_decoder = msgspec.json.Decoder(_StoredEvent)
-
-
 @method("events.since", P.EventsSinceParams, large_answer=True)
 async def since(services: Services, p: P.EventsSinceParams, session: Session) -> Any:
     events, last = await services.readers.run(
-        queries.events_since,
+        reads.events_since,
         p.after_seq or 0,
         p.limit or P.DEFAULT_EVENTS_LIMIT,
         p.project,
@@ -55,8 +46,8 @@ async def subscribe(services: Services, p: P.SubscribeParams, session: Session) 
     if p.after_seq is not None and p.after_seq > hub.last_seq:
         # The hub learns of a commit a moment after its writer answered it,
         # so only the database can say a seq is from the future.
-        newest = await services.readers.run(queries.last_seq, share=session.reads)
-        queries.require_known_seq(p.after_seq, newest)
+        newest = await services.readers.run(reads.last_seq, share=session.reads)
+        reads.require_known_seq(p.after_seq, newest)
     sub = hub.subscribe(p.project, p.types)
     session.subscriptions[sub.id] = sub
     # Everything published up to `boundary` is replayed from the database;
@@ -84,12 +75,12 @@ async def _replay(
     types = sorted(sub.types) if sub.types else None
     while position < boundary and sub.closed is None:
         events, _ = await services.readers.run(
-            queries.events_since, position, REPLAY_PAGE, sub.project, types, share=session.reads
+            reads.events_since, position, REPLAY_PAGE, sub.project, types, share=session.reads
         )
         if not events:
             break
         for raw in events:
-            seq = _stored_decoder.decode(raw).seq
+            seq = reads.stored_event_decoder.decode(raw).seq
             if seq > boundary:
                 return
             await session.send_notification("event", {"subscription": sub.id, "event": raw})
@@ -138,14 +129,18 @@ async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
         if p.after_seq is None:
             # Level-triggered: a task matching now answers at once.
             task, seen = await services.readers.run(
-                queries.first_matching_task, p, share=session.reads
+                reads.first_matching_task, p, share=session.reads
             )
             if task is not None:
                 return {"task": task, "seq": seen}
         else:
             # Edge-triggered: the first matching change committed after after_seq.
             task, seen = await services.readers.run(
-                _scan_stored, waiter.flt, p.after_seq, share=session.reads
+                reads.first_matching_event,
+                waiter.flt.matches_json,
+                p.project,
+                p.after_seq,
+                share=session.reads,
             )
             if task is not None:
                 return {"task": task, "seq": seen}
@@ -161,27 +156,3 @@ async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
         return {"task": None, "seq": max(seen, hub.last_seq)}
     finally:
         hub.remove_waiter(waiter)
-
-
-def _scan_stored(
-    conn: sqlite3.Connection, flt: WaitFilter, after_seq: int
-) -> tuple[msgspec.Raw | None, int]:
-    """The first stored event after `after_seq` whose task matches; else the newest seq."""
-    newest = queries.last_seq(conn)
-    queries.require_known_seq(after_seq, newest)
-    position = after_seq
-    project_clause = "" if flt.project is None else " AND project = :project"
-    while position < newest:
-        rows = conn.execute(
-            f"SELECT seq, data FROM events WHERE seq > :after AND seq <= :newest{project_clause}"
-            " ORDER BY seq LIMIT :page",
-            {"after": position, "newest": newest, "project": flt.project, "page": REPLAY_PAGE},
-        ).fetchall()
-        if not rows:
-            break
-        for seq, data in rows:
-            stored = _stored_decoder.decode(data)
-            if flt.matches_json(bytes(stored.task)):
-                return stored.task, seq
-            position = seq
-    return None, newest

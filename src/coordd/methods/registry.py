@@ -15,8 +15,9 @@ import trio
 from coordd.clock import Clock
 from coordd.events import EventHub, Subscription
 from coordd.lifecycle import Lifecycle
+from coordd.store.commands import WriteFn
 from coordd.store.readers import ReaderPool
-from coordd.store.writer import WriteFn, Writer
+from coordd.store.writer import Writer
 
 
 @dataclass

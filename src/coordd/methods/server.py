@@ -6,7 +6,7 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, method
 from coordd.protocol import params as P
-from coordd.store import queries
+from coordd.store import reads
 
 
 @method("ping", P.NoParams)
@@ -39,4 +39,4 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
 
 
 def _counts_and_seq(conn: Any) -> tuple[dict[str, int], int]:
-    return queries.state_counts(conn), queries.last_seq(conn)
+    return reads.state_counts(conn), reads.last_seq(conn)

@@ -1,7 +1,7 @@
 """`task.*` methods except `task.wait` (which lives with the events).
 
 Each is a thin adapter: decode the params, run one function from
-`store.queries` in the writer (state changes) or on a reader (queries).
+`store.writes` in the writer (state changes) or `store.reads` on a reader.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, method
 from coordd.protocol import params as P
-from coordd.store import queries
+from coordd.store import reads, writes
 
 
 def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
@@ -22,24 +22,24 @@ def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
 
 
 for _name, _params, _fn in (
-    ("task.post", P.PostParams, queries.post_task),
-    ("task.claim", P.ClaimParams, queries.claim_task),
-    ("task.claim_next", P.ClaimNextParams, queries.claim_next),
-    ("task.renew", P.RenewParams, queries.renew_task),
-    ("task.release", P.ReleaseParams, queries.release_task),
-    ("task.complete", P.CompleteParams, queries.complete_task),
-    ("task.fail", P.FailParams, queries.fail_task),
-    ("task.cancel", P.CancelParams, queries.cancel_task),
-    ("task.reopen", P.ReopenParams, queries.reopen_task),
+    ("task.post", P.PostParams, writes.post_task),
+    ("task.claim", P.ClaimParams, writes.claim_task),
+    ("task.claim_next", P.ClaimNextParams, writes.claim_next),
+    ("task.renew", P.RenewParams, writes.renew_task),
+    ("task.release", P.ReleaseParams, writes.release_task),
+    ("task.complete", P.CompleteParams, writes.complete_task),
+    ("task.fail", P.FailParams, writes.fail_task),
+    ("task.cancel", P.CancelParams, writes.cancel_task),
+    ("task.reopen", P.ReopenParams, writes.reopen_task),
 ):
     _write(_name, _params, _fn)
 
 
 @method("task.get", P.GetParams)
 async def get(services: Services, p: P.GetParams, session: Session) -> Any:
-    return await services.readers.point_read(queries.read_task, p.id)
+    return await services.readers.point_read(reads.read_task, p.id)
 
 
 @method("task.list", P.ListParams, large_answer=True)
 async def list_(services: Services, p: P.ListParams, session: Session) -> Any:
-    return await services.readers.run(queries.list_tasks, p, share=session.reads)
+    return await services.readers.run(reads.list_tasks, p, share=session.reads)

@@ -23,7 +23,6 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,14 +32,21 @@ from outcome import Error, Value
 
 from coordd.clock import Clock
 from coordd.lifecycle import Lifecycle
-from coordd.store import queries
+from coordd.store import reads, transaction
+from coordd.store.commands import (
+    Answer,
+    Command,
+    OnCommit,
+    Outcome,
+    WriteFn,
+    WriterStatistics,
+    map_sqlite_error,
+    refuse_abort,
+)
 from coordd.store.connections import (
-    SQLITE_FULL,
     DatabaseUnusable,
     Durability,
-    is_busy,
     open_writer_connection,
-    primary_error_code,
     unusable,
     verify_intact,
 )
@@ -56,62 +62,6 @@ WRITE_QUEUE_CAPACITY = 1024
 MAX_GROUP = 256
 #: How long a write may wait for admission before it is answered -32004.
 ADMISSION_WAIT_S = 0.25
-
-WriteFn = Callable[..., Any]
-OnCommit = Callable[[list[queries.CommittedEvent]], None]
-#: Called on the writer thread right after COMMIT with (value, error).
-Answer = Callable[[Any, CoordError | None], None]
-
-
-class _Command:
-    __slots__ = ("answer", "answered", "args", "fn", "transactional", "waiter")
-
-    def __init__(
-        self,
-        fn: WriteFn,
-        args: tuple[Any, ...],
-        transactional: bool,
-        answer: Answer | None = None,
-        answered: Callable[[], None] | None = None,
-    ) -> None:
-        self.fn = fn
-        self.args = args
-        self.transactional = transactional
-        #: Either the writer thread answers (`answer`, then `answered` on the
-        #: trio thread) or a parked trio task is rescheduled with the outcome.
-        self.answer = answer
-        self.answered = answered
-        self.waiter = None if answer is not None else trio.lowlevel.current_task()
-
-
-def _refuse_abort(_: Any) -> trio.lowlevel.Abort:
-    """Once queued, a write cannot be abandoned: its caller waits for the outcome."""
-    return trio.lowlevel.Abort.FAILED
-
-
-_Outcome = tuple[_Command, Any, CoordError | None]
-
-
-@dataclass(frozen=True)
-class WriterStatistics:
-    """A snapshot for `server.info` and the group-commit regression guard."""
-
-    transactions: int
-    commands: int
-    largest_group: int
-    queued: int
-
-
-def map_sqlite_error(exc: sqlite3.Error) -> CoordError:
-    """Turn an SQLite failure into a wire error: retryable where retrying can help."""
-    if is_busy(exc):
-        return Overloaded(
-            "the database is locked by another process; retry later", reason="database_locked"
-        )
-    if primary_error_code(exc) == SQLITE_FULL:
-        return Overloaded("the database or disk is full; retry later", reason="disk_full")
-    log.error("sqlite error in a write: %s", exc, exc_info=exc)
-    return InternalError(f"database error: {exc}")
 
 
 class Writer:
@@ -133,7 +83,7 @@ class Writer:
         self._clock = clock
         self._on_commit = on_commit
         # None is the stop sentinel.
-        self._queue: queue.SimpleQueue[_Command | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Command | None] = queue.SimpleQueue()
         self._admission = trio.Semaphore(WRITE_QUEUE_CAPACITY)
         self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
@@ -163,7 +113,7 @@ class Writer:
             raise unusable(self._path, exc) from exc
         if self._max_pages is not None:
             self._conn.execute(f"PRAGMA max_page_count = {int(self._max_pages)}")
-        self._committed_seq = queries.last_seq(self._conn)
+        self._committed_seq = reads.last_seq(self._conn)
         self._next_seq = self._committed_seq + 1
 
     def start(self) -> None:
@@ -199,11 +149,11 @@ class Writer:
 
     async def submit(self, fn: WriteFn, *args: Any) -> Any:
         """Run `fn(txn, *args)` in the next write transaction; return after COMMIT."""
-        return await self._submit(_Command(fn, args, transactional=True))
+        return await self._submit(Command(fn, args, transactional=True))
 
     async def submit_outside_transaction(self, fn: WriteFn, *args: Any) -> Any:
         """Run `fn(connection, *args)` on the writer thread between transactions."""
-        return await self._submit(_Command(fn, args, transactional=False))
+        return await self._submit(Command(fn, args, transactional=False))
 
     def enqueue_answered(
         self, fn: WriteFn, params: Any, answer: Answer, answered: Callable[[], None]
@@ -224,10 +174,10 @@ class Writer:
             self._admission.acquire_nowait()
         except trio.WouldBlock:
             return False
-        self._queue.put(_Command(fn, (params,), True, answer, answered))
+        self._queue.put(Command(fn, (params,), True, answer, answered))
         return True
 
-    async def _submit(self, command: _Command) -> Any:
+    async def _submit(self, command: Command) -> Any:
         if self._lifecycle.draining:
             raise ShuttingDown("the daemon is shutting down")
         try:
@@ -245,11 +195,11 @@ class Writer:
             # the outcome rather than leave it unknown (docs/ARCHITECTURE.md).
             # A bare park that refuses cancellation: cheaper than an Event in a
             # shielded scope, and the same guarantee.
-            return await trio.lowlevel.wait_task_rescheduled(_refuse_abort)
+            return await trio.lowlevel.wait_task_rescheduled(refuse_abort)
         finally:
             self._admission.release()
 
-    def _deliver(self, outcomes: list[_Outcome], events: list[queries.CommittedEvent]) -> None:
+    def _deliver(self, outcomes: list[Outcome], events: list[transaction.CommittedEvent]) -> None:
         """Runs on the trio thread after COMMIT: publish events in order, then wake callers.
 
         Commands answered by the writer thread were answered already; for
@@ -294,9 +244,9 @@ class Writer:
         finally:
             self._close_connection()
 
-    def _run_batch(self, batch: list[_Command]) -> None:
-        outcomes: list[_Outcome] = []
-        events: list[queries.CommittedEvent] = []
+    def _run_batch(self, batch: list[Command]) -> None:
+        outcomes: list[Outcome] = []
+        events: list[transaction.CommittedEvent] = []
         grouped = [command for command in batch if command.transactional]
         if grouped:
             self._run_transaction(grouped, outcomes, events)
@@ -312,7 +262,7 @@ class Writer:
         assert self._token is not None
         self._token.run_sync_soon(self._deliver, outcomes, events)
 
-    def _run_raw(self, command: _Command) -> _Outcome:
+    def _run_raw(self, command: Command) -> Outcome:
         try:
             return command, command.fn(self._conn, *command.args), None
         except Exception as exc:
@@ -320,9 +270,9 @@ class Writer:
 
     def _run_transaction(
         self,
-        commands: list[_Command],
-        outcomes: list[_Outcome],
-        events: list[queries.CommittedEvent],
+        commands: list[Command],
+        outcomes: list[Outcome],
+        events: list[transaction.CommittedEvent],
     ) -> None:
         conn = self._conn
         assert conn is not None
@@ -333,12 +283,12 @@ class Writer:
             outcomes.extend((command, None, error) for command in commands)
             return
         first_seq = self._next_seq
-        done: list[_Outcome] = []
-        pending_events: list[queries.CommittedEvent] = []
+        done: list[Outcome] = []
+        pending_events: list[transaction.CommittedEvent] = []
         # One instant for the whole group: its commands commit together.
         now = self._clock.now()
         for command in commands:
-            txn = queries.Txn(conn, now, self._agents_seen, self._next_seq)
+            txn = transaction.Txn(conn, now, self._agents_seen, self._next_seq)
             conn.execute("SAVEPOINT command")
             try:
                 value = command.fn(txn, *command.args)

@@ -1,0 +1,205 @@
+"""Every read of the board, run on a reader connection (or inline for point reads).
+
+Each function takes a connection inside one read transaction (see
+`readers.ReaderPool`) and returns wire-ready values: tasks and events stay
+the JSON SQLite encoded, wrapped in `msgspec.Raw`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from coordd.protocol import params as P
+from coordd.store.transaction import TASK_JSON, in_list, require_row
+from coordd_client.protocol.errors import InvalidParams
+from coordd_client.protocol.wire import STATES
+
+
+def read_task(conn: sqlite3.Connection, task_id: int) -> dict[str, Any]:
+    return {"task": require_row(conn, task_id).raw}
+
+
+def list_tasks(conn: sqlite3.Connection, p: P.ListParams) -> dict[str, Any]:
+    where = ["id > :after_id"]
+    args: dict[str, Any] = {"after_id": p.after_id or 0}
+    _task_filters(where, args, project=p.project, kind=p.kind, state=p.state, tag=p.tag)
+    if p.claimed_by is not None:
+        where.append("claimed_by = :claimed_by")
+        args["claimed_by"] = p.claimed_by
+    limit = p.limit or P.DEFAULT_LIST_LIMIT
+    condition = " AND ".join(where)
+    rows = conn.execute(
+        f"SELECT id, {TASK_JSON} FROM tasks WHERE {condition} ORDER BY id LIMIT {limit + 1}", args
+    ).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {
+        "tasks": [msgspec.Raw(text) for _, text in rows],
+        "next_after_id": rows[-1][0] if more else None,
+    }
+
+
+def _task_filters(
+    where: list[str],
+    args: dict[str, Any],
+    *,
+    project: str | None,
+    kind: str | None,
+    state: str | Sequence[str] | None,
+    tag: str | None,
+    title_contains: str | None = None,
+) -> None:
+    if project is not None:
+        where.append("project = :project")
+        args["project"] = project
+    if kind is not None:
+        where.append("kind = :kind")
+        args["kind"] = kind
+    if state is not None:
+        states = [state] if isinstance(state, str) else list(dict.fromkeys(state))
+        where.append(f"state IN {in_list('state', states, args)}")
+    if tag is not None:
+        where.append("EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE value = :tag)")
+        args["tag"] = tag
+    if title_contains is not None:
+        # instr, not LIKE: '%' and '_' in the needle stay literal. unicode_lower
+        # (connections.py) folds like the in-memory filter of live events.
+        where.append("instr(unicode_lower(title), :needle) > 0")
+        args["needle"] = title_contains.lower()
+
+
+def first_matching_task(
+    conn: sqlite3.Connection, p: P.WaitParams
+) -> tuple[msgspec.Raw | None, int]:
+    """The oldest task matching a wait filter now, and the newest seq at that read."""
+    where = ["1"]
+    args: dict[str, Any] = {}
+    _task_filters(
+        where,
+        args,
+        project=p.project,
+        kind=p.kind,
+        state=p.state,
+        tag=p.tag,
+        title_contains=p.title_contains,
+    )
+    rows = conn.execute(
+        f"SELECT {TASK_JSON} FROM tasks WHERE {' AND '.join(where)} ORDER BY id LIMIT 1", args
+    ).fetchall()
+    seq = last_seq(conn)
+    return (msgspec.Raw(rows[0][0]) if rows else None), seq
+
+
+def last_seq(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def require_known_seq(after_seq: int, newest: int) -> None:
+    """Refuse a resume point from the future: it means the board is not the one it came from.
+
+    A client holding a seq from before a restore (or from another database)
+    would otherwise be told "nothing new" for every event until the log
+    caught up with it, silently.
+    """
+    if after_seq > newest:
+        raise InvalidParams(
+            f"after_seq {after_seq} is beyond the newest event ({newest}): this board was"
+            " restored or replaced since that seq was read; resume from 0 or a seq it gave",
+            field="after_seq",
+            last_seq=newest,
+        )
+
+
+def state_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
+    counts.update(conn.execute("SELECT state, count(*) FROM tasks GROUP BY state").fetchall())
+    return counts
+
+
+def list_agents(conn: sqlite3.Connection, now_text: str) -> dict[str, Any]:
+    rows = conn.execute(
+        "SELECT agent, last_seen, (SELECT count(*) FROM tasks INDEXED BY tasks_holder"
+        " WHERE state = 'claimed'"
+        " AND claimed_by = agents.agent AND lease_expires_at > ?) FROM agents"
+        " ORDER BY last_seen DESC, agent",
+        (now_text,),
+    ).fetchall()
+    return {
+        "agents": [
+            {"agent": agent, "last_seen": seen, "holding": holding} for agent, seen, holding in rows
+        ]
+    }
+
+
+def events_since(
+    conn: sqlite3.Connection,
+    after_seq: int,
+    limit: int,
+    project: str | None,
+    types: list[str] | None,
+) -> tuple[list[msgspec.Raw], int]:
+    """Stored events after `after_seq`, and the `last_seq` to resume from (PROTOCOL 6)."""
+    where = ["seq > :after"]
+    args: dict[str, Any] = {"after": after_seq}
+    if project is not None:
+        where.append("project = :project")
+        args["project"] = project
+    if types:
+        where.append(f"type IN {in_list('type', list(dict.fromkeys(types)), args)}")
+    newest = last_seq(conn)
+    require_known_seq(after_seq, newest)
+    rows = conn.execute(
+        f"SELECT seq, data FROM events WHERE {' AND '.join(where)} ORDER BY seq LIMIT {limit}",
+        args,
+    ).fetchall()
+    if len(rows) == limit:
+        return [msgspec.Raw(data) for _, data in rows], rows[-1][0]
+    return [msgspec.Raw(data) for _, data in rows], newest
+
+
+class StoredEvent(msgspec.Struct):
+    """The two members of a stored event the daemon itself reads."""
+
+    seq: int
+    task: msgspec.Raw
+
+
+stored_event_decoder = msgspec.json.Decoder(StoredEvent)
+#: Stored events read per statement while scanning.
+SCAN_PAGE = 1000
+
+
+def first_matching_event(
+    conn: sqlite3.Connection,
+    matches: Callable[[bytes], bool],
+    project: str | None,
+    after_seq: int,
+) -> tuple[msgspec.Raw | None, int]:
+    """The task of the first stored event after `after_seq` that `matches`; else the newest seq.
+
+    `task.wait`'s edge-triggered read: filtered in Python, the same filter
+    that matches live events, so stored and live can never disagree.
+    """
+    newest = last_seq(conn)
+    require_known_seq(after_seq, newest)
+    position = after_seq
+    project_clause = "" if project is None else " AND project = :project"
+    while position < newest:
+        rows = conn.execute(
+            f"SELECT seq, data FROM events WHERE seq > :after AND seq <= :newest{project_clause}"
+            " ORDER BY seq LIMIT :page",
+            {"after": position, "newest": newest, "project": project, "page": SCAN_PAGE},
+        ).fetchall()
+        if not rows:
+            break
+        for seq, data in rows:
+            stored = stored_event_decoder.decode(data)
+            if matches(bytes(stored.task)):
+                return stored.task, seq
+            position = seq
+    return None, newest

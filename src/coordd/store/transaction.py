@@ -1,0 +1,172 @@
+"""What a write command runs inside: the transaction context, and the row and event shapes.
+
+Tasks leave SQLite already encoded as JSON (`json_object`), so the hot path
+never builds a Python dict per row. Every write appends its events to the
+`events` table in the same transaction, through `Txn.emit`.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+import msgspec
+
+from coordd.clock import format_time
+from coordd.protocol import params as P
+from coordd_client.protocol.errors import NotFound
+
+TASK_JSON = (
+    "json_object('id', id, 'project', project, 'kind', kind, 'title', title, 'body', body,"
+    " 'state', state, 'priority', priority, 'tags', json(tags), 'created_by', created_by,"
+    " 'created_at', created_at, 'updated_at', updated_at, 'claimed_by', claimed_by,"
+    " 'claimed_at', claimed_at, 'lease_expires_at', lease_expires_at, 'fence', fence,"
+    " 'attempts', attempts, 'result', result)"
+)
+ROW_COLUMNS = f"id, project, state, claimed_by, lease_expires_at, fence, posted_id, {TASK_JSON}"
+LIVE_HOLDER = (
+    "id = :id AND state = 'claimed' AND claimed_by = :agent AND lease_expires_at > :now"
+    " AND (:fence IS NULL OR fence = :fence)"
+)
+CLEAR_CLAIM = "claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL"
+
+
+class TaskRow(NamedTuple):
+    """The columns the daemon's logic needs, plus the task's wire JSON."""
+
+    id: int
+    project: str
+    state: str
+    claimed_by: str | None
+    lease_expires_at: str | None
+    fence: int
+    posted_id: int | None
+    json: str
+
+    @property
+    def raw(self) -> msgspec.Raw:
+        return msgspec.Raw(self.json)
+
+
+class CommittedEvent(NamedTuple):
+    """An event appended by a transaction; published only after COMMIT returns."""
+
+    seq: int
+    type: str
+    project: str
+    task_json: str
+    data: bytes
+
+
+class _EventOut(msgspec.Struct, kw_only=True):
+    seq: int
+    at: str
+    type: str
+    task_id: int
+    agent: str | None
+    task: msgspec.Raw
+
+
+encoder = msgspec.json.Encoder()
+
+# The writer remembers when it last recorded each agent as seen, so that a
+# busy agent costs one `agents` write a second, not one per claim.
+AGENT_SEEN_RESOLUTION = timedelta(seconds=1)
+AGENT_SEEN_CACHE_MAX = 10_000
+
+
+# The writer gives every command of a batch the same instant, so a batch of
+# claims formats its `now` and its default lease end once, not once per claim:
+# formatting was the largest piece of the writer's own Python per claim.
+_format_instant = functools.lru_cache(maxsize=64)(format_time)
+
+
+@dataclass
+class Txn:
+    """What one write command sees: the connection, its instant, and its events."""
+
+    conn: sqlite3.Connection
+    now: datetime
+    agents_seen: dict[str, datetime]
+    next_seq: int
+    events: list[CommittedEvent] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.now_text = _format_instant(self.now)
+
+    def lease_until(self, lease_s: float | None) -> str:
+        seconds = P.DEFAULT_LEASE_S if lease_s is None else lease_s
+        return _format_instant(self.now + timedelta(seconds=seconds))
+
+    def emit(self, event_type: str, row: TaskRow, agent: str | None) -> None:
+        # The writer is the only writer, so it numbers events itself (gap-free in
+        # commit order); it restores `next_seq` when a command rolls back.
+        seq = self.next_seq
+        self.next_seq += 1
+        data = encoder.encode(
+            _EventOut(
+                seq=seq,
+                at=self.now_text,
+                type=event_type,
+                task_id=row.id,
+                agent=agent,
+                task=row.raw,
+            )
+        )
+        self.conn.execute(
+            "INSERT INTO events (seq, type, project, at, data) VALUES (?, ?, ?, ?, ?)",
+            (seq, event_type, row.project, self.now_text, data.decode()),
+        )
+        self.events.append(CommittedEvent(seq, event_type, row.project, row.json, data))
+
+    def touch_agent(self, agent: str | None, *, force: bool = False) -> None:
+        if agent is None:
+            return
+        last = self.agents_seen.get(agent)
+        if not force and last is not None and self.now - last < AGENT_SEEN_RESOLUTION:
+            return
+        self.conn.execute(
+            "INSERT INTO agents (agent, last_seen) VALUES (?, ?)"
+            " ON CONFLICT (agent) DO UPDATE SET last_seen = excluded.last_seen",
+            (agent, self.now_text),
+        )
+        if len(self.agents_seen) >= AGENT_SEEN_CACHE_MAX:
+            self.agents_seen.clear()
+        self.agents_seen[agent] = self.now
+
+
+def one_row(
+    conn: sqlite3.Connection, sql: str, args: Sequence[Any] | dict[str, Any]
+) -> TaskRow | None:
+    # fetchall, not fetchone: it steps RETURNING statements to completion so no
+    # statement is left open across RELEASE/COMMIT.
+    rows = conn.execute(sql, args).fetchall()
+    return TaskRow(*rows[0]) if rows else None
+
+
+def get_row(conn: sqlite3.Connection, task_id: int) -> TaskRow | None:
+    return one_row(conn, f"SELECT {ROW_COLUMNS} FROM tasks WHERE id = ?", (task_id,))
+
+
+def require_row(conn: sqlite3.Connection, task_id: int) -> TaskRow:
+    row = get_row(conn, task_id)
+    if row is None:
+        raise NotFound(f"no task with id {task_id}", id=task_id)
+    return row
+
+
+def dedupe(tags: list[str] | None) -> list[str]:
+    return list(dict.fromkeys(tags or ()))
+
+
+def in_list(prefix: str, values: Sequence[str], args: dict[str, Any]) -> str:
+    """`(:prefix0, :prefix1, ...)`, binding each value in `args`: no SQL built from input."""
+    names = []
+    for index, value in enumerate(values):
+        names.append(f":{prefix}{index}")
+        args[f"{prefix}{index}"] = value
+    return f"({', '.join(names)})"
