@@ -24,7 +24,7 @@ READY_TIMEOUT_S = 15.0
 
 
 def short_tmpdir(prefix: str = "cd") -> Path:
-    """sun_path is 108 bytes: keep socket paths short (DESIGN.md section 8)."""
+    """sun_path is 108 bytes: keep socket paths short (docs/ARCHITECTURE.md)."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
 
 

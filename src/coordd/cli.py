@@ -12,7 +12,7 @@ from pathlib import Path
 import trio
 
 from coordd import __version__
-from coordd.daemon import DEFAULT_RESTART_GRACE_S, Daemon, DaemonConfig
+from coordd.daemon import Daemon, DaemonConfig
 from coordd.limits import Limits
 from coordd.listener import ListenerError
 from coordd.paths import default_db_path
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--restart-grace",
         type=float,
-        default=DEFAULT_RESTART_GRACE_S,
+        default=Limits.restart_grace_s,
         metavar="SECONDS",
         help="lease grace for claims that lapsed while the daemon was down",
     )

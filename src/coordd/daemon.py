@@ -46,12 +46,8 @@ from coordd_client.protocol.peercred import peer_uid
 
 log = logging.getLogger(__name__)
 
-#: Seconds of lease a claim that lapsed while the daemon was down gets at start.
-DEFAULT_RESTART_GRACE_S = 30.0
 #: Errors from accept() that mean "out of resources for now": wait and retry.
 _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
-#: Target for RLIMIT_NOFILE: room for the connection cap plus database files.
-_NOFILE_TARGET = 65536
 
 
 @dataclass
@@ -60,7 +56,7 @@ class DaemonConfig:
     socket_path: Path
     durability: Durability = Durability.FULL
     limits: Limits = field(default_factory=Limits)
-    restart_grace_s: float = DEFAULT_RESTART_GRACE_S
+    restart_grace_s: float = Limits.restart_grace_s
     retention: Retention = field(default_factory=Retention)
     handle_signals: bool = True
     #: SQLite max_page_count for the writer: a hard cap on the database's size.
@@ -269,7 +265,9 @@ class Daemon:
 def raise_nofile_limit() -> None:
     """Lift the soft fd limit toward the hard limit: each connection costs one fd."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = _NOFILE_TARGET if hard == resource.RLIM_INFINITY else min(hard, _NOFILE_TARGET)
+    target = (
+        Limits.nofile_target if hard == resource.RLIM_INFINITY else min(hard, Limits.nofile_target)
+    )
     if soft != resource.RLIM_INFINITY and soft < target:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

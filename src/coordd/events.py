@@ -2,7 +2,7 @@
 
 The writer hands each committed batch to `EventHub.publish` on the trio
 thread, in seq order, after COMMIT. Subscriptions get a bounded buffer; a
-subscriber more than `SUBSCRIBER_LAG_LIMIT` events behind is closed as
+subscriber more than `Limits.subscriber_lag_events` events behind is closed as
 "lagged" instead of growing the daemon. Waiters are indexed by project so an
 event only looks at waiters that could match it, and matching is done in
 memory on the event's own copy of the task: no query per waiter per event.
@@ -19,12 +19,10 @@ import msgspec
 import trio
 
 from coordd.lifecycle import Lifecycle
+from coordd.limits import Limits
 from coordd.protocol.params import WaitParams
 from coordd.store.transaction import CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
-
-#: Live events queued undelivered before a subscription is closed as lagged (PROTOCOL 7).
-SUBSCRIBER_LAG_LIMIT = 1000
 
 
 class TaskView(msgspec.Struct):
@@ -134,7 +132,7 @@ class EventHub:
             for sub in list(self._subscriptions.values()):
                 if sub.closed is None and sub.wants(event):
                     sub.backlog.append(event)
-                    if len(sub.backlog) > SUBSCRIBER_LAG_LIMIT:
+                    if len(sub.backlog) > Limits.subscriber_lag_events:
                         sub.close("lagged")
                     else:
                         sub.wakeup.set()

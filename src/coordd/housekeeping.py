@@ -8,7 +8,7 @@ import sqlite3
 import trio
 
 from coordd.events import EventHub
-from coordd.limits import Retention
+from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
 from coordd.store import writes
 from coordd.store.writer import Writer
@@ -16,13 +16,10 @@ from coordd_client.protocol.errors import CoordError, ShuttingDown
 
 log = logging.getLogger(__name__)
 
-#: The reaper's period: PROTOCOL.md asks for at least once a second.
-REAP_INTERVAL_S = 0.5
-
 
 async def run_reaper(writer: Writer) -> None:
     while True:
-        await trio.sleep(REAP_INTERVAL_S)
+        await trio.sleep(Limits.reap_interval_s)
         try:
             expired = await writer.submit(writes.reap_expired)
         except ShuttingDown:
@@ -50,10 +47,6 @@ async def run_retention(writer: Writer, hub: EventHub, retention: Retention) -> 
             log.info("event retention removed %d old event(s)", deleted)
 
 
-#: How long the writer may take to answer a no-op before the watchdog stays silent.
-WATCHDOG_PROBE_TIMEOUT_S = 5.0
-
-
 def _noop(conn: sqlite3.Connection) -> None:
     return None
 
@@ -63,7 +56,7 @@ async def run_watchdog(writer: Writer, notifier: Notifier) -> None:
     assert notifier.watchdog_interval_s
     interval = notifier.watchdog_interval_s / 2
     while True:
-        with trio.move_on_after(min(WATCHDOG_PROBE_TIMEOUT_S, interval)):
+        with trio.move_on_after(min(Limits.watchdog_probe_timeout_s, interval)):
             try:
                 await writer.submit_outside_transaction(_noop)
             except ShuttingDown:

@@ -1,7 +1,15 @@
-"""Named limits, each with its unit and the reason for its size (DESIGN.md section 5)."""
+"""Every limit of the daemon in one place, each with its unit and the reason for its size.
+
+`Limits` is the one home: the README's limits table points here. The
+daemon builds one instance (`coordd serve` tunes a few fields from its
+flags) and hands it to the parts that take tunable limits; the fixed ones
+are read from the class defaults (`Limits.reap_interval_s`), which are the
+same values.
+"""
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 
 from coordd_client.protocol.framing import DEFAULT_MAX_FRAME
@@ -9,32 +17,94 @@ from coordd_client.protocol.framing import DEFAULT_MAX_FRAME
 
 @dataclass(frozen=True)
 class Limits:
+    # --- connections and frames ------------------------------------------------------
     #: Largest payload accepted, in bytes (PROTOCOL.md section 2; `--max-frame`).
     max_frame: int = DEFAULT_MAX_FRAME
-    #: Seconds a client has to finish a frame it started: a slow-loris guard.
+    #: Seconds a client has to finish a frame it started, from the frame's
+    #: first byte: a slow-loris guard (`--frame-timeout`).
     frame_completion_s: float = 10.0
     #: Seconds one write to a client may block before the client is cut off,
-    #: so a client that never reads cannot pin responses in memory.
+    #: so a client that never reads cannot pin responses in memory (`--write-timeout`).
     write_timeout_s: float = 10.0
-    #: Requests one connection may have executing at once (beyond: -32004).
-    #: Above PROTOCOL.md's 256 writes in flight, so one pipelining client gets them all.
+    #: Requests one connection may have executing at once, each batch item
+    #: counted (beyond: -32004). Above PROTOCOL.md's 256 writes in flight, so
+    #: one pipelining client gets them all.
     max_inflight_per_connection: int = 512
+    #: Requests one batch may carry; a larger batch is refused whole (-32600),
+    #: so one frame cannot fan out into unbounded concurrent work.
+    max_batch_items: int = 256
     #: `task.list` / `events.since` calls one connection may have between execution
     #: and the end of writing their answer: bounds the bytes a pipelining client pins.
     large_answers_per_connection: int = 4
-    #: Reader-pool connections one client connection may hold at once (the
-    #: pool has 4): a flood of scans on one connection cannot queue ahead of
-    #: everybody else's reads, since it never has more than this many in line.
-    reader_share_per_connection: int = 2
+    #: Bytes of a connection's unwritten answers beyond which it stops reading
+    #: requests (backpressure for large answers and notifications).
+    outbox_high_water_bytes: int = 1024 * 1024
     #: Connections served at once; more wait in the listen backlog.
     #: PROTOCOL.md asks for at least 1,024.
     max_connections: int = 4096
+    #: Connections the kernel queues for us while the accept loop is busy.
+    listen_backlog: int = socket.SOMAXCONN
+    #: Target for RLIMIT_NOFILE, raised at start: room for the connection cap
+    #: plus the database files.
+    nofile_target: int = 65536
     #: Bytes read from a socket per receive call.
     receive_chunk: int = 65536
     #: Seconds between checks that the socket file is still ours (rebound if not).
     socket_check_interval_s: float = 2.0
     #: Seconds shutdown waits for in-flight requests before closing anyway.
     drain_timeout_s: float = 10.0
+
+    # --- events and waiting ------------------------------------------------------------
+    #: Subscriptions one connection may hold: each costs a task and a backlog.
+    subscriptions_per_connection: int = 64
+    #: Live events queued for one subscriber beyond which it is closed `lagged`
+    #: (it resumes from its `last_seq`): a slow subscriber cannot grow memory.
+    subscriber_lag_events: int = 1000
+    #: Seconds a "shutdown" notice may wait for a slow client before the daemon stops anyway.
+    shutdown_notice_s: float = 1.0
+    #: Stored events read per statement while replaying or scanning.
+    event_page: int = 1000
+
+    # --- the writer and the readers ------------------------------------------------------
+    #: Write commands admitted at once (queued or running). PROTOCOL.md asks for
+    #: at least 256 before -32004; more only buys latency, not throughput.
+    write_queue_capacity: int = 1024
+    #: Most commands one transaction groups: bounds the time a batch holds replies.
+    max_group: int = 256
+    #: Seconds a write may wait for admission before it is answered -32004.
+    admission_wait_s: float = 0.25
+    #: Read connections: two cores, so more buys nothing but memory.
+    reader_pool_size: int = 4
+    #: Reader-pool connections one client connection may hold at once: a
+    #: flood of scans on one connection cannot queue ahead of everybody
+    #: else's reads, since it never has more than this many in line.
+    reader_share_per_connection: int = 2
+    #: Milliseconds a connection waits for SQLite's lock: long enough to ride
+    #: out a user's short `sqlite3` shell transaction, short enough that a
+    #: stuck lock turns into a retryable -32004 instead of a hang.
+    busy_timeout_ms: int = 2_000
+    #: Seconds between checkpoints. The WAL's peak size is about the write
+    #: rate times this: at 1 s a machine with a fast fsync reached 48 MB in the
+    #: WAL test; at 0.25 s it stays near 15 MB. An idle check reads one header.
+    checkpoint_interval_s: float = 0.25
+    #: WAL frames (about 4 KiB each) beyond which the writer restarts the log.
+    wal_restart_frames: int = 2000
+    #: Bytes the WAL file is truncated back to when the log restarts after a burst.
+    wal_size_limit_bytes: int = 16 * 1024 * 1024
+    #: Seconds within which an agent's last-seen is not written again: a busy
+    #: agent costs one `agents` write a second, not one per claim.
+    agent_seen_resolution_s: float = 1.0
+    #: Agents whose last write the writer remembers for that purpose.
+    agent_seen_cache: int = 10_000
+
+    # --- background duties ---------------------------------------------------------------
+    #: The reaper's period: PROTOCOL.md asks for at least once a second.
+    reap_interval_s: float = 0.5
+    #: Seconds the writer may take to answer a no-op before the watchdog stays silent.
+    watchdog_probe_timeout_s: float = 5.0
+    #: Seconds of lease a claim that lapsed while the daemon was down gets at
+    #: start (`--restart-grace`; README, "restart grace").
+    restart_grace_s: float = 30.0
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordd.limits import Limits
+
 # sun_path's size, including the terminating NUL: unix(7), and <sys/un.h> on macOS.
 SUN_PATH_MAX = 104 if sys.platform == "darwin" else 108
-#: Connections the kernel queues for us while the accept loop is busy.
-LISTEN_BACKLOG = socket.SOMAXCONN
 
 
 class ListenerError(Exception):
@@ -61,7 +61,7 @@ def bind_unix_socket(path: Path) -> BoundSocket:
         raise ListenerError(f"cannot bind {path}: {exc.strerror}") from exc
     finally:
         os.umask(old_umask)
-    sock.listen(LISTEN_BACKLOG)
+    sock.listen(Limits.listen_backlog)
     return BoundSocket(sock, path, owned=True, inode=os.stat(path).st_ino)
 
 

@@ -12,7 +12,7 @@ anything is waiting in the backlog, later frames queue behind it. `put`
 never blocks. What the socket refuses is kept and flushed by a trio task
 (`flush_forever`) that cuts the connection off if the client reads nothing
 for the write timeout. Trio-side senders wait while the backlog is above
-`HIGH_WATER_BYTES` (backpressure for large answers and notifications); the
+`Limits.outbox_high_water_bytes` (backpressure for large answers and notifications); the
 writer thread never waits, and the connection stops reading requests while
 the backlog is high, which bounds what the writer can add.
 """
@@ -26,8 +26,7 @@ from collections.abc import Callable
 
 import trio
 
-#: Above this many unwritten bytes, trio-side senders and the request reader wait.
-HIGH_WATER_BYTES = 1024 * 1024
+from coordd.limits import Limits
 
 
 class Outbox:
@@ -110,12 +109,14 @@ class Outbox:
     def _backlog_started(self) -> None:
         self._kick.set()
         self._empty = trio.Event()
-        if self.backlog_bytes > HIGH_WATER_BYTES and self._below_high_water.is_set():
+        if self.backlog_bytes > Limits.outbox_high_water_bytes and self._below_high_water.is_set():
             self._below_high_water = trio.Event()
 
     async def wait_writable_room(self) -> None:
         """Wait while the backlog is above the high-water mark."""
-        while self.backlog_bytes > HIGH_WATER_BYTES and not (self._closed or self.broken):
+        while self.backlog_bytes > Limits.outbox_high_water_bytes and not (
+            self._closed or self.broken
+        ):
             if self._below_high_water.is_set():
                 self._below_high_water = trio.Event()
             await self._below_high_water.wait()
@@ -132,7 +133,7 @@ class Outbox:
             while True:
                 with self._lock:
                     empty = self._flush_some()
-                if self.backlog_bytes <= HIGH_WATER_BYTES:
+                if self.backlog_bytes <= Limits.outbox_high_water_bytes:
                     self._below_high_water.set()
                 if empty:
                     self._empty.set()

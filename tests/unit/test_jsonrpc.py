@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coordd.limits import Limits
 from coordd.methods import METHODS
 from coordd.protocol import params as P
 from coordd.protocol.jsonrpc import (
-    MAX_BATCH_ITEMS,
     Rejected,
     Request,
     decode_params,
@@ -85,7 +85,7 @@ def test_batch_items_are_parsed_independently() -> None:
 
 def test_oversized_batch_is_refused_whole() -> None:
     batch = json.dumps(
-        [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(MAX_BATCH_ITEMS + 1)]
+        [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(Limits.max_batch_items + 1)]
     )
     message = parse_message(batch.encode())
     assert not message.is_batch

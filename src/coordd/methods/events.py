@@ -9,17 +9,11 @@ import msgspec
 import trio
 
 from coordd.events import Subscription, Waiter, WaitFilter
+from coordd.limits import Limits
 from coordd.methods.registry import FollowUp, Services, Session, method
 from coordd.protocol import params as P
 from coordd.store import reads
 from coordd_client.protocol.errors import NotFound, Overloaded
-
-#: Subscriptions one connection may hold: each costs a task and a backlog.
-MAX_SUBSCRIPTIONS_PER_CONNECTION = 64
-#: Stored events read per reader round trip while replaying or scanning.
-REPLAY_PAGE = 1000
-#: Seconds a "shutdown" notice may wait for a slow client before the daemon stops anyway.
-SHUTDOWN_NOTICE_S = 1.0
 
 
 @method("events.since", P.EventsSinceParams, large_answer=True)
@@ -37,9 +31,9 @@ async def since(services: Services, p: P.EventsSinceParams, session: Session) ->
 
 @method("events.subscribe", P.SubscribeParams)
 async def subscribe(services: Services, p: P.SubscribeParams, session: Session) -> Any:
-    if len(session.subscriptions) >= MAX_SUBSCRIPTIONS_PER_CONNECTION:
+    if len(session.subscriptions) >= Limits.subscriptions_per_connection:
         raise Overloaded(
-            f"a connection may hold at most {MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions",
+            f"a connection may hold at most {Limits.subscriptions_per_connection} subscriptions",
             reason="too_many_subscriptions",
         )
     hub = services.hub
@@ -75,7 +69,7 @@ async def _replay(
     types = sorted(sub.types) if sub.types else None
     while position < boundary and sub.closed is None:
         events, _ = await services.readers.run(
-            reads.events_since, position, REPLAY_PAGE, sub.project, types, share=session.reads
+            reads.events_since, position, Limits.event_page, sub.project, types, share=session.reads
         )
         if not events:
             break
@@ -85,7 +79,7 @@ async def _replay(
                 return
             await session.send_notification("event", {"subscription": sub.id, "event": raw})
             sub.last_delivered = position = seq
-        if len(events) < REPLAY_PAGE:
+        if len(events) < Limits.event_page:
             break
 
 
@@ -106,7 +100,7 @@ async def _deliver_live(session: Session, sub: Subscription, boundary: int) -> N
         # The notice tells the client where to resume, so it waits its turn in
         # line for the socket (bounded by the connection's write timeout); only shutdown,
         # which must finish, gives it a deadline of its own.
-        deadline = SHUTDOWN_NOTICE_S if sub.closed == "shutdown" else math.inf
+        deadline = Limits.shutdown_notice_s if sub.closed == "shutdown" else math.inf
         with trio.move_on_after(deadline):
             await session.send_notification("subscription.closed", closed)
 

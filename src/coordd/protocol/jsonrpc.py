@@ -15,16 +15,13 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from coordd.limits import Limits
 from coordd_client.protocol.errors import (
     CoordError,
     InvalidParams,
     InvalidRequest,
     ParseError,
 )
-
-#: Most requests one batch may carry; a larger batch is refused whole (-32600)
-#: so one frame cannot fan out into unbounded concurrent work.
-MAX_BATCH_ITEMS = 256
 
 RequestId = int | str
 
@@ -97,8 +94,8 @@ def _parse_batch(payload: bytes) -> Message:
         return Message([Rejected(None, InvalidRequest("JSON is nested too deeply"))], False)
     if not raws:
         return Message([Rejected(None, InvalidRequest("empty batch"))], False)
-    if len(raws) > MAX_BATCH_ITEMS:
-        error = InvalidRequest(f"batch of {len(raws)} requests exceeds {MAX_BATCH_ITEMS}")
+    if len(raws) > Limits.max_batch_items:
+        error = InvalidRequest(f"batch of {len(raws)} requests exceeds {Limits.max_batch_items}")
         return Message([Rejected(None, error)], False)
     return Message([_parse_item(bytes(raw)) for raw in raws], is_batch=True)
 

@@ -9,18 +9,11 @@ from pathlib import Path
 
 import trio
 
+from coordd.limits import Limits
 from coordd.store.connections import open_connection
 from coordd_client.protocol.errors import CoordError
 
 log = logging.getLogger(__name__)
-
-#: How often the WAL is copied back into the database file. The log's peak
-#: size is about the write rate times this: at 1 s a machine with a fast
-#: fsync reached 48 MB in the WAL test; at 0.25 s it stays near 15 MB. An
-#: idle check costs one read of the WAL header.
-CHECKPOINT_INTERVAL_S = 0.25
-#: WAL frames (about 4 KiB each) beyond which the writer restarts the log.
-WAL_RESTART_FRAMES = 2000
 
 
 class Checkpointer:
@@ -31,7 +24,7 @@ class Checkpointer:
     fsync) off the writer's path. But under steady writes a PASSIVE
     checkpoint never reaches the log's last frame, so SQLite never restarts
     the log and the WAL grows without bound (checkpoint starvation). When the
-    log passes `WAL_RESTART_FRAMES`, the writer runs a RESTART checkpoint
+    log passes `Limits.wal_restart_frames`, the writer runs a RESTART checkpoint
     between two batches: little is left to copy, and the next write starts
     the log from its beginning.
     """
@@ -56,13 +49,13 @@ class Checkpointer:
     async def run(
         self,
         restart_in_writer: Callable[[], Awaitable[object]],
-        interval_s: float = CHECKPOINT_INTERVAL_S,
+        interval_s: float = Limits.checkpoint_interval_s,
     ) -> None:
         while True:
             await trio.sleep(interval_s)
             try:
                 _busy, log_frames, _done = await trio.to_thread.run_sync(self.checkpoint_now)
-                if log_frames > WAL_RESTART_FRAMES:
+                if log_frames > Limits.wal_restart_frames:
                     await restart_in_writer()
             except (sqlite3.Error, CoordError) as exc:
                 log.warning("checkpoint failed: %s", exc)

@@ -6,10 +6,7 @@ import sqlite3
 from enum import StrEnum
 from pathlib import Path
 
-# Long enough to ride out a user's short `sqlite3` shell transaction, short
-# enough that a stuck lock turns into a retryable -32004 instead of a hang.
-BUSY_TIMEOUT_MS = 2_000
-
+from coordd.limits import Limits
 
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
 
@@ -23,10 +20,6 @@ def primary_error_code(exc: sqlite3.Error) -> int | None:
 def is_busy(exc: sqlite3.Error) -> bool:
     """Another connection holds a lock this one needs."""
     return primary_error_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED)
-
-
-#: Size the WAL file is truncated back to when the log restarts after a burst.
-WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
 
 
 class Durability(StrEnum):
@@ -47,7 +40,7 @@ def open_connection(path: Path, *, query_only: bool = False) -> sqlite3.Connecti
     conn = sqlite3.connect(
         path, isolation_level=None, check_same_thread=False, cached_statements=256
     )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {Limits.busy_timeout_ms}")
     # SQLite's lower() folds ASCII only; task.wait matches live events with
     # Python's str.lower(), so stored rows must be folded the same way.
     conn.create_function("unicode_lower", 1, _unicode_lower, deterministic=True)
@@ -68,7 +61,7 @@ def open_writer_connection(path: Path, durability: Durability) -> sqlite3.Connec
     # the daemon checkpoints from its own connection instead (see Checkpointer).
     conn.execute("PRAGMA wal_autocheckpoint = 0")
     # When the log restarts after a burst, shrink the file back to this size.
-    conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
+    conn.execute(f"PRAGMA journal_size_limit = {Limits.wal_size_limit_bytes}")
     return conn
 
 

@@ -22,16 +22,14 @@ from typing import Any, TypeVar
 
 import trio
 
+from coordd.limits import Limits
 from coordd.store.connections import is_busy, open_connection
-
-#: Read connections: two cores, so more buys nothing but memory.
-READER_POOL_SIZE = 4
 
 T = TypeVar("T")
 
 
 class ReaderPool:
-    def __init__(self, path: Path, size: int = READER_POOL_SIZE) -> None:
+    def __init__(self, path: Path, size: int = Limits.reader_pool_size) -> None:
         self._path = path
         self._size = size
         self._free: list[sqlite3.Connection] = []

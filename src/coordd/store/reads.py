@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from coordd.limits import Limits
 from coordd.protocol import params as P
 from coordd.store.transaction import TASK_JSON, in_list, require_row
 from coordd_client.protocol.errors import InvalidParams
@@ -170,8 +171,6 @@ class StoredEvent(msgspec.Struct):
 
 
 stored_event_decoder = msgspec.json.Decoder(StoredEvent)
-#: Stored events read per statement while scanning.
-SCAN_PAGE = 1000
 
 
 def first_matching_event(
@@ -193,7 +192,7 @@ def first_matching_event(
         rows = conn.execute(
             f"SELECT seq, data FROM events WHERE seq > :after AND seq <= :newest{project_clause}"
             " ORDER BY seq LIMIT :page",
-            {"after": position, "newest": newest, "project": project, "page": SCAN_PAGE},
+            {"after": position, "newest": newest, "project": project, "page": Limits.event_page},
         ).fetchall()
         if not rows:
             break

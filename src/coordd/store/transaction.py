@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from coordd.clock import format_time
+from coordd.limits import Limits
 from coordd.protocol import params as P
 from coordd_client.protocol.errors import NotFound
 
@@ -73,11 +74,6 @@ class _EventOut(msgspec.Struct, kw_only=True):
 
 encoder = msgspec.json.Encoder()
 
-# The writer remembers when it last recorded each agent as seen, so that a
-# busy agent costs one `agents` write a second, not one per claim.
-AGENT_SEEN_RESOLUTION = timedelta(seconds=1)
-AGENT_SEEN_CACHE_MAX = 10_000
-
 
 # The writer gives every command of a batch the same instant, so a batch of
 # claims formats its `now` and its default lease end once, not once per claim:
@@ -127,14 +123,18 @@ class Txn:
         if agent is None:
             return
         last = self.agents_seen.get(agent)
-        if not force and last is not None and self.now - last < AGENT_SEEN_RESOLUTION:
+        if (
+            not force
+            and last is not None
+            and (self.now - last).total_seconds() < Limits.agent_seen_resolution_s
+        ):
             return
         self.conn.execute(
             "INSERT INTO agents (agent, last_seen) VALUES (?, ?)"
             " ON CONFLICT (agent) DO UPDATE SET last_seen = excluded.last_seen",
             (agent, self.now_text),
         )
-        if len(self.agents_seen) >= AGENT_SEEN_CACHE_MAX:
+        if len(self.agents_seen) >= Limits.agent_seen_cache:
             self.agents_seen.clear()
         self.agents_seen[agent] = self.now
 

@@ -32,6 +32,7 @@ from outcome import Error, Value
 
 from coordd.clock import Clock
 from coordd.lifecycle import Lifecycle
+from coordd.limits import Limits
 from coordd.store import reads, transaction
 from coordd.store.commands import (
     Answer,
@@ -55,14 +56,6 @@ from coordd_client.protocol.errors import CoordError, InternalError, Overloaded,
 
 log = logging.getLogger(__name__)
 
-#: Write commands admitted at once (queued or running). PROTOCOL.md asks for at
-#: least 256 before -32004; more only buys latency, not throughput.
-WRITE_QUEUE_CAPACITY = 1024
-#: Most commands one transaction groups: bounds the time a batch holds replies.
-MAX_GROUP = 256
-#: How long a write may wait for admission before it is answered -32004.
-ADMISSION_WAIT_S = 0.25
-
 
 class Writer:
     """Owns the write connection and the thread that uses it."""
@@ -84,7 +77,7 @@ class Writer:
         self._on_commit = on_commit
         # None is the stop sentinel.
         self._queue: queue.SimpleQueue[Command | None] = queue.SimpleQueue()
-        self._admission = trio.Semaphore(WRITE_QUEUE_CAPACITY)
+        self._admission = trio.Semaphore(Limits.write_queue_capacity)
         self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
@@ -137,7 +130,7 @@ class Writer:
             transactions=self._transactions,
             commands=self._commands,
             largest_group=self._largest_group,
-            queued=WRITE_QUEUE_CAPACITY - self._admission.value,
+            queued=Limits.write_queue_capacity - self._admission.value,
         )
 
     @property
@@ -183,7 +176,7 @@ class Writer:
         try:
             self._admission.acquire_nowait()
         except trio.WouldBlock:
-            with trio.move_on_after(ADMISSION_WAIT_S) as scope:
+            with trio.move_on_after(Limits.admission_wait_s) as scope:
                 await self._admission.acquire()
             if scope.cancelled_caught:
                 raise Overloaded(
@@ -231,7 +224,7 @@ class Writer:
                 if first is None:
                     break
                 batch = [first]
-                while len(batch) < MAX_GROUP:
+                while len(batch) < Limits.max_group:
                     try:
                         item = self._queue.get_nowait()
                     except queue.Empty:

@@ -24,7 +24,7 @@ import trio
 
 from coordd_client import methods
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
-from coordd_client.protocol.framing import FrameDecoder, FrameError
+from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
@@ -101,7 +101,7 @@ class AsyncClient:
                 nursery.cancel_scope.cancel()
 
     async def _read_loop(self) -> None:
-        decoder = FrameDecoder(max_frame=64 * 1024 * 1024)
+        decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
         try:
             while True:
                 while (payload := decoder.next_frame()) is not None:

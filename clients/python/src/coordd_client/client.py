@@ -32,7 +32,7 @@ from coordd_client.protocol.errors import (
     ProtocolError,
     ShuttingDown,
 )
-from coordd_client.protocol.framing import FrameDecoder, FrameError
+from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
@@ -67,7 +67,7 @@ class Client:
         self.socket_path = Path(default_socket_path(socket_path))
         self.timeout_s = timeout_s
         self._sock: socket.socket | None = None
-        self._decoder = FrameDecoder(max_frame=64 * 1024 * 1024)
+        self._decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
         self._builder = RequestBuilder()
         self.notifications: deque[Response] = deque()
 
@@ -92,7 +92,7 @@ class Client:
             sock.close()
             raise
         self._sock = sock
-        self._decoder = FrameDecoder(max_frame=64 * 1024 * 1024)
+        self._decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
         return self
 
     def close(self) -> None:

@@ -1,8 +1,9 @@
-"""One method per RPC, written once for both clients.
+"""One builder per RPC, written once for both clients.
 
-`MethodsMixin` turns typed Python arguments into params and a result type;
-the blocking and trio clients supply `_call` (sync or async) and inherit the
-rest, so the two can never drift apart.
+Each function turns typed Python arguments into a `Call`: the method name,
+its params and the type its result decodes to. The blocking client wraps
+every builder with `_sync`, the trio client with `_async`, so the two can
+never drift apart.
 """
 
 from __future__ import annotations

@@ -32,10 +32,6 @@ class CoordError(Exception):
         self.message = message
         self.data: dict[str, Any] = {"kind": self.kind, **data}
 
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-RPC `error` member."""
-        return {"code": self.code, "message": self.message, "data": self.data}
-
 
 class ProtocolError(CoordError):
     """The peer broke the protocol (bad JSON, bad envelope, unknown method, bad params)."""

@@ -14,6 +14,10 @@ HEADER_SIZE = HEADER.size
 
 #: Default maximum payload in bytes (PROTOCOL.md section 2; `--max-frame`).
 DEFAULT_MAX_FRAME = 1024 * 1024
+#: Largest answer a client accepts, in bytes: a daemon may be started with a
+#: larger `--max-frame`, and `task.list` answers run to about 64 MiB
+#: (1,000 tasks with 64 KiB bodies).
+MAX_ANSWER_FRAME = 64 * 1024 * 1024
 
 
 class FrameError(Exception):
@@ -61,11 +65,6 @@ class FrameDecoder:
     def in_partial_frame(self) -> bool:
         """True when some bytes of a frame have arrived but not all of it."""
         return bool(self._buffer) or self._expected is not None
-
-    @property
-    def buffered(self) -> int:
-        """Bytes held while waiting for the rest of a frame."""
-        return len(self._buffer)
 
     def next_frame(self) -> bytes | None:
         """Return the next complete payload, or None if more bytes are needed.

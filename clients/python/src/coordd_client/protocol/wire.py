@@ -1,6 +1,6 @@
 """Wire types of PROTOCOL.md sections 4 and 7, shared by the daemon and clients.
 
-Frozen, keyword-only msgspec Structs; one reused encoder and decoder per type.
+Frozen, keyword-only msgspec Structs; the clients decode results into them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ EventType = Literal[
     "task.cancelled",
     "task.reopened",
 ]
-EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,10 +55,6 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     task_id: int
     agent: str | None
     task: Task
-
-
-task_decoder = msgspec.json.Decoder(Task)
-event_decoder = msgspec.json.Decoder(Event)
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):
