@@ -173,3 +173,34 @@ class RawConnection:
 
     def close(self) -> None:
         self.sock.close()
+
+
+#: The `coord` console script of the environment running the tests.
+COORD = str(Path(sys.executable).parent / "coord")
+
+
+def coord(
+    *args: str,
+    socket: Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    autostart: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith(("COORD", "CLAUDECODE", "CODEX_"))
+    }
+    environ["COORDD_SOCKET"] = str(socket)
+    if not autostart:
+        environ["COORD_NO_AUTOSTART"] = "1"
+    environ.update(env or {})
+    return subprocess.run(
+        [COORD, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env=environ,
+        input=stdin,
+        check=False,
+    )

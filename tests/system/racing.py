@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).parent
+#: The worker scripts the system tests run as separate OS processes.
+WORKERS = Path(__file__).parent / "workers"
 
 
 def race(
@@ -16,7 +17,7 @@ def race(
     """Start one process per arg list, wait for all to print "ready", release, collect JSON."""
     procs = [
         subprocess.Popen(
-            [sys.executable, str(HERE / script), str(socket_path), *args],
+            [sys.executable, str(WORKERS / script), str(socket_path), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from racing import race
+from racing import WORKERS, race
 
 from coordd_client import Client, Overloaded
 from support import DaemonProcess, RawConnection, rss_kib
@@ -287,7 +287,7 @@ def test_backup_while_writing_and_check(daemon: DaemonProcess, workdir: Path) ->
     with subprocess.Popen(
         [
             sys.executable,
-            str(Path(__file__).parent / "poster.py"),
+            str(WORKERS / "poster.py"),
             str(daemon.socket_path),
             "bg",
             "300",

@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from racing import HERE
+from racing import WORKERS
 
 from support import DaemonProcess
 
@@ -31,7 +31,7 @@ def run_rounds(workdir: Path, rounds: int, writers: int = 3) -> dict[str, int]:
         subprocess.Popen(
             [
                 sys.executable,
-                str(HERE / "crash_worker.py"),
+                str(WORKERS / "crash_worker.py"),
                 str(daemon.socket_path),
                 f"agent{n}",
                 str(seconds),

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from racing import HERE, race
+from racing import WORKERS, race
 
 from coordd.clock import parse_time
 from support import DaemonProcess
@@ -41,7 +41,7 @@ def test_paused_process_past_its_lease_is_fenced_out(daemon: DaemonProcess) -> N
     with daemon.client() as client:
         task_id = client.post("contested").task.id
     with subprocess.Popen(
-        [sys.executable, str(HERE / "zombie.py"), str(daemon.socket_path), str(task_id), "1"],
+        [sys.executable, str(WORKERS / "zombie.py"), str(daemon.socket_path), str(task_id), "1"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from racing import HERE
+from racing import WORKERS
 
 from coordd.platform.launchd import LAUNCHD_SOCKET_NAME
 from coordd_client import Client
@@ -33,7 +33,7 @@ def start_activated(workdir: Path, pid_mode: str) -> tuple[subprocess.Popen[byte
     proc = subprocess.Popen(
         [
             sys.executable,
-            str(HERE / "activate.py"),
+            str(WORKERS / "activate.py"),
             str(activated),
             pid_mode,
             "serve",

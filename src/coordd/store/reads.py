@@ -27,7 +27,7 @@ def read_task(conn: sqlite3.Connection, task_id: int) -> dict[str, Any]:
 def list_tasks(conn: sqlite3.Connection, p: P.ListParams) -> dict[str, Any]:
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}
-    _task_filters(where, args, project=p.project, kind=p.kind, state=p.state, tag=p.tag)
+    task_filters(where, args, project=p.project, kind=p.kind, state=p.state, tag=p.tag)
     if p.claimed_by is not None:
         where.append("claimed_by = :claimed_by")
         args["claimed_by"] = p.claimed_by
@@ -44,7 +44,7 @@ def list_tasks(conn: sqlite3.Connection, p: P.ListParams) -> dict[str, Any]:
     }
 
 
-def _task_filters(
+def task_filters(
     where: list[str],
     args: dict[str, Any],
     *,
@@ -79,7 +79,7 @@ def first_matching_task(
     """The oldest task matching a wait filter now, and the newest seq at that read."""
     where = ["1"]
     args: dict[str, Any] = {}
-    _task_filters(
+    task_filters(
         where,
         args,
         project=p.project,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+import threading
 import time
 
 import pytest
@@ -317,24 +318,28 @@ def test_writer_thread_answers_queue_intact_behind_a_slow_reader(raw: RawConnect
     flushed by trio, frame after whole frame."""
     body = "w" * 60_000
     count = 200  # about 12 MB of answers: far more than a socket buffer holds
-    raw.sock.sendall(
-        b"".join(
-            struct.pack(">I", len(p)) + p
-            for p in (
-                json.dumps(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": n,
-                        "method": "task.post",
-                        "params": {"title": f"slow {n}", "body": body},
-                    }
-                ).encode()
-                for n in range(count)
-            )
+    frames = b"".join(
+        struct.pack(">I", len(p)) + p
+        for p in (
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "task.post",
+                    "params": {"title": f"slow {n}", "body": body},
+                }
+            ).encode()
+            for n in range(count)
         )
     )
+    # Sent from a thread: the daemon stops reading requests while its answers
+    # are not read, so a send of 12 MB before any read would race that
+    # backpressure (and time out) instead of testing the outbox.
+    sender = threading.Thread(target=raw.sock.sendall, args=(frames,))
+    sender.start()
     time.sleep(0.5)  # read nothing for a while
     responses = [raw.recv() for _ in range(count)]
+    sender.join()
     assert sorted(r["id"] for r in responses) == list(range(count))
     titles = {r["result"]["task"]["title"] for r in responses}
     assert titles == {f"slow {n}" for n in range(count)}
