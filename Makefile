@@ -3,13 +3,19 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Every install is pinned by this file, refreshed on purpose with `make lock`:
+# pyproject.toml keeps ranges for users; a new release of a dependency must
+# not change what `make test` and CI install overnight.
+CONSTRAINTS := constraints.txt
+# The extras the tests and benchmarks use, resolved together into the lock.
+LOCKED_EXTRAS := dev,bench
 
-.PHONY: run test lint bench bench-peers soak clean
+.PHONY: run test lint bench bench-peers soak lock clean
 
-$(STAMP): pyproject.toml clients/python/pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --upgrade pip -c $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -c $(CONSTRAINTS)
 	touch $(STAMP)
 
 ## Run the daemon in the foreground on its defaults (database in the user state dir).
@@ -31,11 +37,21 @@ bench: $(STAMP)
 ## The same, plus Redis and PostgreSQL peers (installs them from the distribution as root).
 bench-peers: $(STAMP)
 	bench/install-peers.sh
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' -c $(CONSTRAINTS)
 	$(BIN)/python -m bench --peers $(BENCH_ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python -m pytest -q -m soak
+
+## Re-resolve every dependency (the daemon, the client, every extra) and rewrite the lock.
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --upgrade pip
+	.lock-venv/bin/python -m pip install --quiet '.[$(LOCKED_EXTRAS)]'
+	( echo "# Pinned by make lock from pyproject.toml's ranges; refresh with make lock."; \
+	  .lock-venv/bin/python -m pip freeze --all | grep -v -i -E '^(coordd|setuptools)' ) > $(CONSTRAINTS)
+	rm -rf .lock-venv
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
-import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
-
-import msgspec
 
 from bench.baselines import sqlite_commit_per_claim
 from bench.diagnostics import (
@@ -29,156 +22,17 @@ from bench.diagnostics import (
     thread_cpu_seconds,
     writer_claim_cost_with_and_without_gil_contention,
 )
-from coordd_client import Client
-from coordd_client.autostart import wait_until_ready
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class Result:
-    name: str
-    clients: int
-    ops: int
-    seconds: float
-    latencies: list[float]
-    won: int = 0
-    #: Slowest worker's busy time / fastest worker's: 1.00 is perfectly fair service.
-    spread: float = 1.0
-
-    @property
-    def rate(self) -> float:
-        return self.ops / self.seconds
-
-    def pct(self, q: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
-class Daemon:
-    def __init__(self, workdir: Path, durability: str = "full") -> None:
-        self.workdir = workdir
-        self.socket = workdir / "s.sock"
-        self.db = workdir / "bench.db"
-        log = open(workdir / "daemon.log", "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "coordd",
-                "serve",
-                "--db",
-                str(self.db),
-                "--socket",
-                str(self.socket),
-                "--durability",
-                durability,
-                "--log-level",
-                "warning",
-            ],
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-        )
-        log.close()
-        wait_until_ready(self.socket)
-
-    def client(self) -> Client:
-        return Client(self.socket).connect()
-
-    def rss_kib(self) -> int:
-        with open(f"/proc/{self.proc.pid}/status") as status:
-            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-
-    def cpu_seconds(self) -> float:
-        with open(f"/proc/{self.proc.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(30)
-
-
-def spawn_workers(command: list[str], worker_args: list[list[str]]) -> list[subprocess.Popen[str]]:
-    """Start `command + args` once per arg list and wait until every one is connected."""
-    procs = [
-        subprocess.Popen(
-            [*command, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        for args in worker_args
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    return procs
-
-
-def release(procs: list[subprocess.Popen[str]]) -> None:
-    """The barrier: every worker starts its loop now."""
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-
-
-def worker_command(daemon: Daemon) -> list[str]:
-    return [sys.executable, "-m", "bench.worker", str(daemon.socket)]
-
-
-def run_workers(
-    command: list[str], mode: str, clients: int, per_client: int, id_for, *, name: str | None = None
-) -> Result:
-    procs = spawn_workers(
-        command, [[mode, f"w{n}", str(per_client), str(id_for(n))] for n in range(clients)]
-    )
-    start = time.perf_counter()
-    release(procs)
-    outputs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
-    seconds = time.perf_counter() - start
-    latencies = [x for out in outputs for x in out["latencies_us"]]
-    busy = [sum(out["latencies_us"]) for out in outputs]
-    return Result(
-        name or mode,
-        clients,
-        clients * per_client,
-        seconds,
-        latencies,
-        sum(o["won"] for o in outputs),
-        spread=max(busy) / min(busy) if min(busy) > 0 else float("nan"),
-    )
-
-
-def post_tasks(daemon: Daemon, count: int) -> int:
-    """Pre-post `count` tasks through the daemon; return the first id."""
-    import trio
-
-    from coordd_client.aio import AsyncClient
-
-    ids: list[int] = []
-
-    async def fill() -> None:
-        async with AsyncClient.connect(daemon.socket) as client:
-
-            async def one(n: int) -> None:
-                ids.append((await client.post(f"bench task {n}")).task.id)
-
-            for start in range(0, count, 2000):
-                async with trio.open_nursery() as nursery:
-                    for n in range(start, min(count, start + 2000)):
-                        nursery.start_soon(one, n)
-
-    trio.run(fill)
-    # Posts run concurrently, so ids are not in `n` order; they are contiguous from the lowest.
-    return min(ids)
-
-
-def writer_stats(daemon: Daemon) -> dict[str, int]:
-    with daemon.client() as client:
-        return msgspec.json.decode(client.call_raw("server.info").result)["writer"]
+from bench.harness import (
+    ROOT,
+    Daemon,
+    post_tasks,
+    release,
+    run_workers,
+    spawn_workers,
+    worker_command,
+    writer_stats,
+)
+from bench.report import Measured, Result, render_report
 
 
 def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
@@ -312,25 +166,6 @@ def measure_peers(workdir: Path, counts: list[int], total: int) -> tuple[list[Re
     return rows, notes
 
 
-def machine() -> str:
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next(
-                line.split(":", 1)[1].strip() for line in info if line.startswith("model name")
-            )
-    except (OSError, StopIteration):
-        pass
-    return (
-        f"{os.cpu_count()} cores ({cpu}), Linux {platform.release()}, Python {platform.python_version()},"
-        f" SQLite {sqlite3.sqlite_version}"
-    )
-
-
-def fmt_us(value: float) -> str:
-    return f"{value:,.0f}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench")
     parser.add_argument("--clients", default="1,4,16,64", help="comma-separated client counts")
@@ -455,123 +290,21 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
-    rates = sorted(len(run) / (sum(run) / 1e6) for run in baseline_runs)
-    base_rate = statistics.median(rates)
-    base_p50 = statistics.median(statistics.median(run) for run in baseline_runs)
-    own_p50 = statistics.median(own_txn)
-    by = {(r.name, r.clients): r for r in rows}
-    lines = [
-        "# coordd benchmarks",
-        "",
-        f"Generated by `make bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
-        f"Machine: {machine()}.",
-        "Clients are separate OS processes on the same machine, each doing sequential round trips",
-        "with the blocking Python client; durability is the default (`synchronous=FULL`).",
-        "",
-        "**Baseline** (same run): one in-process Python loop doing the same conditional UPDATE",
-        f"with one durable COMMIT per claim (WAL, synchronous=FULL): **{base_rate:,.0f} claims/s**,",
-        f"p50 {fmt_us(base_p50)} us: the median of three runs (start, middle and end of this run:"
-        f" {', '.join(f'{r:,.0f}' for r in rates)} claims/s).",
-        f"The daemon's own claim transaction, in-process the same way (its schema: the row, three"
-        f" index entries and the event row), has p50 {fmt_us(own_p50)} us.",
-        "",
-        "## Headline ratios",
-        "",
-        "| measure | value | target |",
-        "| --- | --- | --- |",
-    ]
-    if ("claim", 16) in by:
-        ratio = by[("claim", 16)].rate / base_rate
-        lines.append(
-            f"| 16 clients, durable claims/s / baseline claims/s | **{ratio:.2f}x** | >= 2.0x |"
+    text = render_report(
+        Measured(
+            rows=rows,
+            baseline_runs=baseline_runs,
+            own_txn=own_txn,
+            extra=extra,
+            contended=contended,
+            stats=stats,
+            peer_notes=peer_notes,
+            thread_cpu_per_claim=thread_cpu_per_claim,
+            gil_alone=gil_alone,
+            gil_contended=gil_contended,
+            wake=wake,
         )
-    if ("claim", 1) in by and ("ping", 1) in by:
-        single = by[("claim", 1)].pct(0.5) / (by[("ping", 1)].pct(0.5) + base_p50)
-        lines.append(
-            f"| 1 client, claim p50 / (ping p50 + baseline p50) | **{single:.2f}x** | <= 1.2x |"
-        )
-        own = by[("claim", 1)].pct(0.5) / (by[("ping", 1)].pct(0.5) + own_p50)
-        lines.append(
-            f"| 1 client, claim p50 / (ping p50 + the daemon's own claim transaction p50) | {own:.2f}x | (what the daemon adds) |"
-        )
-    for peer in ("redis", "postgresql"):
-        if ("claim", 16) in by and (f"{peer} claim", 16) in by:
-            ratio = by[("claim", 16)].rate / by[(f"{peer} claim", 16)].rate
-            lines.append(
-                f"| 16 clients, coordd claims/s / {peer} claims/s | **{ratio:.2f}x** | >= 1.0x |"
-            )
-    lines.append(
-        f"| writer transactions per contended claim (16 clients) | {extra['contended_transactions_per_claim']:.3f} | < 1 (group commit engages) |"
     )
-    lines += [
-        "",
-        "## Throughput and latency",
-        "",
-        "| workload | clients | ops | ops/s | ratio to baseline claims/s | p50 us | p99 us | fairness (slowest/fastest client) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r.name} | {r.clients} | {r.ops:,} | {r.rate:,.0f} | {r.rate / base_rate:.2f}x |"
-            f" {fmt_us(r.pct(0.5))} | {fmt_us(r.pct(0.99))} | {r.spread:.2f} |"
-        )
-    lines += [
-        "",
-        f"Contended: 16 processes claimed the same {contended.ops // 16} ids; {contended.won} claims won"
-        f" (exactly one per id: {contended.won == contended.ops // 16}).",
-        f"Writer over the whole run: {stats['commands']:,} commands in {stats['transactions']:,} transactions"
-        f" (largest group {stats['largest_group']}).",
-        "",
-        *(
-            ["Peers (same client style, separate processes, sequential round trips):", ""]
-            + [f"- {note}" for note in peer_notes]
-            + [""]
-            if peer_notes
-            else [
-                "Peers were not measured in this run (`make bench-peers` adds Redis and PostgreSQL).",
-                "",
-            ]
-        ),
-        "## Where the daemon's time goes",
-        "",
-        *(
-            [
-                "CPU per claim of each daemon thread while 16 clients claim (from /proc, same run):",
-                "",
-                "| thread | CPU us per claim |",
-                "| --- | ---: |",
-                *[f"| {name} | {value:,.0f} |" for name, value in thread_cpu_per_claim.items()],
-                "",
-            ]
-            if thread_cpu_per_claim
-            else ["(Per-thread CPU is measured in the 16-client claim run, on Linux.)", ""]
-        ),
-        "The writer's own claim code (the daemon's `claim_task`, 8 per transaction) measured"
-        " in-process, with the interpreter to itself and beside a busy Python thread that"
-        " alternates work and syscalls as the event loop does:",
-        "",
-        "| writer CPU per claim | us |",
-        "| --- | ---: |",
-        f"| alone | {gil_alone:,.0f} |",
-        f"| beside a busy Python thread (GIL shared) | {gil_contended:,.0f} ({gil_contended / gil_alone:.1f}x) |",
-        "",
-        "See [docs/PERFORMANCE.md](docs/PERFORMANCE.md) for what these mean and what was tried.",
-        "",
-        "## Events, waiters, memory",
-        "",
-        "| measure | value |",
-        "| --- | --- |",
-        f"| wake-up latency, post -> 8 waiting processes, p50 | {fmt_us(wake.pct(0.5))} us |",
-        f"| wake-up latency, p99 | {fmt_us(wake.pct(0.99))} us |",
-        f"| memory per idle connection | {extra['bytes_per_idle_connection'] / 1024:,.1f} KiB |",
-        f"| memory per subscription | {extra['bytes_per_subscription'] / 1024:,.1f} KiB |",
-        f"| memory per idle task.wait | {extra['bytes_per_idle_waiter'] / 1024:,.1f} KiB |",
-        f"| daemon CPU with 1,000 idle waiters | {extra['daemon_cpu_percent_with_idle_waiters']:.1f} % of a core |",
-        f"| post latency with 1,000 non-matching waiters | {fmt_us(extra['post_us_with_idle_waiters'])} us |",
-        "",
-        "Absolute figures drift with the machine's load; compare ratios within one run.",
-    ]
-    text = "\n".join(lines) + "\n"
     args.output.write_text(text)
     print(text)
     return 0

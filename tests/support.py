@@ -204,3 +204,15 @@ def coord(
         input=stdin,
         check=False,
     )
+
+
+def run_coordd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m coordd ARGS...` run to completion (a refusal, `check`, `backup`)."""
+    return subprocess.run(
+        [sys.executable, "-m", "coordd", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )

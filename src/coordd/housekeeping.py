@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 import trio
 
@@ -17,34 +19,42 @@ from coordd_client.protocol.errors import CoordError, ShuttingDown
 log = logging.getLogger(__name__)
 
 
-async def run_reaper(writer: Writer) -> None:
+async def _every(
+    interval_s: float, duty: Callable[[], Awaitable[int]], name: str, done: str
+) -> None:
+    """Run `duty` every `interval_s` until the daemon drains; log what it did.
+
+    A refused run (the database locked, the disk full) is logged and tried
+    again next time: a background duty never takes the daemon down.
+    """
     while True:
-        await trio.sleep(Limits.reap_interval_s)
+        await trio.sleep(interval_s)
         try:
-            expired = await writer.submit(writes.reap_expired)
+            count = await duty()
         except ShuttingDown:
             return
         except CoordError as exc:
-            log.warning("reaper: %s", exc.message)
+            log.warning("%s: %s", name, exc.message)
             continue
-        if expired:
-            log.info("reaper returned %d expired claim(s) to pending", expired)
+        if count:
+            log.info("%s %s", name, done % count)
+
+
+async def run_reaper(writer: Writer) -> None:
+    await _every(
+        Limits.reap_interval_s,
+        partial(writer.submit, writes.reap_expired),
+        "reaper",
+        "returned %d expired claim(s) to pending",
+    )
 
 
 async def run_retention(writer: Writer, hub: EventHub, retention: Retention) -> None:
-    while True:
-        await trio.sleep(retention.interval_s)
-        try:
-            deleted = await writer.submit(
-                writes.trim_events, retention, hub.oldest_subscriber_position()
-            )
-        except ShuttingDown:
-            return
-        except CoordError as exc:
-            log.warning("event retention: %s", exc.message)
-            continue
-        if deleted:
-            log.info("event retention removed %d old event(s)", deleted)
+    async def trim() -> int:
+        keep_after = hub.oldest_subscriber_position()
+        return int(await writer.submit(writes.trim_events, retention, keep_after))
+
+    await _every(retention.interval_s, trim, "event retention", "removed %d old event(s)")
 
 
 def _noop(conn: sqlite3.Connection) -> None:

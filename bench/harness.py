@@ -1,0 +1,144 @@
+"""The bench's moving parts: a real daemon, worker processes behind a barrier, pre-posted tasks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+
+from bench.report import Result
+from coordd_client import Client
+from coordd_client.autostart import wait_until_ready
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Daemon:
+    def __init__(self, workdir: Path, durability: str = "full") -> None:
+        self.workdir = workdir
+        self.socket = workdir / "s.sock"
+        self.db = workdir / "bench.db"
+        log = open(workdir / "daemon.log", "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "coordd",
+                "serve",
+                "--db",
+                str(self.db),
+                "--socket",
+                str(self.socket),
+                "--durability",
+                durability,
+                "--log-level",
+                "warning",
+            ],
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )
+        log.close()
+        wait_until_ready(self.socket)
+
+    def client(self) -> Client:
+        return Client(self.socket).connect()
+
+    def rss_kib(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+    def cpu_seconds(self) -> float:
+        with open(f"/proc/{self.proc.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def spawn_workers(command: list[str], worker_args: list[list[str]]) -> list[subprocess.Popen[str]]:
+    """Start `command + args` once per arg list and wait until every one is connected."""
+    procs = [
+        subprocess.Popen(
+            [*command, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for args in worker_args
+    ]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return procs
+
+
+def release(procs: list[subprocess.Popen[str]]) -> None:
+    """The barrier: every worker starts its loop now."""
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+
+
+def worker_command(daemon: Daemon) -> list[str]:
+    return [sys.executable, "-m", "bench.worker", str(daemon.socket)]
+
+
+def run_workers(
+    command: list[str], mode: str, clients: int, per_client: int, id_for, *, name: str | None = None
+) -> Result:
+    procs = spawn_workers(
+        command, [[mode, f"w{n}", str(per_client), str(id_for(n))] for n in range(clients)]
+    )
+    start = time.perf_counter()
+    release(procs)
+    outputs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
+    seconds = time.perf_counter() - start
+    latencies = [x for out in outputs for x in out["latencies_us"]]
+    busy = [sum(out["latencies_us"]) for out in outputs]
+    return Result(
+        name or mode,
+        clients,
+        clients * per_client,
+        seconds,
+        latencies,
+        sum(o["won"] for o in outputs),
+        spread=max(busy) / min(busy) if min(busy) > 0 else float("nan"),
+    )
+
+
+def post_tasks(daemon: Daemon, count: int) -> int:
+    """Pre-post `count` tasks through the daemon; return the first id."""
+    import trio
+
+    from coordd_client.aio import AsyncClient
+
+    ids: list[int] = []
+
+    async def fill() -> None:
+        async with AsyncClient.connect(daemon.socket) as client:
+
+            async def one(n: int) -> None:
+                ids.append((await client.post(f"bench task {n}")).task.id)
+
+            for start in range(0, count, 2000):
+                async with trio.open_nursery() as nursery:
+                    for n in range(start, min(count, start + 2000)):
+                        nursery.start_soon(one, n)
+
+    trio.run(fill)
+    # Posts run concurrently, so ids are not in `n` order; they are contiguous from the lowest.
+    return min(ids)
+
+
+def writer_stats(daemon: Daemon) -> dict[str, int]:
+    with daemon.client() as client:
+        return msgspec.json.decode(client.call_raw("server.info").result)["writer"]
