@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from racing import WORKERS, race
 
+from coordd.store.schema import SCHEMA_VERSION
 from coordd_client import Client, Overloaded
 from support import DaemonProcess, RawConnection, rss_kib
 
@@ -310,7 +311,7 @@ def test_backup_while_writing_and_check(daemon: DaemonProcess, workdir: Path) ->
     assert (
         check.returncode == 0
         and "integrity_check: ok" in check.stdout
-        and "schema version:  1" in check.stdout
+        and f"schema version:  {SCHEMA_VERSION}" in check.stdout
     )
     refused = admin("backup", str(workdir / "copy.db"))
     assert refused.returncode == 1 and "refusing to overwrite" in refused.stderr

@@ -1,17 +1,60 @@
+"""The identity and project rules (coordd_client.identity), case by case."""
+
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
-from coordd_client.identity import default_agent
+from coordd_client.identity import (
+    default_project,
+    host_agent,
+    main_worktree,
+    resolve_agent,
+    resolve_project,
+)
 
 
-def test_explicit_and_codex_identities_win() -> None:
-    assert default_agent({"COORD_AGENT": "tab-3", "CODEX_THREAD_ID": "abc"}) == "tab-3"
-    assert default_agent({"CODEX_THREAD_ID": "019d1afb-b2c7-72d3-b240"}) == "codex-019d1afb-b2c"
+def test_the_order_of_the_agent_rule() -> None:
+    claude = {"CLAUDE_CODE_SESSION_ID": "3cda0b49-4380-4c2e-9f5e-0a1b2c3d4e5f"}
+    codex = {"CODEX_THREAD_ID": "019d1afb-b2c7-72d3-b240"}
+    assert resolve_agent("cli-name", {"COORD_AGENT": "env-name", **claude}).value == "cli-name"
+    assert resolve_agent(None, {"COORD_AGENT": "env-name", **claude}).value == "env-name"
+    assert resolve_agent(None, {**claude, **codex}) == resolve_agent(None, claude)
+    assert resolve_agent(None, claude).value == "claude-3cda0b494380"
+    assert resolve_agent(None, claude).source == "$CLAUDE_CODE_SESSION_ID"
+    assert resolve_agent(None, codex).value == "codex-019d1afbb2c7"
 
 
-def test_agent_driven_shells_are_skipped_to_the_long_lived_process() -> None:
-    # This test process is the nearest non-shell ancestor of itself.
-    name = default_agent({"CLAUDECODE": "1"}, start_pid=os.getpid())
-    assert name.startswith("python-") and f"-{os.getpid()}-" in name
-    assert default_agent({"CLAUDECODE": "1"}, start_pid=os.getpid()) == name
+def test_host_ids_keep_twelve_hex_digits() -> None:
+    assert host_agent("claude", "3CDA-0B49-4380-FFFF") == "claude-3cda0b494380"
+    assert host_agent("codex", "---") == "codex-unknown"
+
+
+def test_without_a_host_the_name_is_the_terminal_sessions() -> None:
+    env = {"USER": "Ada Lovelace"}
+    resolved = resolve_agent(None, env)
+    leader = os.getsid(0)
+    assert resolved.source == "the terminal session"
+    assert resolved.value.startswith("ada-lovelace-") and f"-{leader}-" in resolved.value
+    assert resolve_agent(None, env) == resolved  # stable
+
+
+def test_the_project_rule(tmp_path: Path) -> None:
+    assert resolve_project("p", {"COORD_PROJECT": "q"}).value == "p"
+    assert resolve_project(None, {"COORD_PROJECT": "q"}).value == "q"
+    assert default_project({}, cwd=tmp_path) == "default"  # no repository here
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+         "--allow-empty", "-m", "start"],
+        check=True,
+    )  # fmt: skip
+    (repo / "sub").mkdir()
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    top = str(repo.resolve())
+    assert main_worktree(repo / "sub") == top
+    assert main_worktree(linked) == top  # every worktree of a repository: one board
+    assert resolve_project(None, {}, cwd=linked).source == "the git repository's main worktree"

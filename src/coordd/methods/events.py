@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -19,7 +20,7 @@ from coordd_client.protocol.errors import NotFound, Overloaded
 @method("events.since", P.EventsSinceParams, large_answer=True)
 async def since(services: Services, p: P.EventsSinceParams, session: Session) -> Any:
     events, last = await services.readers.run(
-        reads.events_since,
+        partial(reads.events_since, task_id=p.task_id),
         p.after_seq or 0,
         p.limit or P.DEFAULT_EVENTS_LIMIT,
         p.project,

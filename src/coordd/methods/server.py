@@ -8,6 +8,9 @@ from coordd.methods.registry import Services, Session, method
 from coordd.protocol import params as P
 from coordd.store import reads
 
+#: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`).
+FEATURES = ("task_history",)
+
 
 @method("ping", P.NoParams)
 async def ping(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
@@ -21,6 +24,8 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
     return {
         "version": services.version,
         "protocol": 1,
+        # PROTOCOL.md section 6: the 1.1 additions this daemon implements.
+        "features": list(FEATURES),
         "pid": services.pid,
         "db_path": str(services.db_path),
         "started_at": services.started_at,

@@ -177,6 +177,7 @@ class EventsSinceParams(Params):
     limit: EventsLimit | None = None
     project: Project | None = None
     types: Annotated[list[EventType], Meta(max_length=8)] | None = None
+    task_id: TaskId | None = None
 
 
 class SubscribeParams(Params):

@@ -143,10 +143,18 @@ def events_since(
     limit: int,
     project: str | None,
     types: list[str] | None,
+    *,
+    task_id: int | None = None,
 ) -> tuple[list[msgspec.Raw], int]:
-    """Stored events after `after_seq`, and the `last_seq` to resume from (PROTOCOL 6)."""
+    """Stored events after `after_seq`, and the `last_seq` to resume from (PROTOCOL 6).
+
+    With `task_id`, one task's history, from the `events_task` index.
+    """
     where = ["seq > :after"]
     args: dict[str, Any] = {"after": after_seq}
+    if task_id is not None:
+        where.append("task_id = :task_id")
+        args["task_id"] = task_id
     if project is not None:
         where.append("project = :project")
         args["project"] = project

@@ -51,6 +51,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             last_seen TEXT NOT NULL
         ) WITHOUT ROWID""",
     ),
+    (
+        # One task's history (`events.since` with `task_id`, protocol 1.1) without
+        # scanning the whole log: the id gets a column and an index.
+        "ALTER TABLE events ADD COLUMN task_id INTEGER",
+        "UPDATE events SET task_id = json_extract(data, '$.task_id')",
+        "CREATE INDEX events_task ON events (task_id, seq)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

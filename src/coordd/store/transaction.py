@@ -114,8 +114,8 @@ class Txn:
             )
         )
         self.conn.execute(
-            "INSERT INTO events (seq, type, project, at, data) VALUES (?, ?, ?, ?, ?)",
-            (seq, event_type, row.project, self.now_text, data.decode()),
+            "INSERT INTO events (seq, type, project, at, data, task_id) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, event_type, row.project, self.now_text, data.decode(), row.id),
         )
         self.events.append(CommittedEvent(seq, event_type, row.project, row.json, data))
 

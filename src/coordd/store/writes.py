@@ -200,12 +200,23 @@ def _lease_lost(tx: Txn, p: _HeldParams) -> LeaseLost:
     """Why a holder operation matched no row, with the current task (PROTOCOL 5)."""
     task_id, agent, fence = p.id, p.agent, p.fence
     current = require_row(tx.conn, task_id)
-    if current.state != "claimed":
-        reason = f"task {task_id} is {current.state}, not claimed"
+    # Each refusal says what to do next: an agent told only "you lost" drops
+    # work it holds under another name, or retries what it never held.
+    if current.state == "pending":
+        reason = f"task {task_id} is pending: nobody holds it; claim it first"
+    elif current.state != "claimed":
+        reason = f"task {task_id} is {current.state}, not claimed; pick other work"
     elif current.claimed_by != agent:
-        reason = f"task {task_id} is held by {current.claimed_by!r}, not {agent!r}"
+        reason = (
+            f"task {task_id} is held by {current.claimed_by}, not by you ({agent}): if"
+            f" {current.claimed_by} is you, pin your name with"
+            f" `export COORD_AGENT={current.claimed_by}`; otherwise pick other work"
+        )
     elif fence is not None and current.fence != fence:
-        reason = f"fence {fence} is stale; the task's fence is {current.fence}"
+        reason = (
+            f"fence {fence} is stale; the task's fence is {current.fence}: it was claimed"
+            " again since your claim, so your work on it is superseded"
+        )
     else:
         reason = f"the lease on task {task_id} has expired; claim it again"
     return LeaseLost(reason, task=current.raw)

@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coordd_client.client import Client, EventStream
+    from coordd_client.identity import (
+        default_agent,
+        default_project,
+        resolve_agent,
+        resolve_project,
+    )
     from coordd_client.protocol.errors import (
         Conflict,
         CoordError,
@@ -35,6 +41,10 @@ _HOMES = {
     "Event": "coordd_client.protocol.wire",
     "Task": "coordd_client.protocol.wire",
     "default_socket_path": "coordd_client.protocol.paths",
+    "default_agent": "coordd_client.identity",
+    "default_project": "coordd_client.identity",
+    "resolve_agent": "coordd_client.identity",
+    "resolve_project": "coordd_client.identity",
     **dict.fromkeys(
         (
             "Conflict",
@@ -69,7 +79,11 @@ __all__ = [
     "ShuttingDown",
     "Task",
     "UntrustedSocket",
+    "default_agent",
+    "default_project",
     "default_socket_path",
+    "resolve_agent",
+    "resolve_project",
 ]
 
 

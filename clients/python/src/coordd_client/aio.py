@@ -64,8 +64,14 @@ class AsyncClient:
         stream: trio.SocketStream,
         socket_path: Path,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        *,
+        agent: str | None = None,
+        project: str | None = None,
     ) -> None:
         self.socket_path = socket_path
+        #: Defaults for every call that takes them and names none (as `Client`).
+        self.agent = agent
+        self.project = project
         self._slots = trio.Semaphore(max_in_flight)
         self._stream = stream
         self._builder = RequestBuilder()
@@ -80,7 +86,11 @@ class AsyncClient:
     @classmethod
     @asynccontextmanager
     async def connect(
-        cls, socket_path: str | os.PathLike[str] | None = None
+        cls,
+        socket_path: str | os.PathLike[str] | None = None,
+        *,
+        agent: str | None = None,
+        project: str | None = None,
     ) -> AsyncIterator[AsyncClient]:
         path = Path(default_socket_path(socket_path))
         try:
@@ -92,7 +102,7 @@ class AsyncClient:
         except BaseException:
             await stream.aclose()
             raise
-        client = cls(stream, path)
+        client = cls(stream, path, agent=agent, project=project)
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client._read_loop)
             try:
@@ -129,6 +139,7 @@ class AsyncClient:
             pending.done.set()
 
     async def request(self, call: methods.Call[R]) -> R:
+        call = methods.with_defaults(call, self.agent, self.project)
         response = await self.call_raw(call.method, call.params)
         return unwrap(response, call.result_type)
 

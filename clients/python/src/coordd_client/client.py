@@ -63,9 +63,16 @@ class Client:
         socket_path: str | os.PathLike[str] | None = None,
         *,
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        agent: str | None = None,
+        project: str | None = None,
     ) -> None:
+        """`agent` and `project` are defaults for every call that takes them and
+        names none (`identity.default_agent()` and `default_project()` resolve
+        them as the CLI does)."""
         self.socket_path = Path(default_socket_path(socket_path))
         self.timeout_s = timeout_s
+        self.agent = agent
+        self.project = project
         self._sock: socket.socket | None = None
         self._decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
         self._builder = RequestBuilder()
@@ -114,6 +121,7 @@ class Client:
     # --- calls ----------------------------------------------------------------------
 
     def request(self, call: methods.Call[R]) -> R:
+        call = methods.with_defaults(call, self.agent, self.project)
         timeout = self.timeout_s
         if call.method == "task.wait" and call.params is not None:
             timeout = float(call.params["timeout_s"]) + WAIT_SLACK_S

@@ -1,19 +1,31 @@
-"""The default agent identity for `coord`: stable within one agent session, distinct across tabs.
+"""Who is calling, and which board: one rule each, shared by every client surface.
 
-How the agents run shell commands (checked against their public issue trackers):
+The CLI, the Python clients' defaults, the MCP server and the host hooks all
+call `resolve_agent` and `resolve_project`, so a name can never depend on
+which of them asked.
 
-- Claude Code runs every Bash command in a fresh shell, a child of the long-lived
-  `claude` process of that session, and sets `CLAUDECODE=1`; it exposes no session
-  id to commands.
-- Codex injects `CODEX_THREAD_ID` into the environment of the commands it runs.
-- Cursor runs agent commands in shells under its own long-lived process; it
-  documents no session variable.
+The agent, first match wins:
 
-So, in order: `$COORD_AGENT`; `codex-<thread>` from `CODEX_THREAD_ID`; otherwise
-the nearest ancestor process that is not a shell or a wrapper (the agent itself),
-named `<program>-<pid>-<start>`: the pid makes tabs distinct, and a short hash
-of the process start time makes sure a reused pid never inherits a dead tab's
-claims. A person typing in a terminal gets their tab's shell instead.
+1. an explicit name (`--agent`, `Client(agent=...)`);
+2. `$COORD_AGENT`;
+3. `$CLAUDE_CODE_SESSION_ID` (Claude Code sets it in its Bash tool, its
+   hooks and its stdio MCP servers): `claude-` + its first 12 hex digits;
+4. `$CODEX_THREAD_ID` (Codex sets it for the commands it runs):
+   `codex-` + its first 12 hex digits;
+5. the terminal session: every process of one terminal (each subshell,
+   pipeline, `$(...)`, `make` recipe and `subprocess` child) shares the
+   session of the shell that terminal started, so the name is built from
+   that session leader: `<user>-<leader program>-<leader pid>-<4 hex of its
+   start time>`. The start time keeps a reused pid from inheriting a dead
+   terminal's claims.
+
+The limit of rule 5: a supervisor that starts every command in a new session
+(`setsid` per command) gives each command a new name. Under such a harness,
+pin the name: `export COORD_AGENT=...` (`coord whoami --export` prints it).
+
+The project: an explicit one; `$COORD_PROJECT`; the top level of the
+repository's *main* worktree (from `git rev-parse --git-common-dir`), so
+every worktree of one repository shares one board; else "default".
 """
 
 from __future__ import annotations
@@ -25,93 +37,154 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 AGENT_ENV = "COORD_AGENT"
-
-# Programs that sit between an agent and `coord` and say nothing about who is calling.
-_SHELLS = {"sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "pwsh"}
-_WRAPPERS = {"env", "timeout", "nohup", "sudo", "doas", "xargs", "nice", "stdbuf", "time",
-             "coord", "uv", "uvx", "npx", "script", "direnv", "flock", "setsid"}  # fmt: skip
-_KNOWN_AGENTS = {"claude": "claude", "cursor": "cursor", "cursor-agent": "cursor", "codex": "codex"}
-_MAX_DEPTH = 32
+PROJECT_ENV = "COORD_PROJECT"
+CLAUDE_SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
+CODEX_THREAD_ENV = "CODEX_THREAD_ID"
+DEFAULT_PROJECT = "default"
+#: Hex digits of a host's session or thread id kept in the agent name.
+HOST_ID_DIGITS = 12
 
 
 @dataclass(frozen=True)
-class ProcessInfo:
-    pid: int
-    ppid: int
-    name: str
-    start: str
+class Resolved:
+    """A name and where it came from (`coord whoami` shows both)."""
+
+    value: str
+    source: str
 
 
-def _read_process(pid: int) -> ProcessInfo | None:
+def host_agent(prefix: str, session_id: str) -> str:
+    """`claude-3cda0b494380` from a host's session id: hex digits only, the first 12."""
+    digits = re.sub(r"[^0-9a-fA-F]", "", session_id).lower()[:HOST_ID_DIGITS]
+    return f"{prefix}-{digits or 'unknown'}"
+
+
+def resolve_agent(
+    explicit: str | None = None, environ: Mapping[str, str] | None = None
+) -> Resolved:
+    """The agent name by the rule above."""
+    env = os.environ if environ is None else environ
+    if explicit:
+        return Resolved(explicit, "--agent")
+    if env.get(AGENT_ENV):
+        return Resolved(env[AGENT_ENV], f"${AGENT_ENV}")
+    if env.get(CLAUDE_SESSION_ENV):
+        return Resolved(host_agent("claude", env[CLAUDE_SESSION_ENV]), f"${CLAUDE_SESSION_ENV}")
+    if env.get(CODEX_THREAD_ENV):
+        return Resolved(host_agent("codex", env[CODEX_THREAD_ENV]), f"${CODEX_THREAD_ENV}")
+    return Resolved(terminal_session_agent(env), "the terminal session")
+
+
+def default_agent(environ: Mapping[str, str] | None = None) -> str:
+    return resolve_agent(None, environ).value
+
+
+def terminal_session_agent(environ: Mapping[str, str] | None = None) -> str:
+    """`<user>-<leader program>-<leader pid>-<hash>` for this process's session."""
+    env = os.environ if environ is None else environ
+    user = _slug(env.get("USER") or env.get("LOGNAME") or _login_name())
+    leader = os.getsid(0)
+    name, start = _process_name_and_start(leader)
+    digest = hashlib.sha1(f"{leader}:{start}".encode()).hexdigest()[:4]
+    return f"{user}-{_slug(name)}-{leader}-{digest}"
+
+
+def _login_name() -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):
+        return "user"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9_.]+", "-", text.lower()).strip("-") or "proc"
+
+
+def _process_name_and_start(pid: int) -> tuple[str, str]:
+    """A process's short name and start time, or placeholders if it cannot be read."""
     if sys.platform.startswith("linux"):
         try:
             with open(f"/proc/{pid}/stat", "rb") as stat:
                 raw = stat.read().decode(errors="replace")
         except OSError:
-            return None
+            return "session", "?"
         # comm may contain spaces and parentheses: split at the last ')'.
         name = raw[raw.index("(") + 1 : raw.rindex(")")]
         fields = raw[raw.rindex(")") + 2 :].split()
-        return ProcessInfo(pid, int(fields[1]), name, fields[19])
+        return name.lstrip("-"), fields[19]
     try:
         out = subprocess.run(
-            ["ps", "-o", "ppid=,lstart=,comm=", "-p", str(pid)],
+            ["ps", "-o", "lstart=,comm=", "-p", str(pid)],
             capture_output=True,
             text=True,
             timeout=2,
             check=False,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.match(r"(\d+)\s+(\w+\s+\w+\s+\d+\s+[\d:]+\s+\d+)\s+(.*)", out)
+        return "session", "?"
+    match = re.match(r"(\w+\s+\w+\s+\d+\s+[\d:]+\s+\d+)\s+(.*)", out)
     if not match:
-        return None
-    return ProcessInfo(pid, int(match.group(1)), os.path.basename(match.group(3)), match.group(2))
+        return "session", "?"
+    return os.path.basename(match.group(2)).lstrip("-"), match.group(1)
 
 
-def _ancestors(start_pid: int) -> list[ProcessInfo]:
-    chain = []
-    pid = start_pid
-    for _ in range(_MAX_DEPTH):
-        info = _read_process(pid)
-        if info is None or info.pid <= 1:
-            break
-        chain.append(info)
-        pid = info.ppid
-    return chain
-
-
-def _program(name: str) -> str:
-    base = name.lower()
-    if base.startswith("python"):
-        return "python"
-    return _KNOWN_AGENTS.get(base, re.sub(r"[^a-z0-9_.-]+", "-", base).strip("-") or "proc")
-
-
-def _label(info: ProcessInfo, program: str) -> str:
-    digest = hashlib.sha1(f"{info.pid}:{info.start}".encode()).hexdigest()[:4]
-    return f"{program}-{info.pid}-{digest}"
-
-
-def default_agent(environ: Mapping[str, str] | None = None, start_pid: int | None = None) -> str:
+def resolve_project(
+    explicit: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Resolved:
+    """The project by the rule above."""
     env = os.environ if environ is None else environ
-    if env.get(AGENT_ENV):
-        return env[AGENT_ENV]
-    if env.get("CODEX_THREAD_ID"):
-        return f"codex-{env['CODEX_THREAD_ID'][:12]}"
-    chain = _ancestors(os.getppid() if start_pid is None else start_pid)
-    driven_by_agent = bool(
-        env.get("CLAUDECODE") or env.get("CURSOR_AGENT") or env.get("CODEX_SANDBOX")
-    )
-    for info in chain:
-        base = info.name.lower()
-        if base in _WRAPPERS:
-            continue
-        if base in _SHELLS:
-            if driven_by_agent:
-                continue  # a fresh shell per command: look further up, to the agent
-            return _label(info, f"{env.get('USER', 'user')}-{base}")
-        return _label(info, _program(info.name))
-    return f"{env.get('USER', 'user')}-{os.getppid()}"
+    if explicit:
+        return Resolved(explicit, "--project")
+    if env.get(PROJECT_ENV):
+        return Resolved(env[PROJECT_ENV], f"${PROJECT_ENV}")
+    top = main_worktree(cwd)
+    if top is not None:
+        return Resolved(top, "the git repository's main worktree")
+    return Resolved(DEFAULT_PROJECT, "no git repository here")
+
+
+def default_project(
+    environ: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> str:
+    return resolve_project(None, environ, cwd).value
+
+
+def main_worktree(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The top level of the main worktree of the repository around `cwd`, if any.
+
+    `--git-common-dir` names the `.git` directory every worktree shares; its
+    parent is the main worktree. A bare repository or a submodule (whose
+    common dir is not named `.git`) falls back to this worktree's top level.
+    """
+    out = _git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
+    if out is None:
+        return None
+    lines = out.splitlines()
+    if not lines:
+        return None
+    common = Path(lines[0])
+    if common.name == ".git":
+        return str(common.parent)
+    return lines[1] if len(lines) > 1 else None
+
+
+def _git(cwd: str | os.PathLike[str] | None, *args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+            cwd=cwd,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None

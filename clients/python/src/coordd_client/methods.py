@@ -53,6 +53,30 @@ def post(
     return Call("task.post", params, wire.PostResult)
 
 
+def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call[R]:
+    """The call with a client's default agent and project where it names neither.
+
+    Only for methods that take them: a default project narrows `task.list`,
+    `task.wait` and `events.since` to that project (build the client without
+    one to see every project).
+    """
+    params = call.params
+    if params is None:
+        return call
+    filled = dict(params)
+    if agent is not None and "agent" in filled and filled["agent"] is None:
+        filled["agent"] = agent
+    if project is not None and call.method in _PROJECT_METHODS and filled.get("project") is None:
+        filled["project"] = project
+    return Call(call.method, filled, call.result_type)
+
+
+#: Methods whose `project` a client's default fills in.
+_PROJECT_METHODS = frozenset(
+    {"task.post", "task.list", "task.claim_next", "task.wait", "events.since"}
+)
+
+
 def _clean(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 
@@ -76,12 +100,14 @@ def list_tasks(
     return Call("task.list", _clean(dict(locals())), wire.ListResult)
 
 
-def claim(task_id: int, agent: str, *, lease_s: float | None = None) -> Call[wire.ClaimResult]:
+def claim(
+    task_id: int, agent: str | None = None, *, lease_s: float | None = None
+) -> Call[wire.ClaimResult]:
     return Call("task.claim", {"id": task_id, "agent": agent, "lease_s": lease_s}, wire.ClaimResult)
 
 
 def claim_next(
-    agent: str,
+    agent: str | None = None,
     *,
     project: str | None = None,
     kind: str | None = None,
@@ -94,19 +120,25 @@ def claim_next(
 
 
 def renew(
-    task_id: int, agent: str, *, fence: int | None = None, lease_s: float | None = None
+    task_id: int,
+    agent: str | None = None,
+    *,
+    fence: int | None = None,
+    lease_s: float | None = None,
 ) -> Call[wire.TaskResult]:
     params = {"id": task_id, "agent": agent, "fence": fence, "lease_s": lease_s}
     return Call("task.renew", params, wire.TaskResult)
 
 
-def release(task_id: int, agent: str, *, fence: int | None = None) -> Call[wire.TaskResult]:
+def release(
+    task_id: int, agent: str | None = None, *, fence: int | None = None
+) -> Call[wire.TaskResult]:
     return Call("task.release", {"id": task_id, "agent": agent, "fence": fence}, wire.TaskResult)
 
 
 def complete(
     task_id: int,
-    agent: str,
+    agent: str | None = None,
     *,
     fence: int | None = None,
     result: str | None = None,
@@ -119,7 +151,7 @@ def complete(
 
 def fail(
     task_id: int,
-    agent: str,
+    agent: str | None = None,
     *,
     fence: int | None = None,
     reason: str | None = None,
@@ -154,7 +186,9 @@ def wait(
     return Call("task.wait", _clean(dict(locals())), wire.WaitResult)
 
 
-def heartbeat(agent: str, *, lease_s: float | None = None) -> Call[wire.HeartbeatResult]:
+def heartbeat(
+    agent: str | None = None, *, lease_s: float | None = None
+) -> Call[wire.HeartbeatResult]:
     return Call("agent.heartbeat", {"agent": agent, "lease_s": lease_s}, wire.HeartbeatResult)
 
 
@@ -168,9 +202,12 @@ def events_since(
     limit: int | None = None,
     project: str | None = None,
     types: Sequence[str] | None = None,
+    task_id: int | None = None,
 ) -> Call[wire.EventsResult]:
+    """Stored events; `task_id` (protocol 1.1, feature `task_history`) gives one task's history."""
     params: dict[str, Any] = {"after_seq": after_seq, "limit": limit, "project": project}
     params["types"] = list(types) if types else None
+    params["task_id"] = task_id
     return Call("events.since", params, wire.EventsResult)
 
 

@@ -35,7 +35,7 @@ def clean_block(text: str) -> str:
 _COLOURS = {"pending": "33", "claimed": "36", "done": "32", "failed": "31", "cancelled": "90"}
 
 
-def _parse(text: str) -> datetime:
+def parse_time(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 
@@ -43,7 +43,7 @@ def relative(text: str | None, now: datetime | None = None) -> str:
     """`3m ago (14:02:11Z)` or `in 9m (14:15:00Z)`."""
     if not text:
         return "-"
-    moment = _parse(text)
+    moment = parse_time(text)
     delta = ((now or datetime.now(UTC)) - moment).total_seconds()
     span = abs(delta)
     if span < 60:
@@ -69,21 +69,25 @@ def one_line(task: Task) -> str:
     return f"#{task.id} [{task.kind}, {task.state}] {clean(task.title)}"
 
 
-def task_table(tasks: Sequence[Task]) -> str:
+def task_table(tasks: Sequence[Task], *, with_project: bool = False) -> str:
+    """An aligned table, one task a row; `with_project` adds the project column."""
     if not tasks:
         return "no tasks"
     id_width = max(2, *(len(str(t.id)) for t in tasks))
     holder_width = max(6, *(len(clean(t.claimed_by or "-")) for t in tasks))
     kind_width = max(4, *(len(t.kind) for t in tasks))
+    project_width = max(7, *(len(clean(t.project)) for t in tasks)) if with_project else 0
+    project_head = f"{'PROJECT':<{project_width}}  " if with_project else ""
     lines = [
-        f"{'ID':>{id_width}}  {'STATE':<9}  {'PRI':>4}  {'KIND':<{kind_width}}  "
+        f"{'ID':>{id_width}}  {'STATE':<9}  {'PRI':>4}  {project_head}{'KIND':<{kind_width}}  "
         f"{'HOLDER':<{holder_width}}  {'UPDATED':<22}  TITLE"
     ]
     for t in tasks:
+        project = f"{clean(t.project):<{project_width}}  " if with_project else ""
         lines.append(
-            f"{t.id:>{id_width}}  {_state(t.state)}  {t.priority:>4}  {t.kind:<{kind_width}}  "
-            f"{clean(t.claimed_by or '-'):<{holder_width}}  {relative(t.updated_at):<22}"
-            f"  {clean(t.title)}"
+            f"{t.id:>{id_width}}  {_state(t.state)}  {t.priority:>4}  {project}"
+            f"{t.kind:<{kind_width}}  {clean(t.claimed_by or '-'):<{holder_width}}"
+            f"  {relative(t.updated_at):<22}  {clean(t.title)}"
         )
     return "\n".join(lines)
 
@@ -110,6 +114,17 @@ def task_detail(task: Task) -> str:
     if task.body:
         text += "\n\n" + clean_block(task.body)
     return text
+
+
+def history_line(event: Event) -> str:
+    """One step of a task's history: when, what, who, and the outcome it left."""
+    outcome = ""
+    if event.type in ("task.completed", "task.failed", "task.cancelled") and event.task.result:
+        outcome = f": {clean(event.task.result)}"
+    return (
+        f"{event.seq:>6}  {relative(event.at):<22}  {event.type.removeprefix('task.'):<9}"
+        f"  by {clean(event.agent or '-'):<20}  -> {event.task.state}{outcome}"
+    )
 
 
 def event_line(event: Event) -> str:

@@ -13,17 +13,19 @@ order `COMMAND_GROUPS` gives.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from coordd_client.autostart import autostart_enabled
-from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, Context, emit_error
+from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
+from coordd_client.cli.plain import plain_message
 from coordd_client.cli.registry import COMMANDS, UsageError, build_parser
 from coordd_client.protocol.errors import INVALID_PARAMS, CoordError, LeaseLost
 from coordd_client.protocol.paths import default_socket_path
 
 #: The command groups, in the order `coord --help` lists their commands.
-COMMAND_GROUPS = ("tasks", "waiting", "agents", "status")
+COMMAND_GROUPS = ("tasks", "waiting", "leases", "prime", "agents", "status")
 for _group in COMMAND_GROUPS:
     importlib.import_module(f"coordd_client.cli.{_group}")
 
@@ -66,8 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return COMMANDS[args.command].handler(ctx)
+    except UsageError as exc:
+        emit_error(json_mode, INVALID_PARAMS, str(exc), {"kind": "usage"})
+        return EXIT_ERROR
     except CoordError as exc:
-        emit_error(json_mode, exc.code, exc.message, exc.data)
+        emit_error(json_mode, exc.code, plain_message(exc), exc.data)
         return EXIT_LOST if isinstance(exc, LeaseLost) else EXIT_ERROR
+    except BrokenPipeError:
+        # `coord watch | head`: the reader is gone; leave quietly, and keep
+        # Python from complaining when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         return EXIT_ERROR

@@ -1,29 +1,72 @@
-"""Commands about agents: agents and heartbeat."""
+"""Commands about agents: who am I, and who else is here."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from coordd_client import render
-from coordd_client.cli.arguments import LEASE
 from coordd_client.cli.context import EXIT_OK, Context
-from coordd_client.cli.registry import command
+from coordd_client.cli.registry import arg, command
+from coordd_client.identity import AGENT_ENV
+
+#: `agents` hides identities not seen for this long, unless --all.
+STALE_AFTER = timedelta(days=1)
 
 
-@command("agents", "list agents, when they were last seen, what they hold", "coord agents")
-def agents(ctx: Context) -> int:
-    with ctx.client() as client:
-        result = client.agents()
-    rows = [
-        f"{render.clean(a.agent):<32}  last seen {render.relative(a.last_seen):<22}"
-        f"  holding {a.holding}"
-        for a in result.agents
-    ]
-    ctx.emit(result, "\n".join(rows) or "no agents yet")
+@command(
+    "whoami",
+    "the agent name and project coord uses here, and where each came from",
+    "coord whoami --export",
+    arg("--export", action="store_true", help=f"print the `export {AGENT_ENV}=...` line to pin it"),
+)
+def whoami(ctx: Context) -> int:
+    who, where = ctx.who, ctx.where
+    if ctx.args.export:
+        line = f"export {AGENT_ENV}={_shell_quote(who.value)}"
+        ctx.emit({"agent": who.value, "export": line}, line)
+        return EXIT_OK
+    report = {
+        "agent": who.value,
+        "agent_source": who.source,
+        "project": where.value,
+        "project_source": where.source,
+    }
+    human = (
+        f"agent:   {render.clean(who.value)}  (from {who.source})\n"
+        f"project: {render.clean(where.value)}  (from {where.source})"
+    )
+    ctx.emit(report, human)
     return EXIT_OK
 
 
-@command("heartbeat", "renew every lease you hold", "coord heartbeat --lease 900", LEASE)
-def heartbeat(ctx: Context) -> int:
+def _shell_quote(text: str) -> str:
+    if text and all(c.isalnum() or c in "-_.:@+/" for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+@command(
+    "agents",
+    "list agents, when they were last seen, what they hold",
+    "coord agents --all",
+    arg("--all", action="store_true", help="also agents not seen for a day"),
+)
+def agents(ctx: Context) -> int:
     with ctx.client() as client:
-        result = client.heartbeat(ctx.agent, lease_s=ctx.args.lease)
-    ctx.emit(result, f"{ctx.agent}: renewed {result.renewed} lease(s)")
+        result = client.agents()
+    now = datetime.now(UTC)
+    shown = [
+        a
+        for a in result.agents
+        if ctx.args.all or now - render.parse_time(a.last_seen) < STALE_AFTER
+    ]
+    rows = [
+        f"{render.clean(a.agent):<32}  last seen {render.relative(a.last_seen):<22}"
+        f"  holding {a.holding}"
+        for a in shown
+    ]
+    hidden = len(result.agents) - len(shown)
+    if hidden:
+        rows.append(f"({hidden} not seen for a day: coord agents --all)")
+    ctx.emit(type(result)(agents=shown), "\n".join(rows) or "no agents yet")
     return EXIT_OK

@@ -15,7 +15,18 @@ def positive_float(text: str) -> float:
     return value
 
 
-TASK_ID = arg("id", type=int)
+def task_id(text: str) -> int:
+    """A task id as agents write it: `42` or `#42`."""
+    try:
+        value = int(text.removeprefix("#"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a task id (42 or #42)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("task ids start at 1")
+    return value
+
+
+TASK_ID = arg("id", type=task_id, help="the task's id (42 or #42)")
 FENCE = arg("--fence", type=int, help="the fence your claim returned (refused if stale)")
 LEASE = arg("--lease", type=positive_float, help="seconds (default 600)")
 KIND = arg("-k", "--kind")

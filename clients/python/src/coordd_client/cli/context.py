@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +13,10 @@ import msgspec
 from coordd_client import render
 from coordd_client.autostart import connect
 from coordd_client.client import Client
-from coordd_client.identity import default_agent
+from coordd_client.identity import Resolved, resolve_agent, resolve_project
 
 #: Agents branch on these (README, "exit codes").
 EXIT_OK, EXIT_ERROR, EXIT_TIMEOUT, EXIT_LOST, EXIT_EMPTY = 0, 1, 2, 3, 4
-PROJECT_ENV = "COORD_PROJECT"
 
 
 @dataclass
@@ -30,25 +27,30 @@ class Context:
     json: bool
     socket: Path
     autostart: bool
-    _agent: str | None = None
-    _project: str | None = None
+    _agent: Resolved | None = None
+    _project: Resolved | None = None
 
     @property
-    def agent(self) -> str:
+    def who(self) -> Resolved:
+        """The agent and where the name came from (`identity.resolve_agent`)."""
         if self._agent is None:
-            self._agent = getattr(self.args, "agent", None) or default_agent()
+            self._agent = resolve_agent(getattr(self.args, "agent", None))
         return self._agent
 
     @property
-    def project(self) -> str:
+    def where(self) -> Resolved:
+        """The project and where it came from (`identity.resolve_project`)."""
         if self._project is None:
-            self._project = (
-                getattr(self.args, "project", None)
-                or os.environ.get(PROJECT_ENV)
-                or git_toplevel()
-                or "default"
-            )
+            self._project = resolve_project(getattr(self.args, "project", None))
         return self._project
+
+    @property
+    def agent(self) -> str:
+        return self.who.value
+
+    @property
+    def project(self) -> str:
+        return self.where.value
 
     def client(self) -> Client:
         """A connected client, starting a daemon first unless told not to."""
@@ -70,17 +72,3 @@ def emit_error(json_mode: bool, code: int, message: str, data: dict[str, Any]) -
         sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
     else:
         sys.stderr.write(f"coord: {render.clean(message)}\n")
-
-
-def git_toplevel() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None

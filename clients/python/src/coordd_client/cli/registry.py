@@ -87,6 +87,17 @@ def global_options() -> Parser:
     return common
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    for distribution in ("coordd-client", "coordd"):
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            continue
+    return "unknown"
+
+
 def build_parser(description: str) -> Parser:
     common = global_options()
     parser = Parser(
@@ -95,6 +106,7 @@ def build_parser(description: str) -> Parser:
         description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"coord {_version()}")
     subcommands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )

@@ -5,9 +5,17 @@ from __future__ import annotations
 import sys
 
 from coordd_client import render
+from coordd_client.cli import held
 from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_ID
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
+from coordd_client.client import Client
+from coordd_client.protocol.wire import Event, ListResult, Task
+
+#: Open tasks `ls` reads to sort them by priority (the daemon pages by id).
+LS_READ_CAP = 100_000
+#: The states `ls` shows without --all.
+OPEN_STATES = ["pending", "claimed"]
 
 
 @command(
@@ -44,41 +52,102 @@ def post(ctx: Context) -> int:
 
 @command(
     "ls",
-    "list tasks in this project",
-    "coord ls --state pending --state claimed",
-    arg("--state", action="append", choices=STATE_CHOICES),
+    "list open work in this project, most urgent first",
+    "coord ls --mine",
+    arg("--state", action="append", choices=STATE_CHOICES, help="repeatable; overrides --all"),
+    arg("--all", action="store_true", help="every state, in id order (default: open work)"),
     arg("--kind"),
     arg("--tag"),
-    arg("--mine", action="store_true", help="only tasks you hold"),
-    arg("--all-projects", action="store_true"),
+    arg("--mine", action="store_true", help="only open tasks you hold"),
+    arg("--all-projects", action="store_true", help="every project, with a project column"),
     arg("--limit", type=int, default=100),
-    arg("--after", type=int, default=0, help="list ids after this one (paging)"),
+    arg("--after", type=int, default=0, help="with --all: list ids after this one (paging)"),
 )
 def ls(ctx: Context) -> int:
     args = ctx.args
+    project = None if args.all_projects else ctx.project
+    states = args.state or (None if args.all else OPEN_STATES)
+    filters = {
+        "project": project,
+        "state": states,
+        "kind": args.kind,
+        "tag": args.tag,
+        "claimed_by": ctx.agent if args.mine else None,
+    }
     with ctx.client() as client:
-        result = client.list_tasks(
-            project=None if args.all_projects else ctx.project,
-            state=args.state,
-            kind=args.kind,
-            tag=args.tag,
-            claimed_by=ctx.agent if args.mine else None,
-            after_id=args.after or None,
-            limit=args.limit,
-        )
-    human = render.task_table(result.tasks)
-    if result.next_after_id is not None:
-        human += f"\n(more: coord ls --after {result.next_after_id})"
-    ctx.emit(result, human)
+        if args.all and not args.state:
+            result = client.list_tasks(**filters, after_id=args.after or None, limit=args.limit)
+            tasks, more = result.tasks, result.next_after_id
+        else:
+            tasks, more = _open_by_priority(client, filters, args.limit)
+    scope = "every project" if project is None else f"project {render.clean(project)}"
+    if not tasks:
+        narrowed = bool(args.all or args.state)
+        hints = [] if narrowed else ["--all for done ones"]
+        if project is not None:
+            hints.append("--all-projects for every project")
+        what = "tasks" if narrowed else "open tasks"
+        human = f"no {what} in {scope}" + (f" ({'; '.join(hints)})" if hints else "")
+    else:
+        human = render.task_table(tasks, with_project=project is None)
+        if more is not None and args.all and not args.state:
+            human += f"\n(more: coord ls --all --after {more})"
+        elif more:
+            human += f"\n({more} more: raise --limit)"
+    ctx.emit(ListResult(tasks=tasks, next_after_id=more if args.all else None), human)
     return EXIT_OK
 
 
-@command("show", "show one task in full", "coord show 42", TASK_ID)
+def _open_by_priority(
+    client: Client, filters: dict[str, object], limit: int
+) -> tuple[list[Task], int]:
+    """Matching tasks, most urgent first (priority, then id); and how many were left out."""
+    found: list[Task] = []
+    after: int | None = None
+    while len(found) < LS_READ_CAP:
+        page = client.list_tasks(**filters, after_id=after, limit=1000)  # type: ignore[arg-type]
+        found += page.tasks
+        after = page.next_after_id
+        if after is None:
+            break
+    found.sort(key=lambda t: (-t.priority, t.id))
+    return found[:limit], max(0, len(found) - limit)
+
+
+@command(
+    "show",
+    "show one task in full",
+    "coord show 42 --history",
+    TASK_ID,
+    arg("--history", action="store_true", help="also every event of the task: who did what"),
+)
 def show(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.get(ctx.args.id)
-    ctx.emit(result, render.task_detail(result.task))
+        history = _history(client, ctx.args.id) if ctx.args.history else None
+    human = render.task_detail(result.task)
+    if history is not None:
+        human += "\n\nhistory:\n" + "\n".join(render.history_line(e) for e in history)
+        ctx.emit({"task": result.task, "history": history}, human)
+    else:
+        ctx.emit(result, human)
     return EXIT_OK
+
+
+def _history(client: Client, task_id: int) -> list[Event]:
+    """Every stored event of one task (`events.since` with the 1.1 `task_id` filter)."""
+    if "task_history" not in client.server_info().features:
+        from coordd_client.protocol.errors import ProtocolError
+
+        raise ProtocolError("this coordd keeps no task history (protocol 1.1); upgrade it")
+    events: list[Event] = []
+    after = 0
+    while True:
+        page = client.events_since(after_seq=after, task_id=task_id, limit=1000)
+        events += page.events
+        if len(page.events) < 1000:
+            return events
+        after = page.last_seq
 
 
 @command(
@@ -93,6 +162,7 @@ def claim(ctx: Context) -> int:
         result = client.claim(ctx.args.id, ctx.agent, lease_s=ctx.args.lease)
     task = result.task
     if result.won:
+        held.remember(ctx.agent, task.id, task.fence)
         ctx.emit(
             result,
             f"claimed {render.one_line(task)} as {ctx.agent}"
@@ -119,11 +189,14 @@ def next_(ctx: Context) -> int:
             ctx.agent, project=ctx.project, kind=args.kind, tags=args.tags, lease_s=args.lease
         )
     if result.task is None:
-        ctx.emit(result, "nothing to claim")
+        ctx.emit(result, f"nothing to claim in project {render.clean(ctx.project)}")
         return EXIT_EMPTY
+    task = result.task
+    held.remember(ctx.agent, task.id, task.fence)
     ctx.emit(
         result,
-        f"claimed {render.one_line(result.task)} as {ctx.agent} (fence {result.task.fence})",
+        f"claimed {render.one_line(task)} as {ctx.agent}"
+        f" (fence {task.fence}, lease ends {render.relative(task.lease_expires_at)})",
     )
     return EXIT_OK
 
@@ -141,6 +214,7 @@ def renew(ctx: Context) -> int:
 def release(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.release(ctx.args.id, ctx.agent, fence=ctx.args.fence)
+    held.forget(ctx.agent, ctx.args.id)
     ctx.emit(result, f"released #{result.task.id}: pending again")
     return EXIT_OK
 
@@ -151,7 +225,12 @@ def release(ctx: Context) -> int:
     'coord done 42 -r "fixed in abc123" --ack "parser fix landed"',
     TASK_ID,
     arg("-r", "--result"),
-    arg("--ack", metavar="TITLE", help="also post a done 'ack' announcement, atomically"),
+    arg(
+        "--ack",
+        metavar="TITLE",
+        help="also post a done 'ack' announcement, atomically, tagged re:ID and with the"
+        " task's tags (so `coord wait -k ack -t re:ID` finds it)",
+    ),
     FENCE,
 )
 def done(ctx: Context) -> int:
@@ -159,17 +238,19 @@ def done(ctx: Context) -> int:
     with ctx.client() as client:
         then_post = None
         if args.ack:
-            project = client.get(args.id).task.project
+            task = client.get(args.id).task
             then_post = {
                 "title": args.ack,
                 "kind": "ack",
                 "state": "done",
-                "project": project,
+                "project": task.project,
                 "agent": ctx.agent,
+                "tags": ack_tags(task),
             }
         result = client.complete(
             args.id, ctx.agent, fence=args.fence, result=args.result, then_post=then_post
         )
+    held.forget(ctx.agent, args.id)
     human = f"done #{result.task.id}: {render.clean(result.task.title)}"
     if result.posted is not None:
         human += f"\nposted ack #{result.posted.id}: {render.clean(result.posted.title)}"
@@ -192,6 +273,7 @@ def fail(ctx: Context) -> int:
         result = client.fail(
             args.id, ctx.agent, fence=args.fence, reason=args.reason, retry=args.retry or None
         )
+    held.forget(ctx.agent, args.id)
     ctx.emit(result, f"failed #{result.task.id}: now {result.task.state}")
     return EXIT_OK
 
@@ -216,3 +298,13 @@ def reopen(ctx: Context) -> int:
         result = client.reopen(ctx.args.id, agent=ctx.agent)
     ctx.emit(result, f"reopened #{result.task.id}: pending again")
     return EXIT_OK
+
+
+#: Most tags a task may carry (PROTOCOL.md section 4).
+MAX_TAGS = 16
+
+
+def ack_tags(task: Task) -> list[str]:
+    """An ack's tags: `re:<id>` first, then the task's own, within the protocol's 16."""
+    link = f"re:{task.id}"
+    return [link, *(t for t in task.tags if t != link)][:MAX_TAGS]

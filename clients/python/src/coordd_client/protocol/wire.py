@@ -109,6 +109,8 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     started_at: str
     counts: dict[str, int]
     last_seq: int
+    #: Protocol 1.1 features the daemon serves (empty from a 1.0 daemon).
+    features: list[str] = msgspec.field(default_factory=list)
 
 
 class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):

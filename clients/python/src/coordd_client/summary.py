@@ -1,0 +1,125 @@
+"""The board in a few lines for a context window: `coord prime`, and later the MCP
+`board` tool and the SessionStart hook, all print exactly this.
+
+Bounded whatever the board's size: each section shows at most a handful of
+rows, titles are cut to one line, and what was left out is counted, so a
+10,000-task board costs the reader the same few hundred words as a small one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from coordd_client import render
+from coordd_client.client import Client
+from coordd_client.protocol.wire import Task
+
+#: Rows per section.
+MY_CLAIMS_SHOWN = 10
+READY_SHOWN = 8
+ACKS_SHOWN = 5
+AGENTS_SHOWN = 8
+#: Characters of a title shown.
+TITLE_CHARS = 80
+#: Recent events read to find the latest acks.
+ACK_LOOKBACK_EVENTS = 500
+#: Agents seen within this long count as active.
+ACTIVE_WITHIN = timedelta(hours=1)
+#: Tasks read per `task.list` page.
+PAGE = 1000
+
+
+@dataclass(frozen=True)
+class BoardSummary:
+    text: str
+    my_claims: list[Task]
+    ready: list[Task]
+
+
+def _title(task: Task) -> str:
+    title = render.clean(task.title)
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+
+
+def all_tasks(client: Client, **filters: object) -> list[Task]:
+    """Every task matching `filters`, page by page."""
+    found: list[Task] = []
+    after: int | None = None
+    while True:
+        page = client.list_tasks(**filters, after_id=after, limit=PAGE)  # type: ignore[arg-type]
+        found += page.tasks
+        after = page.next_after_id
+        if after is None:
+            return found
+
+
+def summarize(client: Client, agent: str, project: str) -> BoardSummary:
+    now = datetime.now(UTC)
+    mine = all_tasks(client, project=project, state="claimed", claimed_by=agent)
+    claimed = all_tasks(client, project=project, state="claimed")
+    pending = all_tasks(client, project=project, state="pending")
+    ready = sorted(pending, key=lambda t: (-t.priority, t.id))
+    lines = [f"coordd board: project {render.clean(project)}; you are {render.clean(agent)}"]
+
+    lines.append(f"Your claims ({len(mine)}):" if mine else "Your claims: none")
+    for task in mine[:MY_CLAIMS_SHOWN]:
+        lease = "lease ends " + render.relative(task.lease_expires_at)
+        lines.append(
+            f"  #{task.id} [{task.kind}] {_title(task)} (fence {task.fence}, lease {lease})"
+        )
+    _more(lines, len(mine) - MY_CLAIMS_SHOWN, "coord ls --mine")
+
+    lines.append(f"Ready to claim ({len(ready)}, most urgent first):" if ready else "Ready: none")
+    for task in ready[:READY_SHOWN]:
+        lines.append(f"  #{task.id} p{task.priority} [{task.kind}] {_title(task)}")
+    _more(lines, len(ready) - READY_SHOWN, "coord ls")
+
+    acks = _recent_acks(client, project)
+    if acks:
+        lines.append("Recent acks:")
+        lines += [f"  #{t.id} {_title(t)} (by {render.clean(t.created_by or '-')})" for t in acks]
+
+    holding: dict[str, list[int]] = defaultdict(list)
+    for task in claimed:
+        if task.claimed_by and task.claimed_by != agent:
+            holding[task.claimed_by].append(task.id)
+    active = [
+        a.agent
+        for a in client.agents().agents
+        if a.agent != agent and now - render.parse_time(a.last_seen) < ACTIVE_WITHIN
+    ]
+    others = sorted(set(active) | set(holding))
+    if others:
+        lines.append("Other agents:")
+        for name in others[:AGENTS_SHOWN]:
+            ids = holding.get(name, [])
+            what = ", ".join(f"#{i}" for i in ids[:5]) + (" ..." if len(ids) > 5 else "")
+            lines.append(
+                f"  {render.clean(name)}: " + (f"holds {what}" if ids else "holds nothing")
+            )
+        _more(lines, len(others) - AGENTS_SHOWN, "coord agents")
+    lines.append(
+        "Claim with `coord next` or `coord claim ID`; finish with `coord done ID`;"
+        " `coord wait` instead of polling."
+    )
+    return BoardSummary("\n".join(lines), mine, ready)
+
+
+def _more(lines: list[str], left_out: int, where: str) -> None:
+    if left_out > 0:
+        lines.append(f"  ... {left_out} more ({where})")
+
+
+def _recent_acks(client: Client, project: str) -> list[Task]:
+    """The latest acks posted in `project`, newest first, from the tail of the event log."""
+    last = client.server_info().last_seq
+    events = client.events_since(
+        after_seq=max(0, last - ACK_LOOKBACK_EVENTS),
+        project=project,
+        types=["task.posted"],
+        limit=ACK_LOOKBACK_EVENTS,
+    ).events
+    acks = [e.task for e in events if e.task.kind == "ack"]
+    return acks[::-1][:ACKS_SHOWN]
