@@ -33,6 +33,8 @@ class TaskView(msgspec.Struct):
     state: str
     title: str
     tags: list[str]
+    assignee: str | None = None
+    blocked_by: list[int] = msgspec.field(default_factory=list)
 
 
 _view_decoder = msgspec.json.Decoder(TaskView)
@@ -41,12 +43,14 @@ _view_decoder = msgspec.json.Decoder(TaskView)
 class WaitFilter:
     """A `task.wait` filter compiled once, checked in memory per candidate event."""
 
-    __slots__ = ("kind", "needle", "project", "states", "tag")
+    __slots__ = ("assignee", "kind", "needle", "project", "ready", "states", "tag")
 
     def __init__(self, p: WaitParams) -> None:
         self.project = p.project
         self.kind = p.kind
         self.tag = p.tag
+        self.assignee = p.assignee
+        self.ready = p.ready
         self.needle = p.title_contains.lower() if p.title_contains else None
         if p.state is None:
             self.states: frozenset[str] | None = None
@@ -60,6 +64,11 @@ class WaitFilter:
             and (self.states is None or view.state in self.states)
             and (self.tag is None or self.tag in view.tags)
             and (self.needle is None or self.needle in view.title.lower())
+            and (self.assignee is None or view.assignee == self.assignee)
+            and (
+                self.ready is None
+                or (view.state == "pending" and (not view.blocked_by) == self.ready)
+            )
         )
 
     def matches_json(self, task_json: str | bytes) -> bool:

@@ -56,7 +56,12 @@ def test_post_get_list_claim_in_raw_frames(raw: RawConnection) -> None:
         "fence",
         "attempts",
         "result",
+        # 1.1 (PROTOCOL.md section 4)
+        "assignee",
+        "depends_on",
+        "blocked_by",
     }
+    assert (task["assignee"], task["depends_on"], task["blocked_by"]) == (None, [], [])
     assert task["project"] == "default" and task["state"] == "pending" and task["fence"] == 0
     assert task["created_at"].endswith("Z") and len(task["created_at"]) == 27
     assert raw.call("task.get", {"id": task["id"]})["result"]["task"] == task

@@ -141,6 +141,7 @@ def test_every_protocol_method_is_registered() -> None:
         "task.fail",
         "task.cancel",
         "task.reopen",
+        "task.assign",
         "task.wait",
         "agent.heartbeat",
         "agent.list",

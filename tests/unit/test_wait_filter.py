@@ -11,7 +11,7 @@ import json
 import sqlite3
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from coordd.events import WaitFilter
@@ -36,6 +36,9 @@ task_rows = st.fixed_dictionaries(
         "state": st.sampled_from(STATES),
         "title": title_text,
         "tags": tags,
+        "assignee": st.sampled_from([None, "a", "b"]),
+        # An index into the rows before it: this row depends on that one.
+        "after": st.one_of(st.none(), st.integers(min_value=0, max_value=11)),
     }
 )
 
@@ -49,6 +52,8 @@ filters = st.fixed_dictionaries(
         ),
         "tag": st.sampled_from(["ci", "parser", "ÉCRAN", "none"]),
         "title_contains": title_text,
+        "assignee": st.sampled_from(["a", "b"]),
+        "ready": st.booleans(),
     },
 )
 
@@ -57,12 +62,15 @@ def _board(rows: list[dict[str, Any]], tmp: str) -> sqlite3.Connection:
     conn = open_connection(tmp)  # type: ignore[arg-type]
     migrate(conn)
     conn.execute("DELETE FROM tasks")
-    for row in rows:
+    for index, row in enumerate(rows):
         claimed = row["state"] == "claimed"
+        after = row["after"] if row["after"] is not None and row["after"] < index else None
+        depends_on = [] if after is None else [after + 1]  # ids start at 1
+        open_deps = int(after is not None and rows[after]["state"] != "done")
         conn.execute(
             "INSERT INTO tasks (project, kind, title, body, state, priority, tags, created_at,"
-            " updated_at, claimed_by, lease_expires_at) VALUES (?, ?, ?, '', ?, 0, ?, 't', 't',"
-            " ?, ?)",
+            " updated_at, claimed_by, lease_expires_at, assignee, depends_on, open_deps)"
+            " VALUES (?, ?, ?, '', ?, 0, ?, 't', 't', ?, ?, ?, ?, ?)",
             (
                 row["project"],
                 row["kind"],
@@ -71,6 +79,9 @@ def _board(rows: list[dict[str, Any]], tmp: str) -> sqlite3.Connection:
                 json.dumps(row["tags"]),
                 "a" if claimed else None,
                 "t" if claimed else None,
+                row["assignee"],
+                json.dumps(depends_on),
+                open_deps,
             ),
         )
     return conn
@@ -81,6 +92,9 @@ def _board(rows: list[dict[str, Any]], tmp: str) -> sqlite3.Connection:
 def test_the_memory_filter_and_the_sql_filter_agree(
     rows: list[dict[str, Any]], wanted: dict[str, Any]
 ) -> None:
+    state = wanted.get("state")
+    states = [state] if isinstance(state, str) else state
+    assume(not ("ready" in wanted and states is not None and "pending" not in states))
     params = WaitParams(timeout_s=0, **wanted)
     conn = _board(rows, ":memory:")
     where: list[str] = ["1"]
@@ -93,6 +107,8 @@ def test_the_memory_filter_and_the_sql_filter_agree(
         state=params.state,
         tag=params.tag,
         title_contains=params.title_contains,
+        assignee=params.assignee,
+        ready=params.ready,
     )
     by_sql = {
         task_id

@@ -9,7 +9,7 @@ from coordd.protocol import params as P
 from coordd.store import reads
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`).
-FEATURES = ("task_history",)
+FEATURES = ("deps", "assignee", "task_history")
 
 
 @method("ping", P.NoParams)

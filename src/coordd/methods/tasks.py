@@ -31,6 +31,7 @@ for _name, _params, _fn in (
     ("task.fail", P.FailParams, writes.fail_task),
     ("task.cancel", P.CancelParams, writes.cancel_task),
     ("task.reopen", P.ReopenParams, writes.reopen_task),
+    ("task.assign", P.AssignParams, writes.assign_task),
 ):
     _write(_name, _params, _fn)
 

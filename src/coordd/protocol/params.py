@@ -43,6 +43,8 @@ LeaseSeconds = Annotated[float, Meta(ge=1, le=86400)]
 TimeoutSeconds = Annotated[float, Meta(ge=0, le=3600)]
 IdempotencyKey = Annotated[str, Meta(min_length=1, max_length=128)]
 ListLimit = Annotated[int, Meta(ge=1, le=1000)]
+#: PROTOCOL.md section 9: at most 32 dependencies per task.
+DependsOn = Annotated[list[TaskId], Meta(max_length=32)]
 EventsLimit = Annotated[int, Meta(ge=1, le=10000)]
 StateFilter = State | Annotated[list[State], Meta(min_length=1, max_length=5)]
 PostState = Literal["pending", "done"]
@@ -55,7 +57,7 @@ DEFAULT_EVENTS_LIMIT = 1000
 
 
 #: The fields that hold an agent name, in whichever Struct they appear.
-AGENT_FIELDS = ("agent", "claimed_by")
+AGENT_FIELDS = ("agent", "claimed_by", "assignee")
 
 
 class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -71,6 +73,13 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 raise ValueError(
                     f"`{name}` must be printable: U+{ord(bad):04X} is not - at `$.{name}`"
                 )
+        ready = getattr(self, "ready", None)
+        state = getattr(self, "state", None)
+        if ready is not None and state is not None:
+            states = [state] if isinstance(state, str) else state
+            if "pending" not in states:
+                # PROTOCOL.md section 9: `ready` implies state pending.
+                raise ValueError("`ready` matches pending tasks only - at `$.ready`")
 
 
 class NoParams(Params):
@@ -87,6 +96,8 @@ class PostParams(Params):
     agent: Agent | None = None
     state: PostState | None = None
     idempotency_key: IdempotencyKey | None = None
+    depends_on: DependsOn | None = None
+    assignee: Agent | None = None
 
 
 class GetParams(Params):
@@ -101,6 +112,8 @@ class ListParams(Params):
     claimed_by: Agent | None = None
     after_id: Seq | None = None
     limit: ListLimit | None = None
+    assignee: Agent | None = None
+    ready: bool | None = None
 
 
 class ClaimParams(Params):
@@ -128,6 +141,15 @@ class ReleaseParams(Params):
     id: TaskId
     agent: Agent
     fence: Fence | None = None
+    #: 1.1: hand the task to this agent in the same step.
+    assignee: Agent | None = None
+
+
+class AssignParams(Params):
+    id: TaskId
+    #: Required, and null clears it: here null is not the same as omitting.
+    assignee: Agent | None
+    agent: Agent | None = None
 
 
 class CompleteParams(Params):
@@ -165,6 +187,8 @@ class WaitParams(Params):
     tag: Tag | None = None
     title_contains: Title | None = None
     after_seq: Seq | None = None
+    assignee: Agent | None = None
+    ready: bool | None = None
 
 
 class HeartbeatParams(Params):

@@ -27,7 +27,16 @@ def read_task(conn: sqlite3.Connection, task_id: int) -> dict[str, Any]:
 def list_tasks(conn: sqlite3.Connection, p: P.ListParams) -> dict[str, Any]:
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}
-    task_filters(where, args, project=p.project, kind=p.kind, state=p.state, tag=p.tag)
+    task_filters(
+        where,
+        args,
+        project=p.project,
+        kind=p.kind,
+        state=p.state,
+        tag=p.tag,
+        assignee=p.assignee,
+        ready=p.ready,
+    )
     if p.claimed_by is not None:
         where.append("claimed_by = :claimed_by")
         args["claimed_by"] = p.claimed_by
@@ -53,6 +62,8 @@ def task_filters(
     state: str | Sequence[str] | None,
     tag: str | None,
     title_contains: str | None = None,
+    assignee: str | None = None,
+    ready: bool | None = None,
 ) -> None:
     if project is not None:
         where.append("project = :project")
@@ -71,6 +82,12 @@ def task_filters(
         # (connections.py) folds like the in-memory filter of live events.
         where.append("instr(unicode_lower(title), :needle) > 0")
         args["needle"] = title_contains.lower()
+    if assignee is not None:
+        where.append("assignee = :assignee")
+        args["assignee"] = assignee
+    if ready is not None:
+        # PROTOCOL 9: ready is pending with every dependency done.
+        where.append("state = 'pending' AND " + ("open_deps = 0" if ready else "open_deps > 0"))
 
 
 def first_matching_task(
@@ -87,6 +104,8 @@ def first_matching_task(
         state=p.state,
         tag=p.tag,
         title_contains=p.title_contains,
+        assignee=p.assignee,
+        ready=p.ready,
     )
     rows = conn.execute(
         f"SELECT {TASK_JSON} FROM tasks WHERE {' AND '.join(where)} ORDER BY id LIMIT 1", args

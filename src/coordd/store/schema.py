@@ -52,11 +52,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ) WITHOUT ROWID""",
     ),
     (
-        # One task's history (`events.since` with `task_id`, protocol 1.1) without
-        # scanning the whole log: the id gets a column and an index.
+        # Protocol 1.1. One task's history (`events.since` with `task_id`)
+        # without scanning the whole log: the id gets a column and an index.
         "ALTER TABLE events ADD COLUMN task_id INTEGER",
         "UPDATE events SET task_id = json_extract(data, '$.task_id')",
         "CREATE INDEX events_task ON events (task_id, seq)",
+        # Dependencies (PROTOCOL.md section 9): the ids as posted (a JSON array,
+        # sorted), how many of them are not done yet (0: not blocked, so a
+        # plain task never reads another row), and the reverse edges that a
+        # completion or a reopen walks to find its dependents.
+        "ALTER TABLE tasks ADD COLUMN depends_on TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE tasks ADD COLUMN open_deps INTEGER NOT NULL DEFAULT 0",
+        """CREATE TABLE task_deps (
+            dependency INTEGER NOT NULL,
+            dependent INTEGER NOT NULL,
+            PRIMARY KEY (dependency, dependent)
+        ) WITHOUT ROWID""",
+        # Assignment: the one agent who may claim the task.
+        "ALTER TABLE tasks ADD COLUMN assignee TEXT",
+        "CREATE INDEX tasks_assignee ON tasks (assignee, id) WHERE assignee IS NOT NULL",
     ),
 )
 

@@ -21,14 +21,27 @@ from coordd.limits import Limits
 from coordd.protocol import params as P
 from coordd_client.protocol.errors import NotFound
 
+#: A task's `blocked_by` (PROTOCOL.md section 9): its dependencies not done
+#: now, ascending. A task with none open pays only the CASE, never a lookup.
+BLOCKED_BY = (
+    "CASE WHEN open_deps = 0 THEN json('[]') ELSE (SELECT json_group_array(id) FROM"
+    " (SELECT dep.id FROM json_each(tasks.depends_on) AS j JOIN tasks AS dep ON dep.id = j.value"
+    " WHERE dep.state <> 'done' ORDER BY dep.id)) END"
+)
 TASK_JSON = (
     "json_object('id', id, 'project', project, 'kind', kind, 'title', title, 'body', body,"
     " 'state', state, 'priority', priority, 'tags', json(tags), 'created_by', created_by,"
     " 'created_at', created_at, 'updated_at', updated_at, 'claimed_by', claimed_by,"
     " 'claimed_at', claimed_at, 'lease_expires_at', lease_expires_at, 'fence', fence,"
-    " 'attempts', attempts, 'result', result)"
+    " 'attempts', attempts, 'result', result, 'assignee', assignee,"
+    f" 'depends_on', json(depends_on), 'blocked_by', {BLOCKED_BY})"
 )
-ROW_COLUMNS = f"id, project, state, claimed_by, lease_expires_at, fence, posted_id, {TASK_JSON}"
+ROW_COLUMNS = (
+    "id, project, state, claimed_by, lease_expires_at, fence, posted_id, assignee, open_deps,"
+    f" {TASK_JSON}"
+)
+#: A task nobody but `:agent` may claim now: not blocked, and unassigned or theirs.
+CLAIMABLE_BY_AGENT = "open_deps = 0 AND (assignee IS NULL OR assignee = :agent)"
 LIVE_HOLDER = (
     "id = :id AND state = 'claimed' AND claimed_by = :agent AND lease_expires_at > :now"
     " AND (:fence IS NULL OR fence = :fence)"
@@ -46,6 +59,8 @@ class TaskRow(NamedTuple):
     lease_expires_at: str | None
     fence: int
     posted_id: int | None
+    assignee: str | None
+    open_deps: int
     json: str
 
     @property
@@ -163,7 +178,7 @@ def dedupe(tags: list[str] | None) -> list[str]:
     return list(dict.fromkeys(tags or ()))
 
 
-def in_list(prefix: str, values: Sequence[str], args: dict[str, Any]) -> str:
+def in_list(prefix: str, values: Sequence[str | int], args: dict[str, Any]) -> str:
     """`(:prefix0, :prefix1, ...)`, binding each value in `args`: no SQL built from input."""
     names = []
     for index, value in enumerate(values):

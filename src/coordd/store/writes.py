@@ -10,11 +10,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Protocol
 
+import msgspec
+
 from coordd.clock import format_time
 from coordd.limits import Retention
 from coordd.protocol import params as P
 from coordd.store.reads import last_seq
 from coordd.store.transaction import (
+    CLAIMABLE_BY_AGENT,
     CLEAR_CLAIM,
     LIVE_HOLDER,
     ROW_COLUMNS,
@@ -27,7 +30,7 @@ from coordd.store.transaction import (
     one_row,
     require_row,
 )
-from coordd_client.protocol.errors import Conflict, LeaseLost
+from coordd_client.protocol.errors import Blocked, Conflict, LeaseLost, NotFound
 
 
 def post_task(tx: Txn, p: P.PostParams) -> dict[str, Any]:
@@ -47,11 +50,12 @@ def _post(tx: Txn, p: P.PostParams, fallback_agent: str | None = None) -> tuple[
         )
         if existing is not None:
             return existing, False
+    depends_on, open_deps = _dependencies(tx, p.depends_on)
     row = one_row(
         tx.conn,
         "INSERT INTO tasks (project, kind, title, body, state, priority, tags, created_by,"
-        " created_at, updated_at, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        f" RETURNING {ROW_COLUMNS}",
+        " created_at, updated_at, idempotency_key, depends_on, open_deps, assignee)"
+        f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {ROW_COLUMNS}",
         (
             project,
             p.kind or P.DEFAULT_KIND,
@@ -64,12 +68,65 @@ def _post(tx: Txn, p: P.PostParams, fallback_agent: str | None = None) -> tuple[
             tx.now_text,
             tx.now_text,
             p.idempotency_key,
+            encoder.encode(depends_on).decode(),
+            open_deps,
+            p.assignee,
         ),
     )
     assert row is not None
+    if depends_on:
+        tx.conn.executemany(
+            "INSERT INTO task_deps (dependency, dependent) VALUES (?, ?)",
+            [(dependency, row.id) for dependency in depends_on],
+        )
     tx.emit("task.posted", row, agent)
     tx.touch_agent(agent)
     return row, True
+
+
+def _dependencies(tx: Txn, wanted: list[int] | None) -> tuple[list[int], int]:
+    """The distinct dependency ids, ascending, and how many are not done yet.
+
+    An unknown id refuses the post (-32001 naming the first unknown one in
+    the order given), so nothing is posted with a dangling edge.
+    """
+    if not wanted:
+        return [], 0
+    distinct = list(dict.fromkeys(wanted))
+    args: dict[str, Any] = {}
+    states = dict(
+        tx.conn.execute(
+            f"SELECT id, state FROM tasks WHERE id IN {in_list('dep', distinct, args)}", args
+        ).fetchall()
+    )
+    for task_id in distinct:
+        if task_id not in states:
+            raise NotFound(f"no task with id {task_id} (in depends_on)", id=task_id)
+    return sorted(distinct), sum(1 for state in states.values() if state != "done")
+
+
+def _dependents_changed(tx: Txn, dependency: int, delta: int, agent: str | None) -> None:
+    """A dependency left or re-entered `done`: count it in its dependents (PROTOCOL 9).
+
+    Done (`delta` -1): every pending dependent whose last open dependency it
+    was becomes ready: one `task.unblocked` each. Reopened (+1): every
+    pending dependent that was ready is blocked again: one `task.blocked`
+    each. `updated_at` does not change for either.
+    """
+    rows = tx.conn.execute(
+        f"UPDATE tasks SET open_deps = open_deps + :delta WHERE id IN"
+        f" (SELECT dependent FROM task_deps WHERE dependency = :dependency)"
+        f" RETURNING {ROW_COLUMNS}",
+        {"delta": delta, "dependency": dependency},
+    ).fetchall()
+    for values in sorted(rows):
+        row = TaskRow(*values)
+        if row.state != "pending":
+            continue
+        if delta < 0 and row.open_deps == 0:
+            tx.emit("task.unblocked", row, agent)
+        elif delta > 0 and row.open_deps == 1:
+            tx.emit("task.blocked", row, agent)
 
 
 def _expire(tx: Txn, row: TaskRow) -> TaskRow:
@@ -88,8 +145,34 @@ def _expire(tx: Txn, row: TaskRow) -> TaskRow:
 _CLAIM_PENDING = (
     "UPDATE tasks SET state = 'claimed', claimed_by = :agent, claimed_at = :now,"
     " lease_expires_at = :until, updated_at = :now, fence = fence + 1, attempts = attempts + 1"
-    f" WHERE id = :id AND state = 'pending' RETURNING {ROW_COLUMNS}"
+    f" WHERE id = :id AND state = 'pending' AND {CLAIMABLE_BY_AGENT} RETURNING {ROW_COLUMNS}"
 )
+
+
+def _not_claimable(tx: Txn, current: TaskRow, agent: str) -> dict[str, Any]:
+    """A pending task the claim's UPDATE passed over: assigned elsewhere, or blocked.
+
+    Assignment is checked first (PROTOCOL 9): someone else's task answers
+    `won: false` whether or not it is blocked; a blocked one is -32002
+    `blocked`, not a lost race, since nobody holds it.
+    """
+    tx.touch_agent(agent)
+    if current.assignee is not None and current.assignee != agent:
+        return {"won": False, "task": current.raw}
+    blocked_by = _blocked_by_decoder.decode(current.json).blocked_by
+    names = ", ".join(f"#{i}" for i in blocked_by)
+    raise Blocked(
+        f"task {current.id} is blocked: its dependencies {names} are not done yet;"
+        " finish them first, or pick ready work (`coord next`)",
+        task=current.raw,
+    )
+
+
+class _BlockedBy(msgspec.Struct):
+    blocked_by: list[int]
+
+
+_blocked_by_decoder = msgspec.json.Decoder(_BlockedBy)
 
 
 def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
@@ -98,13 +181,17 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
     row = one_row(tx.conn, _CLAIM_PENDING, args)
     if row is None:
         current = require_row(tx.conn, p.id)
+        if current.state == "pending":
+            return _not_claimable(tx, current, p.agent)
         if current.state != "claimed":
             tx.touch_agent(p.agent)
             return {"won": False, "task": current.raw}
         assert current.lease_expires_at is not None
         if current.lease_expires_at <= tx.now_text:
-            _expire(tx, current)
+            expired = _expire(tx, current)
             row = one_row(tx.conn, _CLAIM_PENDING, args)
+            if row is None:
+                return _not_claimable(tx, expired, p.agent)
         elif current.claimed_by == p.agent:
             # The holder retrying (it may have lost our reply): same fence, lease renewed.
             renewed = one_row(
@@ -156,8 +243,8 @@ def reap_expired(tx: Txn) -> int:
 def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
     """Claim the best claimable match: highest priority, then lowest id."""
     reap_expired(tx)
-    where = ["state = 'pending'"]
-    args: dict[str, Any] = {}
+    where = ["state = 'pending'", CLAIMABLE_BY_AGENT]
+    args: dict[str, Any] = {"agent": p.agent}
     if p.project is not None:
         where.append("project = :project")
         args["project"] = p.project
@@ -272,7 +359,31 @@ def renew_task(tx: Txn, p: P.RenewParams) -> dict[str, Any]:
 
 
 def release_task(tx: Txn, p: P.ReleaseParams) -> dict[str, Any]:
-    row, _ = _change_held(tx, p, f"state = 'pending', {CLEAR_CLAIM}", event="task.released")
+    assignments = f"state = 'pending', {CLEAR_CLAIM}"
+    if p.assignee is not None:  # 1.1: hand it over in the same step
+        assignments += ", assignee = :assignee"
+    row, _ = _change_held(tx, p, assignments, event="task.released", extra={"assignee": p.assignee})
+    return {"task": row.raw}
+
+
+def assign_task(tx: Txn, p: P.AssignParams) -> dict[str, Any]:
+    """Set or clear a pending task's assignee (PROTOCOL 9); the same one again is a no-op."""
+    current = require_row(tx.conn, p.id)
+    if current.state != "pending":
+        raise Conflict(
+            f"task {p.id} is {current.state}; only a pending task can be assigned",
+            task=current.raw,
+        )
+    tx.touch_agent(p.agent)
+    if current.assignee == p.assignee:
+        return {"task": current.raw}
+    row = one_row(
+        tx.conn,
+        f"UPDATE tasks SET assignee = ?, updated_at = ? WHERE id = ? RETURNING {ROW_COLUMNS}",
+        (p.assignee, tx.now_text, p.id),
+    )
+    assert row is not None
+    tx.emit("task.assigned", row, p.agent)
     return {"task": row.raw}
 
 
@@ -288,6 +399,7 @@ def complete_task(tx: Txn, p: P.CompleteParams) -> dict[str, Any]:
     if repeated:
         posted = get_row(tx.conn, row.posted_id) if row.posted_id else None
         return {"task": row.raw, "posted": posted.raw if posted else None}
+    _dependents_changed(tx, row.id, -1, p.agent)
     if p.then_post is None:
         return {"task": row.raw, "posted": None}
     posted, _created = _post(tx, p.then_post, fallback_agent=p.agent)
@@ -329,6 +441,7 @@ def cancel_task(tx: Txn, p: P.CancelParams) -> dict[str, Any]:
 
 
 def reopen_task(tx: Txn, p: P.ReopenParams) -> dict[str, Any]:
+    before = require_row(tx.conn, p.id)
     row = one_row(
         tx.conn,
         f"UPDATE tasks SET state = 'pending', {CLEAR_CLAIM}, result = NULL, posted_id = NULL,"
@@ -343,6 +456,8 @@ def reopen_task(tx: Txn, p: P.ReopenParams) -> dict[str, Any]:
             task=current.raw,
         )
     tx.emit("task.reopened", row, p.agent)
+    if before.state == "done":
+        _dependents_changed(tx, row.id, +1, p.agent)
     tx.touch_agent(p.agent)
     return {"task": row.raw}
 

@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from coordd_client.aio import AsyncClient
     from coordd_client.client import Client, EventStream
     from coordd_client.identity import (
         default_agent,
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
         resolve_project,
     )
     from coordd_client.protocol.errors import (
+        Blocked,
         Conflict,
         CoordError,
         DaemonUnavailable,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
         NotFound,
         Overloaded,
         ProtocolError,
+        Reserved,
         ShuttingDown,
         UntrustedSocket,
     )
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 #: Where each public name lives (kept in step with `__all__` by a test).
 _HOMES = {
     "Client": "coordd_client.client",
+    "AsyncClient": "coordd_client.aio",
     "EventStream": "coordd_client.client",
     "Event": "coordd_client.protocol.wire",
     "Task": "coordd_client.protocol.wire",
@@ -56,6 +60,8 @@ _HOMES = {
             "NotFound",
             "Overloaded",
             "ProtocolError",
+            "Blocked",
+            "Reserved",
             "ShuttingDown",
             "UntrustedSocket",
         ),
@@ -64,6 +70,8 @@ _HOMES = {
 }
 
 __all__ = [
+    "AsyncClient",
+    "Blocked",
     "Client",
     "Conflict",
     "CoordError",
@@ -76,6 +84,7 @@ __all__ = [
     "NotFound",
     "Overloaded",
     "ProtocolError",
+    "Reserved",
     "ShuttingDown",
     "Task",
     "UntrustedSocket",

@@ -170,6 +170,7 @@ class AsyncClient:
     claim_next = _async(methods.claim_next)
     renew = _async(methods.renew)
     release = _async(methods.release)
+    assign = _async(methods.assign)
     complete = _async(methods.complete)
     fail = _async(methods.fail)
     cancel = _async(methods.cancel)

@@ -193,6 +193,7 @@ class Client:
     claim_next = _sync(methods.claim_next)
     renew = _sync(methods.renew)
     release = _sync(methods.release)
+    assign = _sync(methods.assign)
     complete = _sync(methods.complete)
     fail = _sync(methods.fail)
     cancel = _sync(methods.cancel)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
+import msgspec
+
 from coordd_client.protocol import wire
 
 R = TypeVar("R")
@@ -38,7 +40,10 @@ def post(
     agent: str | None = None,
     state: str | None = None,
     idempotency_key: str | None = None,
+    depends_on: Sequence[int] | None = None,
+    assignee: str | None = None,
 ) -> Call[wire.PostResult]:
+    """`depends_on` and `assignee` need a 1.1 daemon (features `deps`, `assignee`)."""
     params = {
         "title": title,
         "body": body,
@@ -49,6 +54,8 @@ def post(
         "agent": agent,
         "state": state,
         "idempotency_key": idempotency_key,
+        "depends_on": list(depends_on) if depends_on else None,
+        "assignee": assignee,
     }
     return Call("task.post", params, wire.PostResult)
 
@@ -77,6 +84,10 @@ _PROJECT_METHODS = frozenset(
 )
 
 
+#: An explicit JSON null, for the one param where null differs from omitted.
+JSON_NULL = msgspec.Raw(b"null")
+
+
 def _clean(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 
@@ -94,6 +105,8 @@ def list_tasks(
     claimed_by: str | None = None,
     after_id: int | None = None,
     limit: int | None = None,
+    assignee: str | None = None,
+    ready: bool | None = None,
 ) -> Call[wire.ListResult]:
     if state is not None and not isinstance(state, str):
         state = list(state)
@@ -131,9 +144,25 @@ def renew(
 
 
 def release(
-    task_id: int, agent: str | None = None, *, fence: int | None = None
+    task_id: int,
+    agent: str | None = None,
+    *,
+    fence: int | None = None,
+    assignee: str | None = None,
 ) -> Call[wire.TaskResult]:
-    return Call("task.release", {"id": task_id, "agent": agent, "fence": fence}, wire.TaskResult)
+    """With `assignee` (1.1), hand the task to that agent in the same step."""
+    params = {"id": task_id, "agent": agent, "fence": fence, "assignee": assignee}
+    return Call("task.release", params, wire.TaskResult)
+
+
+def assign(
+    task_id: int, assignee: str | None, *, agent: str | None = None
+) -> Call[wire.TaskResult]:
+    """Set (or, with None, clear) a pending task's assignee (1.1, feature `assignee`)."""
+    # None params are dropped as omitted; here null means "clear", so it is sent.
+    target = JSON_NULL if assignee is None else assignee
+    params: dict[str, Any] = {"id": task_id, "assignee": target, "agent": agent}
+    return Call("task.assign", params, wire.TaskResult)
 
 
 def complete(
@@ -180,6 +209,8 @@ def wait(
     tag: str | None = None,
     title_contains: str | None = None,
     after_seq: int | None = None,
+    assignee: str | None = None,
+    ready: bool | None = None,
 ) -> Call[wire.WaitResult]:
     if state is not None and not isinstance(state, str):
         state = list(state)

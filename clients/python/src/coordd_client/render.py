@@ -7,7 +7,7 @@ only when stdout is a terminal.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from coordd_client.protocol.wire import Event, Task
@@ -58,10 +58,11 @@ def relative(text: str | None, now: datetime | None = None) -> str:
     return f"{amount} ago ({clock})" if delta >= 0 else f"in {amount} ({clock})"
 
 
-def _state(state: str) -> str:
+def _coloured(state: str, text: str) -> str:
+    """`text` in the state's colour on a terminal; as it is anywhere else."""
     if sys.stdout.isatty():
-        return f"\x1b[{_COLOURS.get(state, '0')}m{state:<9}\x1b[0m"
-    return f"{state:<9}"
+        return f"\x1b[{_COLOURS.get(state, '0')}m{text}\x1b[0m"
+    return text
 
 
 def one_line(task: Task) -> str:
@@ -70,25 +71,45 @@ def one_line(task: Task) -> str:
 
 
 def task_table(tasks: Sequence[Task], *, with_project: bool = False) -> str:
-    """An aligned table, one task a row; `with_project` adds the project column."""
+    """An aligned table, one task a row; `with_project` adds the project column, and
+    the assignee and blocked-by columns appear when any row has one."""
     if not tasks:
         return "no tasks"
-    id_width = max(2, *(len(str(t.id)) for t in tasks))
-    holder_width = max(6, *(len(clean(t.claimed_by or "-")) for t in tasks))
-    kind_width = max(4, *(len(t.kind) for t in tasks))
-    project_width = max(7, *(len(clean(t.project)) for t in tasks)) if with_project else 0
-    project_head = f"{'PROJECT':<{project_width}}  " if with_project else ""
-    lines = [
-        f"{'ID':>{id_width}}  {'STATE':<9}  {'PRI':>4}  {project_head}{'KIND':<{kind_width}}  "
-        f"{'HOLDER':<{holder_width}}  {'UPDATED':<22}  TITLE"
+    columns: list[tuple[str, Callable[[Task], str], bool]] = [
+        ("ID", lambda t: str(t.id), True),
+        ("STATE", lambda t: t.state, False),
+        ("PRI", lambda t: str(t.priority), True),
     ]
-    for t in tasks:
-        project = f"{clean(t.project):<{project_width}}  " if with_project else ""
-        lines.append(
-            f"{t.id:>{id_width}}  {_state(t.state)}  {t.priority:>4}  {project}"
-            f"{t.kind:<{kind_width}}  {clean(t.claimed_by or '-'):<{holder_width}}"
-            f"  {relative(t.updated_at):<22}  {clean(t.title)}"
+    if with_project:
+        columns.append(("PROJECT", lambda t: clean(t.project), False))
+    columns += [
+        ("KIND", lambda t: t.kind, False),
+        ("HOLDER", lambda t: clean(t.claimed_by or "-"), False),
+    ]
+    if any(t.assignee for t in tasks):
+        columns.append(("ASSIGNEE", lambda t: clean(t.assignee or "-"), False))
+    if any(t.blocked_by for t in tasks):
+        columns.append(
+            ("BLOCKED BY", lambda t: ",".join(f"#{i}" for i in t.blocked_by) or "-", False)
         )
+    columns.append(("UPDATED", lambda t: relative(t.updated_at), False))
+    cells = [[value(t) for _, value, _ in columns] for t in tasks]
+    widths = [
+        max(len(head), *(len(row[n]) for row in cells)) for n, (head, _, _) in enumerate(columns)
+    ]
+
+    def line(values: list[str], state: str | None = None) -> str:
+        out = []
+        for n, (head, _, right) in enumerate(columns):
+            text = values[n].rjust(widths[n]) if right else values[n].ljust(widths[n])
+            if head == "STATE" and state is not None:
+                text = _coloured(state, text)
+            out.append(text)
+        return "  ".join(out)
+
+    lines = [line([head for head, _, _ in columns]) + "  TITLE"]
+    for task, row in zip(tasks, cells, strict=True):
+        lines.append(line(row, task.state) + f"  {clean(task.title)}")
     return "\n".join(lines)
 
 
@@ -104,6 +125,9 @@ def task_detail(task: Task) -> str:
         ("created", f"{relative(task.created_at)} by {clean(task.created_by or '-')}"),
         ("updated", relative(task.updated_at)),
         ("holder", clean(task.claimed_by or "-")),
+        ("assignee", clean(task.assignee or "-")),
+        ("depends on", ", ".join(f"#{i}" for i in task.depends_on) or "-"),
+        ("blocked by", ", ".join(f"#{i}" for i in task.blocked_by) or "-"),
         ("claimed", relative(task.claimed_at)),
         ("lease ends", relative(task.lease_expires_at)),
         ("fence", str(task.fence)),

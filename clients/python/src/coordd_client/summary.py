@@ -60,7 +60,12 @@ def summarize(client: Client, agent: str, project: str) -> BoardSummary:
     mine = all_tasks(client, project=project, state="claimed", claimed_by=agent)
     claimed = all_tasks(client, project=project, state="claimed")
     pending = all_tasks(client, project=project, state="pending")
-    ready = sorted(pending, key=lambda t: (-t.priority, t.id))
+    # Ready: pending with every dependency done (1.1), and not handed to someone else.
+    ready = sorted(
+        (t for t in pending if t.ready and t.assignee in (None, agent)),
+        key=lambda t: (-t.priority, t.id),
+    )
+    for_me = [t for t in pending if t.assignee == agent]
     lines = [f"coordd board: project {render.clean(project)}; you are {render.clean(agent)}"]
 
     lines.append(f"Your claims ({len(mine)}):" if mine else "Your claims: none")
@@ -70,6 +75,13 @@ def summarize(client: Client, agent: str, project: str) -> BoardSummary:
             f"  #{task.id} [{task.kind}] {_title(task)} (fence {task.fence}, lease {lease})"
         )
     _more(lines, len(mine) - MY_CLAIMS_SHOWN, "coord ls --mine")
+
+    if for_me:
+        lines.append(f"Assigned to you ({len(for_me)}):")
+        for task in for_me[:MY_CLAIMS_SHOWN]:
+            why = "" if task.ready else " blocked by " + ",".join(f"#{i}" for i in task.blocked_by)
+            lines.append(f"  #{task.id} p{task.priority} [{task.kind}] {_title(task)}{why}")
+        _more(lines, len(for_me) - MY_CLAIMS_SHOWN, "coord ls --mine")
 
     lines.append(f"Ready to claim ({len(ready)}, most urgent first):" if ready else "Ready: none")
     for task in ready[:READY_SHOWN]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from coordd_client import render
 from coordd_client.cli import held
-from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_ID
+from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_ID, task_id
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.client import Client
@@ -29,6 +30,15 @@ OPEN_STATES = ["pending", "claimed"]
     arg("-t", "--tag", action="append", dest="tags", help="repeatable"),
     arg("--done", action="store_true", help="an announcement nobody needs to claim"),
     arg("--key", help="idempotency key: posting twice with it creates one task"),
+    arg(
+        "--after",
+        action="append",
+        type=task_id,
+        dest="depends_on",
+        metavar="ID",
+        help="claimable only once task ID is done (repeatable: a plan's order)",
+    ),
+    arg("--to", metavar="AGENT", dest="assignee", help="hand it to this agent: only they claim it"),
 )
 def post(ctx: Context) -> int:
     args = ctx.args
@@ -44,6 +54,8 @@ def post(ctx: Context) -> int:
             agent=ctx.agent,
             state="done" if args.done else None,
             idempotency_key=args.key,
+            depends_on=args.depends_on,
+            assignee=args.assignee,
         )
     verb = "posted" if result.created else "already posted (same --key)"
     ctx.emit(result, f"{verb} {render.one_line(result.task)}")
@@ -58,7 +70,9 @@ def post(ctx: Context) -> int:
     arg("--all", action="store_true", help="every state, in id order (default: open work)"),
     arg("--kind"),
     arg("--tag"),
-    arg("--mine", action="store_true", help="only open tasks you hold"),
+    arg("--mine", action="store_true", help="only open tasks you hold or that are assigned to you"),
+    arg("--ready", action="store_true", help="only ready tasks: pending, dependencies done"),
+    arg("--blocked", action="store_true", help="only pending tasks waiting on dependencies"),
     arg("--all-projects", action="store_true", help="every project, with a project column"),
     arg("--limit", type=int, default=100),
     arg("--after", type=int, default=0, help="with --all: list ids after this one (paging)"),
@@ -67,26 +81,41 @@ def ls(ctx: Context) -> int:
     args = ctx.args
     project = None if args.all_projects else ctx.project
     states = args.state or (None if args.all else OPEN_STATES)
-    filters = {
+    if args.ready or args.blocked:
+        states = None  # `ready` implies pending
+    filters: dict[str, Any] = {
         "project": project,
         "state": states,
         "kind": args.kind,
         "tag": args.tag,
-        "claimed_by": ctx.agent if args.mine else None,
+        "ready": True if args.ready else False if args.blocked else None,
     }
     with ctx.client() as client:
-        if args.all and not args.state:
+        if args.mine:
+            # Held by me, or assigned to me: two reads, one list.
+            held_tasks, _ = _open_by_priority(client, {**filters, "claimed_by": ctx.agent}, 10**6)
+            assigned, _ = _open_by_priority(client, {**filters, "assignee": ctx.agent}, 10**6)
+            merged = {t.id: t for t in [*held_tasks, *assigned]}
+            ordered = sorted(merged.values(), key=lambda t: (-t.priority, t.id))
+            tasks, more = ordered[: args.limit], max(0, len(ordered) - args.limit)
+        elif args.all and not args.state:
             result = client.list_tasks(**filters, after_id=args.after or None, limit=args.limit)
             tasks, more = result.tasks, result.next_after_id
         else:
             tasks, more = _open_by_priority(client, filters, args.limit)
     scope = "every project" if project is None else f"project {render.clean(project)}"
     if not tasks:
-        narrowed = bool(args.all or args.state)
+        narrowed = bool(args.all or args.state or args.ready or args.blocked)
         hints = [] if narrowed else ["--all for done ones"]
         if project is not None:
             hints.append("--all-projects for every project")
-        what = "tasks" if narrowed else "open tasks"
+        what = (
+            "ready tasks"
+            if args.ready
+            else "blocked tasks"
+            if args.blocked
+            else ("tasks" if narrowed else "open tasks")
+        )
         human = f"no {what} in {scope}" + (f" ({'; '.join(hints)})" if hints else "")
     else:
         human = render.task_table(tasks, with_project=project is None)
@@ -99,13 +128,13 @@ def ls(ctx: Context) -> int:
 
 
 def _open_by_priority(
-    client: Client, filters: dict[str, object], limit: int
+    client: Client, filters: dict[str, Any], limit: int
 ) -> tuple[list[Task], int]:
     """Matching tasks, most urgent first (priority, then id); and how many were left out."""
     found: list[Task] = []
     after: int | None = None
     while len(found) < LS_READ_CAP:
-        page = client.list_tasks(**filters, after_id=after, limit=1000)  # type: ignore[arg-type]
+        page = client.list_tasks(**filters, after_id=after, limit=1000)
         found += page.tasks
         after = page.next_after_id
         if after is None:
@@ -210,12 +239,38 @@ def renew(ctx: Context) -> int:
     return EXIT_OK
 
 
-@command("release", "give a claimed task back", "coord release 42", TASK_ID, FENCE)
+@command(
+    "release",
+    "give a claimed task back, or hand it to another agent with --to",
+    "coord release 42 --to cursor-2",
+    TASK_ID,
+    FENCE,
+    arg("--to", metavar="AGENT", dest="assignee", help="hand it to this agent in the same step"),
+)
 def release(ctx: Context) -> int:
     with ctx.client() as client:
-        result = client.release(ctx.args.id, ctx.agent, fence=ctx.args.fence)
+        result = client.release(
+            ctx.args.id, ctx.agent, fence=ctx.args.fence, assignee=ctx.args.assignee
+        )
     held.forget(ctx.agent, ctx.args.id)
-    ctx.emit(result, f"released #{result.task.id}: pending again")
+    to = f", assigned to {render.clean(ctx.args.assignee)}" if ctx.args.assignee else ""
+    ctx.emit(result, f"released #{result.task.id}: pending again{to}")
+    return EXIT_OK
+
+
+@command(
+    "assign",
+    "hand a pending task to an agent (only they may claim it); - clears it",
+    "coord assign 42 cursor-2",
+    TASK_ID,
+    arg("assignee", metavar="AGENT", help="the agent, or - for nobody"),
+)
+def assign(ctx: Context) -> int:
+    target = None if ctx.args.assignee == "-" else ctx.args.assignee
+    with ctx.client() as client:
+        result = client.assign(ctx.args.id, target, agent=ctx.agent)
+    to = f"assigned to {render.clean(target)}" if target else "no longer assigned"
+    ctx.emit(result, f"#{result.task.id} {to}")
     return EXIT_OK
 
 

@@ -35,6 +35,7 @@ FINISHED = ["done", "failed", "cancelled"]
     arg("--title-contains"),
     arg("--since-now", action="store_true", help="ignore tasks that already match"),
     arg("--after-seq", type=int, help="only changes after this seq (chain from a result)"),
+    arg("--to-me", action="store_true", help="the inbox: ready tasks assigned to you"),
     arg("--timeout", type=float, help="seconds; without it, wait until a match"),
 )
 def wait(ctx: Context) -> int:
@@ -54,6 +55,8 @@ def wait(ctx: Context) -> int:
                 "state": args.state,
                 "tag": args.tag,
                 "title_contains": args.title_contains,
+                "assignee": ctx.agent if args.to_me else None,
+                "ready": True if args.to_me else None,
             }
             result = _chained_wait(client, filters, after_seq, args.timeout, lambda task: True)
     if result.task is None:

@@ -76,6 +76,18 @@ class Conflict(CoordError):
     kind = "conflict"
 
 
+class Blocked(Conflict):
+    """1.1: a claim of a pending task whose dependencies are not done; `data.task` says which."""
+
+    kind = "blocked"
+
+
+class Reserved(Conflict):
+    """1.1: a reservation refused; `data.conflicts` names what is in the way."""
+
+    kind = "reserved"
+
+
 class LeaseLost(CoordError):
     code = LEASE_LOST
     kind = "lease_lost"
@@ -120,6 +132,8 @@ _BY_KIND: dict[str, type[CoordError]] = {
         InternalError,
         NotFound,
         Conflict,
+        Blocked,
+        Reserved,
         LeaseLost,
         Overloaded,
         ShuttingDown,

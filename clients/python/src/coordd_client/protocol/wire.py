@@ -21,6 +21,10 @@ EventType = Literal[
     "task.failed",
     "task.cancelled",
     "task.reopened",
+    # 1.1 (PROTOCOL.md section 9)
+    "task.assigned",
+    "task.blocked",
+    "task.unblocked",
 ]
 
 
@@ -44,6 +48,15 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
     fence: int
     attempts: int
     result: str | None
+    # 1.1 (PROTOCOL.md section 9); the defaults are what a 1.0 daemon means.
+    assignee: str | None = None
+    depends_on: list[int] = msgspec.field(default_factory=list)
+    blocked_by: list[int] = msgspec.field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        """Pending with every dependency done: claimable (by its assignee, if it has one)."""
+        return self.state == "pending" and not self.blocked_by
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True):
