@@ -216,3 +216,15 @@ def run_coordd(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
         check=False,
         env={**os.environ, **(env or {})},
     )
+
+
+def git_repo(path: Path) -> Path:
+    """A git repository at `path` with one commit (so worktrees can be added)."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(
+        ["git", "-C", str(path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+         "--allow-empty", "-m", "start"],
+        check=True,
+    )  # fmt: skip
+    return path

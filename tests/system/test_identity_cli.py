@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from support import COORD, DaemonProcess, RawConnection, coord
+from support import COORD, DaemonProcess, RawConnection, coord, git_repo
 
 #: The variables that name an agent; each test sets the ones it means.
 IDENTITY_VARS = ("COORD_AGENT", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
@@ -48,15 +48,7 @@ WHOAMI = '"$COORD" whoami --export'
 
 @pytest.fixture
 def repo(workdir: Path) -> Path:
-    path = workdir / "repo"
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    subprocess.run(
-        ["git", "-C", str(path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
-         "--allow-empty", "-m", "start"],
-        check=True,
-    )  # fmt: skip
-    return path
+    return git_repo(workdir / "repo")
 
 
 # --- identity ------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from coordd_client.identity import (
     resolve_agent,
     resolve_project,
 )
+from support import git_repo
 
 
 def test_the_order_of_the_agent_rule() -> None:
@@ -44,13 +45,7 @@ def test_the_project_rule(tmp_path: Path) -> None:
     assert resolve_project("p", {"COORD_PROJECT": "q"}).value == "p"
     assert resolve_project(None, {"COORD_PROJECT": "q"}).value == "q"
     assert default_project({}, cwd=tmp_path) == "default"  # no repository here
-    repo = tmp_path / "repo"
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
-         "--allow-empty", "-m", "start"],
-        check=True,
-    )  # fmt: skip
+    repo = git_repo(tmp_path / "repo")
     (repo / "sub").mkdir()
     linked = tmp_path / "linked"
     subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)

@@ -99,17 +99,7 @@ def test_the_memory_filter_and_the_sql_filter_agree(
     conn = _board(rows, ":memory:")
     where: list[str] = ["1"]
     args: dict[str, Any] = {}
-    task_filters(
-        where,
-        args,
-        project=params.project,
-        kind=params.kind,
-        state=params.state,
-        tag=params.tag,
-        title_contains=params.title_contains,
-        assignee=params.assignee,
-        ready=params.ready,
-    )
+    task_filters(where, args, params)
     by_sql = {
         task_id
         for (task_id,) in conn.execute(f"SELECT id FROM tasks WHERE {' AND '.join(where)}", args)

@@ -8,7 +8,7 @@ the JSON SQLite encoded, wrapped in `msgspec.Raw`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -27,16 +27,7 @@ def read_task(conn: sqlite3.Connection, task_id: int) -> dict[str, Any]:
 def list_tasks(conn: sqlite3.Connection, p: P.ListParams) -> dict[str, Any]:
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}
-    task_filters(
-        where,
-        args,
-        project=p.project,
-        kind=p.kind,
-        state=p.state,
-        tag=p.tag,
-        assignee=p.assignee,
-        ready=p.ready,
-    )
+    task_filters(where, args, p)
     if p.claimed_by is not None:
         where.append("claimed_by = :claimed_by")
         args["claimed_by"] = p.claimed_by
@@ -53,18 +44,12 @@ def list_tasks(conn: sqlite3.Connection, p: P.ListParams) -> dict[str, Any]:
     }
 
 
-def task_filters(
-    where: list[str],
-    args: dict[str, Any],
-    *,
-    project: str | None,
-    kind: str | None,
-    state: str | Sequence[str] | None,
-    tag: str | None,
-    title_contains: str | None = None,
-    assignee: str | None = None,
-    ready: bool | None = None,
-) -> None:
+def task_filters(where: list[str], args: dict[str, Any], p: P.ListParams | P.WaitParams) -> None:
+    """The SQL of the filters `task.list` and `task.wait` share (and `events.WaitFilter`
+    matches in memory: a property test keeps the two in agreement)."""
+    project, kind, state, tag = p.project, p.kind, p.state, p.tag
+    title_contains = p.title_contains if isinstance(p, P.WaitParams) else None
+    assignee, ready = p.assignee, p.ready
     if project is not None:
         where.append("project = :project")
         args["project"] = project
@@ -96,17 +81,7 @@ def first_matching_task(
     """The oldest task matching a wait filter now, and the newest seq at that read."""
     where = ["1"]
     args: dict[str, Any] = {}
-    task_filters(
-        where,
-        args,
-        project=p.project,
-        kind=p.kind,
-        state=p.state,
-        tag=p.tag,
-        title_contains=p.title_contains,
-        assignee=p.assignee,
-        ready=p.ready,
-    )
+    task_filters(where, args, p)
     rows = conn.execute(
         f"SELECT {TASK_JSON} FROM tasks WHERE {' AND '.join(where)} ORDER BY id LIMIT 1", args
     ).fetchall()

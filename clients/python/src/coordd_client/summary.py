@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from coordd_client import render
 from coordd_client.client import Client
+from coordd_client.paging import all_tasks
 from coordd_client.protocol.wire import Task
 
 #: Rows per section.
@@ -27,8 +28,6 @@ TITLE_CHARS = 80
 ACK_LOOKBACK_EVENTS = 500
 #: Agents seen within this long count as active.
 ACTIVE_WITHIN = timedelta(hours=1)
-#: Tasks read per `task.list` page.
-PAGE = 1000
 
 
 @dataclass(frozen=True)
@@ -41,18 +40,6 @@ class BoardSummary:
 def _title(task: Task) -> str:
     title = render.clean(task.title)
     return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
-
-
-def all_tasks(client: Client, **filters: object) -> list[Task]:
-    """Every task matching `filters`, page by page."""
-    found: list[Task] = []
-    after: int | None = None
-    while True:
-        page = client.list_tasks(**filters, after_id=after, limit=PAGE)  # type: ignore[arg-type]
-        found += page.tasks
-        after = page.next_after_id
-        if after is None:
-            return found
 
 
 def summarize(client: Client, agent: str, project: str) -> BoardSummary:

@@ -11,10 +11,9 @@ from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.client import Client
-from coordd_client.protocol.wire import Event, ListResult, Task
+from coordd_client.paging import all_tasks, task_history
+from coordd_client.protocol.wire import ListResult, Task
 
-#: Open tasks `ls` reads to sort them by priority (the daemon pages by id).
-LS_READ_CAP = 100_000
 #: The states `ls` shows without --all.
 OPEN_STATES = ["pending", "claimed"]
 
@@ -131,15 +130,7 @@ def _open_by_priority(
     client: Client, filters: dict[str, Any], limit: int
 ) -> tuple[list[Task], int]:
     """Matching tasks, most urgent first (priority, then id); and how many were left out."""
-    found: list[Task] = []
-    after: int | None = None
-    while len(found) < LS_READ_CAP:
-        page = client.list_tasks(**filters, after_id=after, limit=1000)
-        found += page.tasks
-        after = page.next_after_id
-        if after is None:
-            break
-    found.sort(key=lambda t: (-t.priority, t.id))
+    found = sorted(all_tasks(client, **filters), key=lambda t: (-t.priority, t.id))
     return found[:limit], max(0, len(found) - limit)
 
 
@@ -153,7 +144,7 @@ def _open_by_priority(
 def show(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.get(ctx.args.id)
-        history = _history(client, ctx.args.id) if ctx.args.history else None
+        history = task_history(client, ctx.args.id) if ctx.args.history else None
     human = render.task_detail(result.task)
     if history is not None:
         human += "\n\nhistory:\n" + "\n".join(render.history_line(e) for e in history)
@@ -161,22 +152,6 @@ def show(ctx: Context) -> int:
     else:
         ctx.emit(result, human)
     return EXIT_OK
-
-
-def _history(client: Client, task_id: int) -> list[Event]:
-    """Every stored event of one task (`events.since` with the 1.1 `task_id` filter)."""
-    if "task_history" not in client.server_info().features:
-        from coordd_client.protocol.errors import ProtocolError
-
-        raise ProtocolError("this coordd keeps no task history (protocol 1.1); upgrade it")
-    events: list[Event] = []
-    after = 0
-    while True:
-        page = client.events_since(after_seq=after, task_id=task_id, limit=1000)
-        events += page.events
-        if len(page.events) < 1000:
-            return events
-        after = page.last_seq
 
 
 @command(

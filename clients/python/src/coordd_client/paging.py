@@ -1,0 +1,39 @@
+"""Whole answers from paged methods: every matching task, every event of a task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coordd_client.client import Client
+from coordd_client.protocol.errors import ProtocolError
+from coordd_client.protocol.wire import Event, Task
+
+#: Items asked for per page: the protocol's maxima are 1,000 tasks and 10,000 events.
+TASK_PAGE = 1000
+EVENT_PAGE = 1000
+
+
+def all_tasks(client: Client, **filters: Any) -> list[Task]:
+    """Every task `task.list` matches with `filters`, in id order, page by page."""
+    found: list[Task] = []
+    after: int | None = None
+    while True:
+        page = client.list_tasks(**filters, after_id=after, limit=TASK_PAGE)
+        found += page.tasks
+        after = page.next_after_id
+        if after is None:
+            return found
+
+
+def task_history(client: Client, task_id: int) -> list[Event]:
+    """Every stored event of one task (`events.since` with the 1.1 `task_id` filter)."""
+    if "task_history" not in client.server_info().features:
+        raise ProtocolError("this coordd keeps no task history (protocol 1.1); upgrade it")
+    events: list[Event] = []
+    after = 0
+    while True:
+        page = client.events_since(after_seq=after, task_id=task_id, limit=EVENT_PAGE)
+        events += page.events
+        if len(page.events) < EVENT_PAGE:
+            return events
+        after = page.last_seq
