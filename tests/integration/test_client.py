@@ -75,3 +75,20 @@ def test_socket_path_resolution_follows_protocol_section_1() -> None:
     import os
 
     assert default_socket_path(None, env) == Path(f"/t/coordd-{os.getuid()}/coordd.sock")
+
+
+async def test_both_clients_check_capabilities_and_apply_defaults(inproc: Daemon) -> None:
+    path = inproc.config.socket_path
+    async with AsyncClient.connect(path, agent="trio-tab", project="/p") as client:
+        assert await client.supports("deps") and await client.supports("task_history")
+        assert not await client.supports("reservations")  # not served yet
+        task = (await client.post("from trio")).task
+        assert (task.created_by, task.project) == ("trio-tab", "/p")
+        assert (await client.claim(task.id)).won
+
+    def blocking_checks() -> tuple[bool, bool]:
+        with Client(path) as blocking:
+            return blocking.supports("assignee"), blocking.supports("no-such-feature")
+
+    # The blocking client in a thread: the daemon runs on this test's trio thread.
+    assert await trio.to_thread.run_sync(blocking_checks) == (True, False)

@@ -78,6 +78,7 @@ class AsyncClient:
         self._pending: dict[int | str, _Pending] = {}
         self._send_lock = trio.Lock()
         self._broken: BaseException | None = None
+        self._features: frozenset[str] | None = None
         send, receive = trio.open_memory_channel[Response](1000)
         self._notify_send = send
         #: Server-to-client notifications (subscription events), in arrival order.
@@ -179,3 +180,9 @@ class AsyncClient:
     heartbeat = _async(methods.heartbeat)
     agents = _async(methods.agents)
     events_since = _async(methods.events_since)
+
+    async def supports(self, feature: str) -> bool:
+        """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""
+        if self._features is None:
+            self._features = frozenset((await self.server_info()).features)
+        return feature in self._features

@@ -73,6 +73,7 @@ class Client:
         self.timeout_s = timeout_s
         self.agent = agent
         self.project = project
+        self._features: frozenset[str] | None = None
         self._sock: socket.socket | None = None
         self._decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
         self._builder = RequestBuilder()
@@ -202,6 +203,13 @@ class Client:
     heartbeat = _sync(methods.heartbeat)
     agents = _sync(methods.agents)
     events_since = _sync(methods.events_since)
+
+    def supports(self, feature: str) -> bool:
+        """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,
+        `task_history`, ...): `server.info.features`, asked once per client."""
+        if self._features is None:
+            self._features = frozenset(self.server_info().features)
+        return feature in self._features
 
     def subscribe(
         self,

@@ -27,7 +27,7 @@ def all_tasks(client: Client, **filters: Any) -> list[Task]:
 
 def task_history(client: Client, task_id: int) -> list[Event]:
     """Every stored event of one task (`events.since` with the 1.1 `task_id` filter)."""
-    if "task_history" not in client.server_info().features:
+    if not client.supports("task_history"):
         raise ProtocolError("this coordd keeps no task history (protocol 1.1); upgrade it")
     events: list[Event] = []
     after = 0
