@@ -10,7 +10,6 @@ from coordd_client.cli import held
 from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_ID, task_id
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
-from coordd_client.client import Client
 from coordd_client.paging import all_tasks, task_history
 from coordd_client.protocol.wire import ListResult, Task
 
@@ -89,19 +88,20 @@ def ls(ctx: Context) -> int:
         "tag": args.tag,
         "ready": True if args.ready else False if args.blocked else None,
     }
+    next_after: int | None = None  # paging in id order (--all)
+    left_out = 0  # cut by --limit from a priority-ordered list
     with ctx.client() as client:
         if args.mine:
             # Held by me, or assigned to me: two reads, one list.
-            held_tasks, _ = _open_by_priority(client, {**filters, "claimed_by": ctx.agent}, 10**6)
-            assigned, _ = _open_by_priority(client, {**filters, "assignee": ctx.agent}, 10**6)
+            held_tasks = all_tasks(client, **filters, claimed_by=ctx.agent)
+            assigned = all_tasks(client, **filters, assignee=ctx.agent)
             merged = {t.id: t for t in [*held_tasks, *assigned]}
-            ordered = sorted(merged.values(), key=lambda t: (-t.priority, t.id))
-            tasks, more = ordered[: args.limit], max(0, len(ordered) - args.limit)
+            tasks, left_out = _most_urgent(list(merged.values()), args.limit)
         elif args.all and not args.state:
             result = client.list_tasks(**filters, after_id=args.after or None, limit=args.limit)
-            tasks, more = result.tasks, result.next_after_id
+            tasks, next_after = result.tasks, result.next_after_id
         else:
-            tasks, more = _open_by_priority(client, filters, args.limit)
+            tasks, left_out = _most_urgent(all_tasks(client, **filters), args.limit)
     scope = "every project" if project is None else f"project {render.clean(project)}"
     if not tasks:
         narrowed = bool(args.all or args.state or args.ready or args.blocked)
@@ -118,20 +118,18 @@ def ls(ctx: Context) -> int:
         human = f"no {what} in {scope}" + (f" ({'; '.join(hints)})" if hints else "")
     else:
         human = render.task_table(tasks, with_project=project is None)
-        if more is not None and args.all and not args.state:
-            human += f"\n(more: coord ls --all --after {more})"
-        elif more:
-            human += f"\n({more} more: raise --limit)"
-    ctx.emit(ListResult(tasks=tasks, next_after_id=more if args.all else None), human)
+        if next_after is not None:
+            human += f"\n(more: coord ls --all --after {next_after})"
+        elif left_out:
+            human += f"\n({left_out} more: raise --limit)"
+    ctx.emit(ListResult(tasks=tasks, next_after_id=next_after), human)
     return EXIT_OK
 
 
-def _open_by_priority(
-    client: Client, filters: dict[str, Any], limit: int
-) -> tuple[list[Task], int]:
-    """Matching tasks, most urgent first (priority, then id); and how many were left out."""
-    found = sorted(all_tasks(client, **filters), key=lambda t: (-t.priority, t.id))
-    return found[:limit], max(0, len(found) - limit)
+def _most_urgent(tasks: list[Task], limit: int) -> tuple[list[Task], int]:
+    """The first `limit` by priority, then id; and how many were left out."""
+    ordered = sorted(tasks, key=lambda t: (-t.priority, t.id))
+    return ordered[:limit], max(0, len(ordered) - limit)
 
 
 @command(
