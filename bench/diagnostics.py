@@ -100,7 +100,7 @@ def writer_claim_cost_with_and_without_gil_contention(
             for task_id in range(start, start + group):
                 txn = transaction.Txn(conn, now, {}, next_seq)
                 conn.execute("SAVEPOINT command")
-                writes.claim_task(txn, P.ClaimParams(id=task_id, agent="probe"))
+                claims.claim_task(txn, P.ClaimParams(id=task_id, agent="probe"))
                 conn.execute("RELEASE command")
                 next_seq = txn.next_seq
             conn.execute("COMMIT")
@@ -152,7 +152,7 @@ def coordd_claim_transaction_latencies(path: Path, claims: int) -> list[float]:
         conn.execute("BEGIN IMMEDIATE")
         txn = transaction.Txn(conn, clock.now(), {}, next_seq)
         conn.execute("SAVEPOINT command")
-        writes.claim_task(txn, P.ClaimParams(id=task_id, agent="single"))
+        claims.claim_task(txn, P.ClaimParams(id=task_id, agent="single"))
         conn.execute("RELEASE command")
         conn.execute("COMMIT")
         next_seq = txn.next_seq

@@ -37,7 +37,7 @@ from coordd.methods import Services
 from coordd.platform.launchd import adopt_launchd_socket
 from coordd.platform.lockfile import DatabaseLock
 from coordd.platform.systemd import Notifier, adopt_listen_fd
-from coordd.store import writes
+from coordd.store import claims
 from coordd.store.checkpointer import Checkpointer, restart_wal
 from coordd.store.connections import Durability
 from coordd.store.readers import ReaderPool
@@ -128,7 +128,7 @@ class Daemon:
         assert self.bound is not None
         self.hub.last_seq = self.writer.last_committed_seq
         self.writer.start()
-        granted = await self.writer.submit(writes.grant_restart_grace, self.config.restart_grace_s)
+        granted = await self.writer.submit(claims.grant_restart_grace, self.config.restart_grace_s)
         if granted:
             log.info(
                 "gave %d lease(s) a %.0f s restart grace", granted, self.config.restart_grace_s

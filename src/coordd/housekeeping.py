@@ -12,7 +12,7 @@ import trio
 from coordd.events import EventHub
 from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
-from coordd.store import writes
+from coordd.store import claims, writes
 from coordd.store.writer import Writer
 from coordd_client.protocol.errors import CoordError, ShuttingDown
 
@@ -43,7 +43,7 @@ async def _every(
 async def run_reaper(writer: Writer) -> None:
     await _every(
         Limits.reap_interval_s,
-        partial(writer.submit, writes.reap_expired),
+        partial(writer.submit, claims.reap_expired),
         "reaper",
         "returned %d expired claim(s) to pending",
     )

@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from coordd.protocol import params as P
-from coordd.store import reads, transaction, writes
+from coordd.store import claims, holding, reads, transaction, writes
 from coordd.store.connections import Durability, open_writer_connection
 from coordd.store.schema import migrate
 from coordd_client.aio import AsyncClient
@@ -37,7 +37,7 @@ def test_maintenance_queries_use_their_partial_indexes(conn: sqlite3.Connection)
     ]
     assert "tasks_lease" in plan(conn, statements[0])
     assert "tasks_holder" in plan(conn, statements[1])
-    source = Path(writes.__file__).read_text() + Path(reads.__file__).read_text()
+    source = "".join(Path(m.__file__).read_text() for m in (claims, holding, writes, reads))
     assert (
         source.count("INDEXED BY tasks_lease") >= 3 and source.count("INDEXED BY tasks_holder") >= 2
     )
@@ -65,7 +65,7 @@ def test_statements_per_claim_stay_fixed(conn: sqlite3.Connection) -> None:
     task_ids = [int(bytes(raw).split(b'"id":')[1].split(b",")[0]) for raw in ids]
 
     def claim(task_id: int, agent: str) -> None:
-        writes.claim_task(txn, P.ClaimParams(id=task_id, agent=agent))
+        claims.claim_task(txn, P.ClaimParams(id=task_id, agent=agent))
 
     # A won claim: the conditional UPDATE, its event, and recording the agent as seen.
     assert count_statements(conn, lambda: claim(task_ids[0], "a")) == 3

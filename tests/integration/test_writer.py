@@ -9,7 +9,7 @@ from pathlib import Path
 import trio
 
 from coordd.protocol import params as P
-from coordd.store import transaction, writes
+from coordd.store import claims, transaction, writes
 from coordd.store.writer import Writer
 from coordd_client.protocol.errors import InternalError, NotFound
 
@@ -60,7 +60,7 @@ async def test_failing_command_does_not_poison_its_batch(writer: Writer, workdir
         await trio.sleep(0.01)
         nursery.start_soon(run, "boom", boom)
         await trio.sleep(0.01)
-        nursery.start_soon(run, "claim", writes.claim_task, P.ClaimParams(id=999, agent="a"))
+        nursery.start_soon(run, "claim", claims.claim_task, P.ClaimParams(id=999, agent="a"))
         await trio.sleep(0.01)
         nursery.start_soon(run, "after", writes.post_task, P.PostParams(title="after"))
         await trio.sleep(0.05)

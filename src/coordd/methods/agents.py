@@ -7,12 +7,12 @@ from typing import Any
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method
 from coordd.protocol import params as P
-from coordd.store import reads, writes
+from coordd.store import claims, reads
 
 
 @method("agent.heartbeat", P.HeartbeatParams)
 async def heartbeat(services: Services, p: P.HeartbeatParams, session: Session) -> Any:
-    return await services.writer.submit(writes.heartbeat, p)
+    return await services.writer.submit(claims.heartbeat, p)
 
 
 @method("agent.list", P.NoParams)

@@ -1,7 +1,7 @@
 """`task.*` methods except `task.wait` (which lives with the events).
 
 Each is a thin adapter: decode the params, run one function from
-`store.writes` in the writer (state changes) or `store.reads` on a reader.
+`store` (claims, holding, writes) in the writer, or from `store.reads` on a reader.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, method
 from coordd.protocol import params as P
-from coordd.store import reads, writes
+from coordd.store import claims, holding, reads, writes
 
 
 def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
@@ -23,12 +23,12 @@ def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
 
 for _name, _params, _fn in (
     ("task.post", P.PostParams, writes.post_task),
-    ("task.claim", P.ClaimParams, writes.claim_task),
-    ("task.claim_next", P.ClaimNextParams, writes.claim_next),
-    ("task.renew", P.RenewParams, writes.renew_task),
-    ("task.release", P.ReleaseParams, writes.release_task),
-    ("task.complete", P.CompleteParams, writes.complete_task),
-    ("task.fail", P.FailParams, writes.fail_task),
+    ("task.claim", P.ClaimParams, claims.claim_task),
+    ("task.claim_next", P.ClaimNextParams, claims.claim_next),
+    ("task.renew", P.RenewParams, holding.renew_task),
+    ("task.release", P.ReleaseParams, holding.release_task),
+    ("task.complete", P.CompleteParams, holding.complete_task),
+    ("task.fail", P.FailParams, holding.fail_task),
     ("task.cancel", P.CancelParams, writes.cancel_task),
     ("task.reopen", P.ReopenParams, writes.reopen_task),
     ("task.assign", P.AssignParams, writes.assign_task),

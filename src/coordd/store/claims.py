@@ -1,0 +1,196 @@
+"""Claims and leases (PROTOCOL.md section 5): the claim primitive, claim_next, the reaper,
+heartbeats and the restart grace. Run by the writer inside a `Txn`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import msgspec
+
+from coordd.clock import format_time
+from coordd.protocol import params as P
+from coordd.store.transaction import (
+    CLAIMABLE_BY_AGENT,
+    CLEAR_CLAIM,
+    ROW_COLUMNS,
+    TaskRow,
+    Txn,
+    dedupe,
+    in_list,
+    one_row,
+    require_row,
+)
+from coordd_client.protocol.errors import Blocked
+
+
+def _expire(tx: Txn, row: TaskRow) -> TaskRow:
+    """Return one expired claim to pending, emitting `task.expired` for its old holder."""
+    expired = one_row(
+        tx.conn,
+        f"UPDATE tasks SET state = 'pending', {CLEAR_CLAIM}, updated_at = ? WHERE id = ?"
+        f" RETURNING {ROW_COLUMNS}",
+        (tx.now_text, row.id),
+    )
+    assert expired is not None
+    tx.emit("task.expired", expired, row.claimed_by)
+    return expired
+
+
+_CLAIM_PENDING = (
+    "UPDATE tasks SET state = 'claimed', claimed_by = :agent, claimed_at = :now,"
+    " lease_expires_at = :until, updated_at = :now, fence = fence + 1, attempts = attempts + 1"
+    f" WHERE id = :id AND state = 'pending' AND {CLAIMABLE_BY_AGENT} RETURNING {ROW_COLUMNS}"
+)
+
+
+def _not_claimable(tx: Txn, current: TaskRow, agent: str) -> dict[str, Any]:
+    """A pending task the claim's UPDATE passed over: assigned elsewhere, or blocked.
+
+    Assignment is checked first (PROTOCOL 9): someone else's task answers
+    `won: false` whether or not it is blocked; a blocked one is -32002
+    `blocked`, not a lost race, since nobody holds it.
+    """
+    tx.touch_agent(agent)
+    if current.assignee is not None and current.assignee != agent:
+        return {"won": False, "task": current.raw}
+    blocked_by = _blocked_by_decoder.decode(current.json).blocked_by
+    names = ", ".join(f"#{i}" for i in blocked_by)
+    raise Blocked(
+        f"task {current.id} is blocked: its dependencies {names} are not done yet;"
+        " finish them first, or pick ready work (`coord next`)",
+        task=current.raw,
+    )
+
+
+class _BlockedBy(msgspec.Struct):
+    blocked_by: list[int]
+
+
+_blocked_by_decoder = msgspec.json.Decoder(_BlockedBy)
+
+
+def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
+    """The core primitive: one conditional UPDATE decides the single winner."""
+    args = {"agent": p.agent, "now": tx.now_text, "until": tx.lease_until(p.lease_s), "id": p.id}
+    row = one_row(tx.conn, _CLAIM_PENDING, args)
+    if row is None:
+        current = require_row(tx.conn, p.id)
+        if current.state == "pending":
+            return _not_claimable(tx, current, p.agent)
+        if current.state != "claimed":
+            tx.touch_agent(p.agent)
+            return {"won": False, "task": current.raw}
+        assert current.lease_expires_at is not None
+        if current.lease_expires_at <= tx.now_text:
+            expired = _expire(tx, current)
+            row = one_row(tx.conn, _CLAIM_PENDING, args)
+            if row is None:
+                return _not_claimable(tx, expired, p.agent)
+        elif current.claimed_by == p.agent:
+            # The holder retrying (it may have lost our reply): same fence, lease renewed.
+            renewed = one_row(
+                tx.conn,
+                "UPDATE tasks SET lease_expires_at = :until, updated_at = :now WHERE id = :id"
+                f" RETURNING {ROW_COLUMNS}",
+                args,
+            )
+            assert renewed is not None
+            tx.touch_agent(p.agent)
+            return {"won": True, "task": renewed.raw}
+        else:
+            tx.touch_agent(p.agent)
+            return {"won": False, "task": current.raw}
+    assert row is not None
+    tx.emit("task.claimed", row, p.agent)
+    tx.touch_agent(p.agent)
+    return {"won": True, "task": row.raw}
+
+
+def reap_expired(tx: Txn) -> int:
+    """Return every expired claim to pending in one statement; one `task.expired` each.
+
+    Without ANALYZE statistics SQLite answers "state = 'claimed' AND ..." from
+    tasks_queue (state, ...), scanning every claimed task; this, the restart
+    grace, heartbeat and agent.list name their partial index (INDEXED BY).
+    """
+    holders = dict(
+        tx.conn.execute(
+            "SELECT id, claimed_by FROM tasks INDEXED BY tasks_lease"
+            " WHERE state = 'claimed' AND lease_expires_at <= ?",
+            (tx.now_text,),
+        ).fetchall()
+    )
+    if not holders:
+        return 0
+    rows = tx.conn.execute(
+        f"UPDATE tasks INDEXED BY tasks_lease SET state = 'pending', {CLEAR_CLAIM},"
+        f" updated_at = :now WHERE state = 'claimed' AND lease_expires_at <= :now"
+        f" RETURNING {ROW_COLUMNS}",
+        {"now": tx.now_text},
+    ).fetchall()
+    for values in sorted(rows):
+        row = TaskRow(*values)
+        tx.emit("task.expired", row, holders.get(row.id))
+    return len(rows)
+
+
+def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
+    """Claim the best claimable match: highest priority, then lowest id."""
+    reap_expired(tx)
+    where = ["state = 'pending'", CLAIMABLE_BY_AGENT]
+    args: dict[str, Any] = {"agent": p.agent}
+    if p.project is not None:
+        where.append("project = :project")
+        args["project"] = p.project
+    if p.kind is not None:
+        where.append("kind = :kind")
+        args["kind"] = p.kind
+    wanted = dedupe(p.tags)
+    if wanted:
+        where.append(
+            "(SELECT count(DISTINCT value) FROM json_each(tasks.tags)"
+            f" WHERE value IN {in_list('tag', wanted, args)}) = {len(wanted)}"
+        )
+    found = tx.conn.execute(
+        f"SELECT id FROM tasks WHERE {' AND '.join(where)} ORDER BY priority DESC, id LIMIT 1",
+        args,
+    ).fetchall()
+    tx.touch_agent(p.agent)
+    if not found:
+        return {"task": None}
+    claim_args = {
+        "agent": p.agent,
+        "now": tx.now_text,
+        "until": tx.lease_until(p.lease_s),
+        "id": found[0][0],
+    }
+    row = one_row(tx.conn, _CLAIM_PENDING, claim_args)
+    assert row is not None  # the writer is the only writer: the row is still pending
+    tx.emit("task.claimed", row, p.agent)
+    return {"task": row.raw}
+
+
+def heartbeat(tx: Txn, p: P.HeartbeatParams) -> dict[str, Any]:
+    cursor = tx.conn.execute(
+        "UPDATE tasks INDEXED BY tasks_holder SET lease_expires_at = ?, updated_at = ?"
+        " WHERE state = 'claimed' AND claimed_by = ? AND lease_expires_at > ?",
+        (tx.lease_until(p.lease_s), tx.now_text, p.agent, tx.now_text),
+    )
+    tx.touch_agent(p.agent, force=True)
+    return {"renewed": cursor.rowcount}
+
+
+def grant_restart_grace(tx: Txn, grace_s: float) -> int:
+    """Give leases that lapsed while the daemon was down a short grace (README: restart grace).
+
+    The reaper runs every second while the daemon is up, so a claim still
+    present but expired at start was live when the daemon stopped.
+    """
+    until = format_time(tx.now + timedelta(seconds=grace_s))
+    cursor = tx.conn.execute(
+        "UPDATE tasks INDEXED BY tasks_lease SET lease_expires_at = ?"
+        " WHERE state = 'claimed' AND lease_expires_at < ?",
+        (until, until),
+    )
+    return cursor.rowcount
