@@ -18,7 +18,7 @@ from pathlib import Path
 
 from coordd.clock import SystemClock
 from coordd.protocol import params as P
-from coordd.store import transaction, writes
+from coordd.store import claims, transaction, writes
 from coordd.store.connections import Durability, open_writer_connection
 from coordd.store.schema import migrate
 
@@ -76,7 +76,7 @@ def _board_with_pending_tasks(
 
 
 def writer_claim_cost_with_and_without_gil_contention(
-    path: Path, claims: int = 800, group: int = 8
+    path: Path, count: int = 800, group: int = 8
 ) -> tuple[float, float]:
     """Writer-thread CPU per claim (us), alone and beside a busy Python thread.
 
@@ -88,13 +88,13 @@ def writer_claim_cost_with_and_without_gil_contention(
     """
     if not hasattr(resource, "RUSAGE_THREAD"):  # Linux only
         return float("nan"), float("nan")
-    conn, next_seq = _board_with_pending_tasks(path, 2 * claims, Durability.NORMAL)
+    conn, next_seq = _board_with_pending_tasks(path, 2 * count, Durability.NORMAL)
     clock = SystemClock()
 
     def run(first_id: int) -> float:
         nonlocal next_seq
         before = resource.getrusage(resource.RUSAGE_THREAD)
-        for start in range(first_id, first_id + claims, group):
+        for start in range(first_id, first_id + count, group):
             conn.execute("BEGIN IMMEDIATE")
             now = clock.now()  # one instant per group, as the writer does
             for task_id in range(start, start + group):
@@ -106,7 +106,7 @@ def writer_claim_cost_with_and_without_gil_contention(
             conn.execute("COMMIT")
         after = resource.getrusage(resource.RUSAGE_THREAD)
         used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return used / claims * 1e6
+        return used / count * 1e6
 
     alone = run(1)
     stop = threading.Event()
@@ -126,7 +126,7 @@ def writer_claim_cost_with_and_without_gil_contention(
     thread.start()
     time.sleep(0.05)
     try:
-        contended = run(1 + claims)
+        contended = run(1 + count)
     finally:
         stop.set()
         thread.join()
@@ -134,7 +134,7 @@ def writer_claim_cost_with_and_without_gil_contention(
     return alone, contended
 
 
-def coordd_claim_transaction_latencies(path: Path, claims: int) -> list[float]:
+def coordd_claim_transaction_latencies(path: Path, count: int) -> list[float]:
     """Microseconds per durable transaction of one daemon claim, in-process, sequential.
 
     The same FULL-durability commit per claim as the baseline, but with the
@@ -142,12 +142,12 @@ def coordd_claim_transaction_latencies(path: Path, claims: int) -> list[float]:
     event row). A lone client's claim through the daemon costs this plus
     the transport; the difference from the baseline is the schema's price.
     """
-    conn, next_seq = _board_with_pending_tasks(path, claims, Durability.FULL)
+    conn, next_seq = _board_with_pending_tasks(path, count, Durability.FULL)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     clock = SystemClock()
     latencies = []
     clock_us = time.perf_counter
-    for task_id in range(1, claims + 1):
+    for task_id in range(1, count + 1):
         start = clock_us()
         conn.execute("BEGIN IMMEDIATE")
         txn = transaction.Txn(conn, clock.now(), {}, next_seq)

@@ -92,8 +92,9 @@ def render_report(m: Measured) -> str:
         f"with one durable COMMIT per claim (WAL, synchronous=FULL): **{base_rate:,.0f} claims/s**,",
         f"p50 {fmt_us(base_p50)} us: the median of three runs (start, middle and end of this run:"
         f" {', '.join(f'{r:,.0f}' for r in rates)} claims/s).",
-        f"The daemon's own claim transaction, in-process the same way (its schema: the row, three"
-        f" index entries and the event row), has p50 {fmt_us(own_p50)} us.",
+        "The daemon's own claim transaction, in-process the same way (its schema: the row, three"
+        " index entries, the event row and its task-history index entry), has p50"
+        f" {fmt_us(own_p50)} us.",
         "",
         "## Headline ratios",
         "",
