@@ -179,6 +179,24 @@ class RawConnection:
 COORD = str(Path(sys.executable).parent / "coord")
 
 
+#: Variables that name the agent or steer `coord`: the tests set the ones they mean.
+CALLER_VARS = ("COORD", "CLAUDECODE", "CLAUDE_CODE_", "CODEX_")
+
+
+def coord_env(socket: Path, *, autostart: bool = False, **extra: str) -> dict[str, str]:
+    """The environment for a `coord` process on `socket`, free of the caller's identity.
+
+    Whoever runs the suite (a Claude Code or Codex tab, CI) must not lend the
+    tests its agent name, so every such variable is dropped first.
+    """
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(CALLER_VARS)}
+    environ["COORDD_SOCKET"] = str(socket)
+    if not autostart:
+        environ["COORD_NO_AUTOSTART"] = "1"
+    environ.update(extra)
+    return environ
+
+
 def coord(
     *args: str,
     socket: Path,
@@ -187,13 +205,7 @@ def coord(
     stdin: str | None = None,
     autostart: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    environ = {
-        k: v for k, v in os.environ.items() if not k.startswith(("COORD", "CLAUDECODE", "CODEX_"))
-    }
-    environ["COORDD_SOCKET"] = str(socket)
-    if not autostart:
-        environ["COORD_NO_AUTOSTART"] = "1"
-    environ.update(env or {})
+    environ = coord_env(socket, autostart=autostart, **(env or {}))
     return subprocess.run(
         [COORD, *args],
         capture_output=True,

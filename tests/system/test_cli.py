@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support import COORD, DaemonProcess, coord
+from support import COORD, DaemonProcess, coord, coord_env
 
 
 def doc(result: subprocess.CompletedProcess[str]) -> dict:
@@ -202,7 +202,7 @@ def test_wait_match_timeout_and_since_now(daemon: DaemonProcess, repo: Path) -> 
     with subprocess.Popen(
         [COORD, "wait", "-k", "bug", "--json"],
         cwd=repo,
-        env={**os.environ, "COORDD_SOCKET": str(s), "COORD_NO_AUTOSTART": "1"},
+        env=coord_env(s),
         stdout=subprocess.PIPE,
         text=True,
     ) as waiting:
@@ -218,7 +218,7 @@ def test_watch_streams_json_lines_until_interrupted(daemon: DaemonProcess) -> No
     coord("post", "before", socket=s)
     with subprocess.Popen(
         [COORD, "watch", "--since", "0", "--json"],
-        env={**os.environ, "COORDD_SOCKET": str(s), "COORD_NO_AUTOSTART": "1"},
+        env=coord_env(s),
         stdout=subprocess.PIPE,
         text=True,
     ) as watch:
@@ -311,13 +311,13 @@ def _stop_daemon_on(socket: Path) -> None:
 
 def test_autostart_is_detached_and_two_racing_starters_make_one_daemon(workdir: Path) -> None:
     s = workdir / "auto.sock"
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("COORD")},
-        "COORDD_SOCKET": str(s),
-        "COORDD_DB": str(workdir / "auto.db"),
-        "XDG_STATE_HOME": str(workdir / "state"),
-        "COORD_NO_AUTOSTART": "0",
-    }
+    env = coord_env(
+        s,
+        autostart=True,
+        COORDD_DB=str(workdir / "auto.db"),
+        XDG_STATE_HOME=str(workdir / "state"),
+        COORD_NO_AUTOSTART="0",
+    )
     try:
         racers = [
             subprocess.Popen(

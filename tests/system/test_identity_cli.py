@@ -4,7 +4,6 @@ and the commands an agent trips over (whoami, prime, hold, wait ID, show --histo
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -13,10 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support import COORD, DaemonProcess, RawConnection, coord, git_repo
-
-#: The variables that name an agent; each test sets the ones it means.
-IDENTITY_VARS = ("COORD_AGENT", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
+from support import COORD, DaemonProcess, RawConnection, coord, coord_env, git_repo
 
 
 def doc(result: subprocess.CompletedProcess[str]) -> dict:
@@ -27,8 +23,7 @@ def doc(result: subprocess.CompletedProcess[str]) -> dict:
 
 def shell(script: str, socket: Path, cwd: Path | None = None, **env: str) -> str:
     """Run `script` in bash the way an agent's harness would; return its stdout."""
-    environ = {k: v for k, v in os.environ.items() if k not in IDENTITY_VARS}
-    environ.update(COORDD_SOCKET=str(socket), COORD_NO_AUTOSTART="1", COORD=COORD, **env)
+    environ = coord_env(socket, COORD=COORD, **env)
     result = subprocess.run(
         ["bash", "-c", script],
         capture_output=True,
@@ -191,7 +186,7 @@ def test_hold_keeps_a_short_lease_alive_and_reports_a_lost_one(daemon: DaemonPro
     lost = subprocess.Popen(
         [COORD, "hold", "1", "--agent", "worker", "--lease", "2", "--", "sh", "-c",
          f"touch {marker}; sleep 4"],
-        env={**os.environ, "COORDD_SOCKET": str(s), "COORD_NO_AUTOSTART": "1"},
+        env=coord_env(s),
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
@@ -225,7 +220,7 @@ def test_wait_for_one_task_and_its_ack(daemon: DaemonProcess) -> None:
     coord("post", "ship it too", socket=s)  # same title prefix, another task
     waiter = subprocess.Popen(
         [COORD, "wait", "#1", "--state", "done", "--timeout", "30", "--json"],
-        env={**os.environ, "COORDD_SOCKET": str(s), "COORD_NO_AUTOSTART": "1"},
+        env=coord_env(s),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -277,7 +272,7 @@ def test_small_things_an_agent_trips_over(daemon: DaemonProcess) -> None:
     # `coord watch | head -n 1`: the next event after head is gone ends watch quietly.
     piped = subprocess.Popen(
         ["bash", "-c", f"{COORD} watch --since 0 --all-projects | head -n 1"],
-        env={**os.environ, "COORDD_SOCKET": str(s), "COORD_NO_AUTOSTART": "1"},
+        env=coord_env(s),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -68,8 +68,8 @@ def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call
     one to see every project).
     """
     params = call.params
-    if params is None:
-        return call
+    if params is None or (agent is None and project is None):
+        return call  # nothing to fill: no copy on every call of a client without defaults
     filled = dict(params)
     if agent is not None and "agent" in filled and filled["agent"] is None:
         filled["agent"] = agent
