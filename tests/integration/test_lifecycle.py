@@ -7,7 +7,7 @@ import trio
 
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon
-from coordd_client import Conflict, InvalidParams, LeaseLost, NotFound
+from coordd_client import Blocked, Conflict, InvalidParams, LeaseLost, NotFound
 from coordd_client.aio import AsyncClient
 
 
@@ -343,3 +343,24 @@ async def test_claim_next_filters_by_project_kind_and_all_tags(
     assert (
         reclaimed.task is not None and reclaimed.task.id == expired_id and reclaimed.task.fence == 2
     )
+
+
+async def test_claiming_a_lapsed_claim_that_is_now_blocked_changes_nothing(
+    aclient: AsyncClient, clock: ManualClock
+) -> None:
+    base = (await aclient.post("base")).task
+    dependent = (await aclient.post("dependent", depends_on=[base.id])).task
+    await aclient.claim(base.id, "a")
+    await aclient.complete(base.id, "a")
+    held = await aclient.claim(dependent.id, "holder", lease_s=5)
+    await aclient.reopen(base.id)  # claimed before: it stays claimed, now blocked
+    seq = (await aclient.server_info()).last_seq
+    clock.advance(10)  # the lease lapses
+    with pytest.raises(Blocked) as refused:
+        await aclient.claim(dependent.id, "thief")
+    shown = refused.value.data["task"]
+    after = [(e.type, e.agent) for e in (await aclient.events_since(after_seq=seq)).events]
+    if shown["state"] == "claimed":  # as it stands: the refusal committed nothing
+        assert shown["fence"] == held.task.fence and after == []
+    else:  # the reaper (every 0.5 s) expired it first, and said so in the log
+        assert after == [("task.expired", "holder")]

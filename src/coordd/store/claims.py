@@ -45,7 +45,7 @@ _CLAIM_PENDING = (
 
 
 def _not_claimable(tx: Txn, current: TaskRow, agent: str) -> dict[str, Any]:
-    """A pending task the claim's UPDATE passed over: assigned elsewhere, or blocked.
+    """A task the claim's UPDATE passed over: assigned elsewhere, or blocked.
 
     Assignment is checked first (PROTOCOL 9): someone else's task answers
     `won: false` whether or not it is blocked; a blocked one is -32002
@@ -83,6 +83,10 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
             return {"won": False, "task": current.raw}
         assert current.lease_expires_at is not None
         if current.lease_expires_at <= tx.now_text:
+            if current.open_deps and current.assignee in (None, p.agent):
+                # Blocked once pending again: refused as it stands. Expiring it
+                # here would be undone with the refusal; the reaper does it.
+                return _not_claimable(tx, current, p.agent)
             expired = _expire(tx, current)
             row = one_row(tx.conn, _CLAIM_PENDING, args)
             if row is None:
