@@ -33,6 +33,7 @@ from bench.harness import (
     writer_stats,
 )
 from bench.report import Measured, Result, render_report
+from bench.reservations import measure_reservations
 
 
 def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
@@ -280,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
             wake = measure_wakeups(daemon, waiters=8, posts=50 if args.quick else 150)
+            sizes = (10, 2_000) if args.quick else (10, 100_000)
+            extra.update(measure_reservations(daemon.socket, sizes))
             stats = writer_stats(daemon)
         finally:
             daemon.stop()

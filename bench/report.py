@@ -190,6 +190,36 @@ def render_report(m: Measured) -> str:
         f"| daemon CPU with 1,000 idle waiters | {extra['daemon_cpu_percent_with_idle_waiters']:.1f} % of a core |",
         f"| post latency with 1,000 non-matching waiters | {fmt_us(extra['post_us_with_idle_waiters'])} us |",
         "",
+        *reservation_lines(extra),
         "Absolute figures drift with the machine's load; compare ratios within one run.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def reservation_lines(extra: dict[str, float]) -> list[str]:
+    """The reservations table: check and acquire at each size, as ratios to ping."""
+    sizes = sorted(int(k.rsplit("_", 1)[1]) for k in extra if k.startswith("reservation_check_us_"))
+    if not sizes:
+        return []
+    lines = [
+        "## Reservations",
+        "",
+        "One client, sequential round trips; `ping` measured at the same moment is the"
+        " baseline. A path check is a few prefix-index lookups, so it should cost the same"
+        " at every size.",
+        "",
+        "| live reservations in the project | ping p50 | check p50 (1 path) | check / ping"
+        " | acquire + release p50 | (acquire + release) / ping | filled in |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for size in sizes:
+        ping = extra[f"reservation_ping_us_{size}"]
+        check = extra[f"reservation_check_us_{size}"]
+        pair = extra[f"reservation_acquire_release_us_{size}"]
+        lines.append(
+            f"| {size:,} | {fmt_us(ping)} us | {fmt_us(check)} us | {check / ping:.2f}x"
+            f" | {fmt_us(pair)} us | {pair / ping:.2f}x"
+            f" | {extra[f'reservation_fill_s_{size}']:.1f} s |"
+        )
+    lines.append("")
+    return lines

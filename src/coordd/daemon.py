@@ -37,10 +37,12 @@ from coordd.methods import Services
 from coordd.platform.launchd import adopt_launchd_socket
 from coordd.platform.lockfile import DatabaseLock
 from coordd.platform.systemd import Notifier, adopt_listen_fd
+from coordd.reservation_queue import ReservationQueue
 from coordd.store import claims
 from coordd.store.checkpointer import Checkpointer, restart_wal
 from coordd.store.connections import Durability
 from coordd.store.readers import ReaderPool
+from coordd.store.transaction import CommittedEvent
 from coordd.store.writer import Writer
 from coordd_client.protocol.peercred import peer_uid
 
@@ -69,11 +71,12 @@ class Daemon:
         self.clock = clock or SystemClock()
         self.lifecycle = Lifecycle()
         self.hub = EventHub(self.lifecycle)
+        self.reservation_queue = ReservationQueue(self.lifecycle, self.clock)
         self.writer = Writer(
             config.db_path,
             durability=config.durability,
             clock=self.clock,
-            on_commit=self.hub.publish,
+            on_commit=self._on_commit,
             lifecycle=self.lifecycle,
             max_pages=config.max_db_pages,
         )
@@ -89,6 +92,12 @@ class Daemon:
         self._connection_slots = trio.Semaphore(config.limits.max_connections)
         self._accept_scope = trio.CancelScope()
         self._listener: trio.SocketListener | None = None
+
+    def _on_commit(self, events: list[CommittedEvent]) -> None:
+        """Each committed batch, on the trio thread: to subscribers and waiters, then to
+        waiting reservation acquires (a task leaving `claimed` frees its reservations)."""
+        self.hub.publish(events)
+        self.reservation_queue.on_commit(events)
 
     def request_stop(self) -> None:
         """Begin a graceful shutdown, as SIGTERM does."""
@@ -142,6 +151,7 @@ class Daemon:
             started_at=format_time(self.clock.now()),
             version=__version__,
             lifecycle=self.lifecycle,
+            reservation_queue=self.reservation_queue,
         )
         async with trio.open_nursery() as root:
             if self.config.handle_signals:
@@ -212,6 +222,7 @@ class Daemon:
     async def _drain(self) -> None:
         self.lifecycle.begin_drain()
         self.hub.shutdown()
+        self.reservation_queue.shutdown()
         with trio.move_on_after(self.config.limits.drain_timeout_s) as scope:
             await self.tracker.wait_idle()
             # Let closing subscriptions send their "shutdown" notice.

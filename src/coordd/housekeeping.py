@@ -12,7 +12,8 @@ import trio
 from coordd.events import EventHub
 from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
-from coordd.store import claims, writes
+from coordd.store import claims, reservations, writes
+from coordd.store.transaction import Txn
 from coordd.store.writer import Writer
 from coordd_client.protocol.errors import CoordError, ShuttingDown
 
@@ -40,10 +41,16 @@ async def _every(
             log.info("%s %s", name, done % count)
 
 
+def _reap(tx: Txn) -> int:
+    """Expired claims back to pending (ending their reservations), expired reservations gone."""
+    reservations.purge_expired(tx)
+    return claims.reap_expired(tx)
+
+
 async def run_reaper(writer: Writer) -> None:
     await _every(
         Limits.reap_interval_s,
-        partial(writer.submit, claims.reap_expired),
+        partial(writer.submit, _reap),
         "reaper",
         "returned %d expired claim(s) to pending",
     )

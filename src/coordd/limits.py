@@ -97,6 +97,11 @@ class Limits:
     #: Agents whose last write the writer remembers for that purpose.
     agent_seen_cache: int = 10_000
 
+    # --- reservations (PROTOCOL.md section 10) ------------------------------------------
+    #: At most this many `{"pattern"|"path", "reservation"}` pairs in one answer: a
+    #: broad pattern over a crowded project must not build a megabyte error.
+    max_reported_conflicts: int = 1000
+
     # --- background duties ---------------------------------------------------------------
     #: The reaper's period: PROTOCOL.md asks for at least once a second.
     reap_interval_s: float = 0.5

@@ -81,7 +81,8 @@ async def test_both_clients_check_capabilities_and_apply_defaults(inproc: Daemon
     path = inproc.config.socket_path
     async with AsyncClient.connect(path, agent="trio-tab", project="/p") as client:
         assert await client.supports("deps") and await client.supports("task_history")
-        assert not await client.supports("reservations")  # not served yet
+        assert await client.supports("reservations")
+        assert not await client.supports("no-such-feature")
         task = (await client.post("from trio")).task
         assert (task.created_by, task.project) == ("trio-tab", "/p")
         assert (await client.claim(task.id)).won

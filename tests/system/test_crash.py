@@ -1,6 +1,7 @@
 """kill -9 at random moments under concurrent writers; then audit the history against the file.
 
-Every acknowledged post, claim and completion must be in the database; no
+Every acknowledged post, claim, completion and reservation must be in the
+database, and no reservation request granted in part; no
 task may have two overlapping holders; fences only rise; seqs stay gap-free;
 `PRAGMA integrity_check` says ok; readers never see -32603. The quick tier
 runs in `make test`; `make soak` runs many more rounds.
@@ -8,6 +9,7 @@ runs in `make test`; `make soak` runs many more rounds.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import sqlite3
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 from racing import WORKERS
 
+from coordd.patterns import overlap, parse
 from support import DaemonProcess
 
 
@@ -78,6 +81,9 @@ def audit(db_path: Path, histories: list[Path]) -> dict[str, int]:
         count, low, high = conn.execute(
             "SELECT count(*), min(seq), max(seq) FROM events"
         ).fetchone()
+        reservations = conn.execute(
+            "SELECT id, agent, pattern FROM reservations WHERE project = '/crash'"
+        ).fetchall()
     finally:
         conn.close()
     assert count == high - low + 1, "event seqs have a gap"
@@ -105,7 +111,26 @@ def audit(db_path: Path, histories: list[Path]) -> dict[str, int]:
     for task_id, claims in claimed.items():
         assert len({fence for fence, _ in claims}) == len(claims), task_id
     assert outcomes["post:ok"] > 0 and outcomes["claim:ok"] > 0 and outcomes["list:ok"] > 0
+    audit_reservations(reservations, entries)
     return dict(outcomes)
+
+
+def audit_reservations(rows: list[tuple[int, str, str]], entries: list[dict]) -> None:
+    """Every acknowledged acquire is there unless released since; none is there in part;
+    no two agents hold overlapping exclusive patterns."""
+    by_pattern = {pattern: reservation_id for reservation_id, _, pattern in rows}
+    released_later: set[str] = set()
+    for entry in reversed(entries):  # each worker's history is in order; patterns are its own
+        own = [p for p in entry.get("patterns") or [] if not p.startswith("hot/")]
+        if entry["op"] == "unreserve" and entry["outcome"] != "fail":
+            released_later.update(own)
+        elif entry["op"] == "reserve" and entry["outcome"] == "ok" and own[0] not in released_later:
+            assert [by_pattern.get(p) for p in own] == entry["ids"][: len(own)], entry
+        if entry["op"] == "reserve" and own:
+            assert (own[0] in by_pattern) == (own[1] in by_pattern), ("half-granted", entry)
+    for (_, agent_x, x), (_, agent_y, y) in itertools.combinations(rows, 2):
+        if agent_x != agent_y:
+            assert not overlap(parse(x), parse(y)), (x, y)
 
 
 def test_kill_9_under_concurrent_writers_loses_nothing_acknowledged(workdir: Path) -> None:

@@ -148,6 +148,10 @@ def test_every_protocol_method_is_registered() -> None:
         "events.since",
         "events.subscribe",
         "events.unsubscribe",
+        "reservation.acquire",
+        "reservation.release",
+        "reservation.check",
+        "reservation.list",
     }
     assert set(METHODS) == expected
 

@@ -5,7 +5,14 @@ Importing a noun's module registers its methods in `METHODS`.
 
 from __future__ import annotations
 
-from coordd.methods import agents, dispatch, events, server, tasks  # noqa: F401  (registration)
+from coordd.methods import (  # noqa: F401  (registration)
+    agents,
+    dispatch,
+    events,
+    reservations,
+    server,
+    tasks,
+)
 from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session
 
 __all__ = ["METHODS", "FollowUp", "Method", "Services", "Session", "dispatch"]

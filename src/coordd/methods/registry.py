@@ -15,6 +15,7 @@ import trio
 from coordd.clock import Clock
 from coordd.events import EventHub, Subscription
 from coordd.lifecycle import Lifecycle
+from coordd.reservation_queue import ReservationQueue
 from coordd.store.commands import WriteFn
 from coordd.store.readers import ReaderPool
 from coordd.store.writer import Writer
@@ -32,6 +33,7 @@ class Services:
     started_at: str
     version: str
     lifecycle: Lifecycle
+    reservation_queue: ReservationQueue
     pid: int = field(default_factory=os.getpid)
 
     @property

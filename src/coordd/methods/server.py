@@ -9,7 +9,7 @@ from coordd.protocol import params as P
 from coordd.store import reads
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`).
-FEATURES = ("deps", "assignee", "task_history")
+FEATURES = ("deps", "assignee", "reservations", "task_history")
 
 
 @method("ping", P.NoParams)
@@ -40,6 +40,10 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
         },
         "waiters": services.hub.waiter_count,
         "subscriptions": services.hub.subscription_count,
+        "reservations": {
+            "waiting": services.reservation_queue.waiting,
+            "attempts": services.reservation_queue.attempts,
+        },
     }
 
 

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from coordd.patterns import BadPattern
+from coordd.patterns import parse as parse_pattern
 from coordd_client.protocol.wire import EventType, State
 
 MAX_SQLITE_INT = 2**63 - 1
@@ -45,6 +47,16 @@ IdempotencyKey = Annotated[str, Meta(min_length=1, max_length=128)]
 ListLimit = Annotated[int, Meta(ge=1, le=1000)]
 #: PROTOCOL.md section 9: at most 32 dependencies per task.
 DependsOn = Annotated[list[TaskId], Meta(max_length=32)]
+#: PROTOCOL.md section 10.
+PatternText = Annotated[str, Meta(min_length=1, max_length=1024)]
+Patterns = Annotated[list[PatternText], Meta(min_length=1, max_length=64)]
+CheckPaths = Annotated[
+    list[Annotated[str, Meta(min_length=1, max_length=4096)]], Meta(min_length=1, max_length=256)
+]
+TtlSeconds = Annotated[float, Meta(ge=1, le=86400)]
+WaitSeconds = Annotated[float, Meta(ge=0, le=600)]
+Reason = Annotated[str, Meta(max_length=1024)]
+ReservationId = Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]
 EventsLimit = Annotated[int, Meta(ge=1, le=10000)]
 StateFilter = State | Annotated[list[State], Meta(min_length=1, max_length=5)]
 PostState = Literal["pending", "done"]
@@ -54,6 +66,7 @@ DEFAULT_KIND = "task"
 DEFAULT_LEASE_S = 600.0
 DEFAULT_LIST_LIMIT = 100
 DEFAULT_EVENTS_LIMIT = 1000
+DEFAULT_TTL_S = 3600.0
 
 
 #: The fields that hold an agent name, in whichever Struct they appear.
@@ -73,6 +86,12 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 raise ValueError(
                     f"`{name}` must be printable: U+{ord(bad):04X} is not - at `$.{name}`"
                 )
+        patterns = getattr(self, "patterns", None)
+        for index, text in enumerate(patterns or ()):
+            try:
+                parse_pattern(text)
+            except BadPattern as exc:
+                raise ValueError(f"{exc} - at `$.patterns[{index}]`") from None
         ready = getattr(self, "ready", None)
         state = getattr(self, "state", None)
         if ready is not None and state is not None:
@@ -212,3 +231,37 @@ class SubscribeParams(Params):
 
 class UnsubscribeParams(Params):
     subscription: Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]
+
+
+class AcquireParams(Params):
+    agent: Agent
+    project: Project
+    patterns: Patterns
+    exclusive: bool | None = None
+    ttl_s: TtlSeconds | None = None
+    reason: Reason | None = None
+    task_id: TaskId | None = None
+    wait_s: WaitSeconds | None = None
+
+
+class ReleaseReservationsParams(Params):
+    agent: Agent
+    project: Project
+    patterns: Patterns | None = None
+    ids: Annotated[list[ReservationId], Meta(min_length=1, max_length=256)] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.patterns is not None and self.ids is not None:
+            raise ValueError("give `patterns` or `ids`, not both - at `$.ids`")
+
+
+class CheckParams(Params):
+    project: Project
+    paths: CheckPaths
+    agent: Agent | None = None
+
+
+class ListReservationsParams(Params):
+    project: Project | None = None
+    agent: Agent | None = None

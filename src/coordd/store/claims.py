@@ -10,6 +10,7 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.protocol import params as P
+from coordd.store.reservations import renew_for_agent
 from coordd.store.transaction import (
     CLAIMABLE_BY_AGENT,
     CLEAR_CLAIM,
@@ -182,7 +183,8 @@ def heartbeat(tx: Txn, p: P.HeartbeatParams) -> dict[str, Any]:
         (tx.lease_until(p.lease_s), tx.now_text, p.agent, tx.now_text),
     )
     tx.touch_agent(p.agent, force=True)
-    return {"renewed": cursor.rowcount}
+    # 1.1: the agent's live reservations too, each to now + its own ttl_s.
+    return {"renewed": cursor.rowcount, "reservations_renewed": renew_for_agent(tx, p.agent)}
 
 
 def grant_restart_grace(tx: Txn, grace_s: float) -> int:

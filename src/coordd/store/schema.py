@@ -72,6 +72,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN assignee TEXT",
         "CREATE INDEX tasks_assignee ON tasks (assignee, id) WHERE assignee IS NOT NULL",
     ),
+    (
+        # Reservations (PROTOCOL.md section 10). `prefix` is the pattern's
+        # literal leading segments, each followed by `/` (coordd/patterns.py):
+        # a pattern covering a path has one of the path's few leading runs as
+        # its prefix, so a check is a handful of index lookups, however many
+        # reservations there are.
+        """CREATE TABLE reservations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            prefix TEXT NOT NULL,
+            exclusive INTEGER NOT NULL,
+            reason TEXT,
+            task_id INTEGER,               -- ends when this task leaves `claimed`
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            ttl_s REAL NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX reservations_held ON reservations (project, agent, pattern)",
+        "CREATE INDEX reservations_prefix ON reservations (project, prefix)",
+        "CREATE INDEX reservations_agent ON reservations (agent)",
+        "CREATE INDEX reservations_task ON reservations (task_id) WHERE task_id IS NOT NULL",
+        "CREATE INDEX reservations_expiry ON reservations (expires_at)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

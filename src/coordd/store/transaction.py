@@ -49,6 +49,12 @@ LIVE_HOLDER = (
 CLEAR_CLAIM = "claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL"
 
 
+#: The events that take a task out of `claimed` (or find it out of it already).
+LEAVES_CLAIM = frozenset(
+    {"task.released", "task.expired", "task.completed", "task.failed", "task.cancelled"}
+)
+
+
 class TaskRow(NamedTuple):
     """The columns the daemon's logic needs, plus the task's wire JSON."""
 
@@ -133,6 +139,11 @@ class Txn:
             (seq, event_type, row.project, self.now_text, data.decode(), row.id),
         )
         self.events.append(CommittedEvent(seq, event_type, row.project, row.json, data))
+        if event_type in LEAVES_CLAIM:
+            # PROTOCOL.md section 10: a task-bound reservation ends in the same
+            # transaction as its task leaves `claimed`. Done here, with the
+            # event every such transition appends, so none can forget it.
+            self.conn.execute("DELETE FROM reservations WHERE task_id = ?", (row.id,))
 
     def touch_agent(self, agent: str | None, *, force: bool = False) -> None:
         if agent is None:

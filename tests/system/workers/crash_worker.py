@@ -2,7 +2,8 @@
 
     python crash_worker.py SOCKET AGENT SECONDS HISTORY_FILE [reader]
 
-Loops posting (with idempotency keys), claiming and completing until SECONDS
+Loops posting (with idempotency keys), claiming, completing, reserving and
+releasing reservations until SECONDS
 pass, surviving daemon crashes by reconnecting. Every operation ends up in
 HISTORY_FILE as one JSON line with its outcome: "ok" (acknowledged), "fail"
 (a definite error code) or "unknown" (the connection died first). Unknown
@@ -37,6 +38,9 @@ def main() -> None:
     held: dict[int, int] = {}
     pending_keys: list[str] = []
     counter = 0
+    requests = 0
+    reserved: list[list[str]] = []  # granted reservation requests, oldest first
+    patterns: list[str] = []
 
     def record(**entry: object) -> None:
         history.write(json.dumps(entry) + "\n")
@@ -56,7 +60,22 @@ def main() -> None:
                 record(op=op, outcome="ok")
                 continue
             choice = rng.random()
-            if pending_keys or choice < 0.5:
+            if not pending_keys and choice < 0.12:
+                op = "reserve"
+                # Two patterns only this request names (all or nothing must hold
+                # for them) and one that every worker contends for.
+                patterns = [f"{agent}/r{requests}/a/**", f"{agent}/r{requests}/b.py"]
+                patterns.append(f"hot/{rng.randint(0, 3)}.py")
+                requests += 1
+                granted = client.reserve(patterns, agent=agent, project="/crash").reservations
+                reserved.append(patterns)
+                record(op=op, outcome="ok", patterns=patterns, ids=[r.id for r in granted])
+            elif not pending_keys and choice < 0.16 and reserved:
+                op = "unreserve"
+                patterns = reserved.pop(0)
+                client.unreserve(patterns, agent=agent, project="/crash")
+                record(op=op, outcome="ok", patterns=patterns)
+            elif pending_keys or choice < 0.5:
                 op = "post"
                 key = pending_keys[0] if pending_keys else f"{agent}-{counter}"
                 if not pending_keys:
@@ -91,13 +110,15 @@ def main() -> None:
                 del held[task_id]
                 record(op=op, id=task_id, fence=fence, outcome="ok", state=done.task.state)
         except DaemonUnavailable:
-            record(op=op, outcome="unknown")
+            record(op=op, outcome="unknown", patterns=patterns)
             client.close()
             client = None
         except CoordError as exc:
             if op == "complete":
                 held.pop(task_id, None)
-            record(op=op, outcome="fail", code=exc.code, kind=exc.data.get("kind"))
+            record(
+                op=op, outcome="fail", code=exc.code, kind=exc.data.get("kind"), patterns=patterns
+            )
     if client is not None:
         client.close()
     history.close()

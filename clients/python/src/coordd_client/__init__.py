@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         UntrustedSocket,
     )
     from coordd_client.protocol.paths import default_socket_path
-    from coordd_client.protocol.wire import Event, Task
+    from coordd_client.protocol.wire import Event, Reservation, Task
 
 #: Where each public name lives (kept in step with `__all__` by a test).
 _HOMES = {
@@ -44,6 +44,7 @@ _HOMES = {
     "EventStream": "coordd_client.client",
     "Event": "coordd_client.protocol.wire",
     "Task": "coordd_client.protocol.wire",
+    "Reservation": "coordd_client.protocol.wire",
     "default_socket_path": "coordd_client.protocol.paths",
     "default_agent": "coordd_client.identity",
     "default_project": "coordd_client.identity",
@@ -84,6 +85,7 @@ __all__ = [
     "NotFound",
     "Overloaded",
     "ProtocolError",
+    "Reservation",
     "Reserved",
     "ShuttingDown",
     "Task",

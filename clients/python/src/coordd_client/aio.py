@@ -180,6 +180,10 @@ class AsyncClient:
     heartbeat = _async(methods.heartbeat)
     agents = _async(methods.agents)
     events_since = _async(methods.events_since)
+    reserve = _async(methods.reserve)
+    unreserve = _async(methods.unreserve)
+    check_paths = _async(methods.check_paths)
+    reservations = _async(methods.reservations)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

@@ -42,7 +42,7 @@ R = TypeVar("R")
 
 #: Seconds a blocking call waits for its answer before giving up (outcome unknown).
 DEFAULT_TIMEOUT_S = 60.0
-#: Extra seconds allowed beyond a `task.wait`'s own timeout for the answer to arrive.
+#: Extra seconds allowed beyond a wait's own time (`task.wait`, `wait_s`) for the answer.
 WAIT_SLACK_S = 10.0
 
 
@@ -124,8 +124,8 @@ class Client:
     def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
         timeout = self.timeout_s
-        if call.method == "task.wait" and call.params is not None:
-            timeout = float(call.params["timeout_s"]) + WAIT_SLACK_S
+        if call.waits_s and timeout is not None:
+            timeout = max(timeout, call.waits_s + WAIT_SLACK_S)
         return unwrap(self.call_raw(call.method, call.params, timeout_s=timeout), call.result_type)
 
     def call_raw(
@@ -203,6 +203,10 @@ class Client:
     heartbeat = _sync(methods.heartbeat)
     agents = _sync(methods.agents)
     events_since = _sync(methods.events_since)
+    reserve = _sync(methods.reserve)
+    unreserve = _sync(methods.unreserve)
+    check_paths = _sync(methods.check_paths)
+    reservations = _sync(methods.reservations)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

@@ -21,12 +21,20 @@ R = TypeVar("R")
 class Call(Generic[R]):
     """A method name, its params and the type its result decodes to."""
 
-    __slots__ = ("method", "params", "result_type")
+    __slots__ = ("method", "params", "result_type", "waits_s")
 
-    def __init__(self, method: str, params: dict[str, Any] | None, result_type: type[R]) -> None:
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        result_type: type[R],
+        waits_s: float = 0.0,
+    ) -> None:
         self.method = method
         self.params = params
         self.result_type = result_type
+        #: Seconds the daemon may rightly take before answering (a wait's own timeout).
+        self.waits_s = waits_s
 
 
 def post(
@@ -75,12 +83,22 @@ def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call
         filled["agent"] = agent
     if project is not None and call.method in _PROJECT_METHODS and filled.get("project") is None:
         filled["project"] = project
-    return Call(call.method, filled, call.result_type)
+    return Call(call.method, filled, call.result_type, call.waits_s)
 
 
 #: Methods whose `project` a client's default fills in.
 _PROJECT_METHODS = frozenset(
-    {"task.post", "task.list", "task.claim_next", "task.wait", "events.since"}
+    {
+        "task.post",
+        "task.list",
+        "task.claim_next",
+        "task.wait",
+        "events.since",
+        "reservation.acquire",
+        "reservation.release",
+        "reservation.check",
+        "reservation.list",
+    }
 )
 
 
@@ -214,7 +232,7 @@ def wait(
 ) -> Call[wire.WaitResult]:
     if state is not None and not isinstance(state, str):
         state = list(state)
-    return Call("task.wait", _clean(dict(locals())), wire.WaitResult)
+    return Call("task.wait", _clean(dict(locals())), wire.WaitResult, waits_s=timeout_s)
 
 
 def heartbeat(
@@ -240,6 +258,63 @@ def events_since(
     params["types"] = list(types) if types else None
     params["task_id"] = task_id
     return Call("events.since", params, wire.EventsResult)
+
+
+def reserve(
+    patterns: Sequence[str],
+    *,
+    agent: str | None = None,
+    project: str | None = None,
+    exclusive: bool | None = None,
+    ttl_s: float | None = None,
+    reason: str | None = None,
+    task_id: int | None = None,
+    wait_s: float | None = None,
+) -> Call[wire.ReservationsResult]:
+    """All or nothing (feature `reservations`): every pattern is granted, or `Reserved`
+    names what is in the way. `wait_s` waits that long for them to come free."""
+    params = {
+        "patterns": list(patterns),
+        "agent": agent,
+        "project": project,
+        "exclusive": exclusive,
+        "ttl_s": ttl_s,
+        "reason": reason,
+        "task_id": task_id,
+        "wait_s": wait_s,
+    }
+    return Call("reservation.acquire", params, wire.ReservationsResult, waits_s=wait_s or 0.0)
+
+
+def unreserve(
+    patterns: Sequence[str] | None = None,
+    *,
+    ids: Sequence[int] | None = None,
+    agent: str | None = None,
+    project: str | None = None,
+) -> Call[wire.ReleasedResult]:
+    """Release my reservations in the project: these patterns, these ids, or (neither) all."""
+    params = {
+        "patterns": list(patterns) if patterns else None,
+        "ids": list(ids) if ids else None,
+        "agent": agent,
+        "project": project,
+    }
+    return Call("reservation.release", params, wire.ReleasedResult)
+
+
+def check_paths(
+    paths: Sequence[str], *, project: str | None = None, agent: str | None = None
+) -> Call[wire.CheckResult]:
+    """Live reservations of other agents than `agent` covering each path."""
+    params = {"paths": list(paths), "project": project, "agent": agent}
+    return Call("reservation.check", params, wire.CheckResult)
+
+
+def reservations(
+    *, project: str | None = None, agent: str | None = None
+) -> Call[wire.ReservationsResult]:
+    return Call("reservation.list", {"project": project, "agent": agent}, wire.ReservationsResult)
 
 
 def ping() -> Call[wire.PingResult]:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from coordd_client.protocol.wire import Event, Task
+from coordd_client.protocol.wire import Event, Reservation, Task
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
 #: twins), the Unicode line and paragraph separators, and the bidirectional
@@ -156,3 +156,45 @@ def event_line(event: Event) -> str:
         f"{event.seq:>6}  {relative(event.at):<22}  {event.type:<15}  #{event.task_id:<5} "
         f" {clean(event.agent or '-'):<14}  {event.task.state:<9}  {clean(event.task.title)}"
     )
+
+
+def reservation_line(r: Reservation) -> str:
+    """Who holds which pattern, how, until when, for which task: one line."""
+    mode = "exclusive" if r.exclusive else "shared"
+    task = f" for #{r.task_id}" if r.task_id is not None else ""
+    reason = f" ({clean(r.reason)})" if r.reason else ""
+    return (
+        f"{clean(r.pattern)} held by {clean(r.agent)}, {mode}{task}, expires"
+        f" {relative(r.expires_at)}{reason}"
+    )
+
+
+def reservation_table(reservations: Sequence[Reservation], *, with_project: bool = False) -> str:
+    """An aligned table, one reservation a row."""
+    if not reservations:
+        return "no reservations"
+    head = ["ID", "AGENT", "MODE", "TASK", "EXPIRES"]
+    if with_project:
+        head.insert(1, "PROJECT")
+    rows = []
+    for r in reservations:
+        row = [
+            str(r.id),
+            clean(r.agent),
+            "excl" if r.exclusive else "shared",
+            f"#{r.task_id}" if r.task_id is not None else "-",
+            relative(r.expires_at),
+        ]
+        if with_project:
+            row.insert(1, clean(r.project))
+        rows.append(row)
+    widths = [max(len(h), *(len(row[n]) for row in rows)) for n, h in enumerate(head)]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True))
+
+    lines = [line(head) + "  PATTERN"]
+    for r, row in zip(reservations, rows, strict=True):
+        reason = f"  ({clean(r.reason)})" if r.reason else ""
+        lines.append(line(row) + f"  {clean(r.pattern)}{reason}")
+    return "\n".join(lines)

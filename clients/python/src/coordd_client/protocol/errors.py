@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import msgspec
+
+from coordd_client.protocol import wire
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -75,6 +79,11 @@ class Conflict(CoordError):
     code = CONFLICT
     kind = "conflict"
 
+    @property
+    def task(self) -> wire.Task | None:
+        """The task as it stands (`data.task`), where one is involved."""
+        return _task_in(self.data)
+
 
 class Blocked(Conflict):
     """1.1: a claim of a pending task whose dependencies are not done; `data.task` says which."""
@@ -87,10 +96,29 @@ class Reserved(Conflict):
 
     kind = "reserved"
 
+    @property
+    def conflicts(self) -> list[wire.PatternConflict]:
+        """Each of my patterns paired with a live reservation in its way."""
+        return msgspec.convert(self.data.get("conflicts") or [], list[wire.PatternConflict])
+
 
 class LeaseLost(CoordError):
     code = LEASE_LOST
     kind = "lease_lost"
+
+    @property
+    def task(self) -> wire.Task | None:
+        """The task as it stands now: who holds it, with which fence."""
+        return _task_in(self.data)
+
+
+def _task_in(data: dict[str, Any]) -> wire.Task | None:
+    task = data.get("task")
+    if task is None:
+        return None
+    if isinstance(task, msgspec.Raw | bytes | str):  # the daemon's side: encoded already
+        return msgspec.json.decode(task, type=wire.Task)
+    return msgspec.convert(task, wire.Task)
 
 
 class Overloaded(CoordError):

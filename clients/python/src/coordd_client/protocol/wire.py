@@ -132,6 +132,49 @@ class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):
 
 class HeartbeatResult(msgspec.Struct, frozen=True, kw_only=True):
     renewed: int
+    #: 1.1: live reservations renewed too (0 from a 1.0 daemon).
+    reservations_renewed: int = 0
+
+
+class Reservation(msgspec.Struct, frozen=True, kw_only=True):
+    """A reservation of paths in a project (PROTOCOL.md section 10)."""
+
+    id: int
+    project: str
+    agent: str
+    pattern: str
+    exclusive: bool
+    reason: str | None
+    task_id: int | None
+    created_at: str
+    expires_at: str
+    ttl_s: float
+
+
+class ReservationsResult(msgspec.Struct, frozen=True, kw_only=True):
+    reservations: list[Reservation]
+
+
+class ReleasedResult(msgspec.Struct, frozen=True, kw_only=True):
+    released: int
+
+
+class PatternConflict(msgspec.Struct, frozen=True, kw_only=True):
+    """One of my patterns and a live reservation in its way (a refused acquire)."""
+
+    pattern: str
+    reservation: Reservation
+
+
+class PathConflict(msgspec.Struct, frozen=True, kw_only=True):
+    """A checked path and a live reservation that covers it."""
+
+    path: str
+    reservation: Reservation
+
+
+class CheckResult(msgspec.Struct, frozen=True, kw_only=True):
+    conflicts: list[PathConflict]
 
 
 class PingResult(msgspec.Struct, frozen=True, kw_only=True):

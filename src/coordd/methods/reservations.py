@@ -1,0 +1,55 @@
+"""`reservation.*` methods (PROTOCOL.md section 10).
+
+Acquire and release run in the writer; check and list on a reader. An
+acquire with `wait_s` waits in the `ReservationQueue`, which the release
+handler and every committed task transition wake.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coordd.clock import format_time
+from coordd.methods.registry import Services, Session, method
+from coordd.protocol import params as P
+from coordd.store import reservations
+
+
+@method("reservation.acquire", P.AcquireParams, blocking=True)
+async def acquire(services: Services, p: P.AcquireParams, session: Session) -> Any:
+    async def attempt() -> Any:
+        return await services.writer.submit(reservations.acquire, p)
+
+    if not p.wait_s:
+        return await attempt()
+
+    async def task_still_held() -> None:
+        assert p.task_id is not None
+        now = format_time(services.clock.now())
+        await services.readers.run(
+            reservations.require_task_held, now, p.task_id, p.agent, share=session.reads
+        )
+
+    return await services.reservation_queue.acquire(
+        p, attempt, task_still_held if p.task_id is not None else None
+    )
+
+
+@method("reservation.release", P.ReleaseReservationsParams)
+async def release(services: Services, p: P.ReleaseReservationsParams, session: Session) -> Any:
+    result = await services.writer.submit(reservations.release, p)
+    if result["released"]:
+        services.reservation_queue.poke(p.project)
+    return result
+
+
+@method("reservation.check", P.CheckParams)
+async def check(services: Services, p: P.CheckParams, session: Session) -> Any:
+    now = format_time(services.clock.now())
+    return await services.readers.run(reservations.check, now, p, share=session.reads)
+
+
+@method("reservation.list", P.ListReservationsParams, large_answer=True)
+async def list_(services: Services, p: P.ListReservationsParams, session: Session) -> Any:
+    now = format_time(services.clock.now())
+    return await services.readers.run(reservations.list_live, now, p, share=session.reads)

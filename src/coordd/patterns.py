@@ -1,0 +1,308 @@
+"""Reservation patterns (PROTOCOL.md section 10): syntax, coverage, and overlap.
+
+Matching a path is gitignore's wildmatch, done by `pathspec` (the library
+made for it), with every pattern anchored at the project root. What no
+library answers is whether two *patterns* could cover a common path; that
+is decided here:
+
+- When either pattern is literal (no wildcard), exactly: a segment-by-segment
+  search for a path under the literal one that the other pattern covers,
+  with `pathspec` deciding each segment. `tests/unit/test_patterns.py`
+  checks it against brute force over generated path sets.
+- When both have wildcards, conservatively, as the protocol allows: up to
+  the first `**` in either, segments at the same position name the same
+  path segment, so two literal ones that differ, or a literal one the other
+  pattern's glob there does not match, prove them disjoint. That includes
+  the protocol's rule (literal segments differing before either's first
+  wildcard) and is never optimistic (property-tested).
+
+The database indexes each reservation by its literal prefix (the segments
+before its first wildcard), so the candidates for a path or a pattern are
+found by equality and range lookups rather than a scan.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import pathspec
+
+MAX_PATTERN_CHARS = 1024
+_WILDCARDS = frozenset("*?[")
+_DOUBLE_STAR = "**"
+
+
+class BadPattern(ValueError):
+    """A pattern or a path the protocol refuses; the message says why."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A validated pattern, split for the overlap test and the prefix index."""
+
+    text: str
+    #: Its segments, without the empty one a trailing `/` leaves.
+    segments: tuple[str, ...]
+    #: How many leading segments are literal (all of them for a literal pattern).
+    literal_count: int
+
+    @property
+    def is_literal(self) -> bool:
+        return self.literal_count == len(self.segments)
+
+    @property
+    def prefix(self) -> str:
+        """The literal leading segments, each followed by `/`: the index key."""
+        return "".join(unescape(s) + "/" for s in self.segments[: self.literal_count])
+
+    def covers(self, path: str) -> bool:
+        """gitignore coverage: the pattern matches `path` or one of its parent directories."""
+        return _spec(self.text).match_file(path)
+
+
+def has_wildcard(segment: str) -> bool:
+    """An unescaped `*`, `?` or `[` (a backslash makes the next character literal)."""
+    escaped = False
+    for char in segment:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in _WILDCARDS:
+            return True
+    return False
+
+
+def unescape(segment: str) -> str:
+    """A literal segment's text: backslash escapes removed."""
+    out, escaped = [], False
+    for char in segment:
+        if char == "\\" and not escaped:
+            escaped = True
+            continue
+        out.append(char)
+        escaped = False
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _spec(text: str) -> pathspec.GitIgnoreSpec:
+    # Anchored at the root, as if it began with `/` in a .gitignore. Trailing
+    # spaces are escaped: gitignore would strip them, and a pattern means
+    # what it says.
+    stripped = text.rstrip(" ")
+    source = "/" + stripped + "\\ " * (len(text) - len(stripped))
+    return pathspec.GitIgnoreSpec.from_lines([source])
+
+
+@functools.lru_cache(maxsize=4096)
+def parse(text: str) -> Pattern:
+    """Validate `text` as PROTOCOL.md section 10 says; raise `BadPattern` saying why."""
+    if not text:
+        raise BadPattern("a pattern must not be empty")
+    if len(text) > MAX_PATTERN_CHARS:
+        raise BadPattern(f"a pattern is at most {MAX_PATTERN_CHARS} characters")
+    if text.startswith("/"):
+        raise BadPattern(
+            f"pattern {text!r} is absolute: patterns are relative to the project root"
+            " (drop the leading `/`)"
+        )
+    if text.startswith("!"):
+        raise BadPattern(f"pattern {text!r} is a negation: `!` patterns are not allowed")
+    body = text[:-1] if text.endswith("/") else text
+    segments = tuple(body.split("/"))
+    for segment in segments:
+        if segment in ("", ".", ".."):
+            raise BadPattern(
+                f"pattern {text!r} has an empty, `.` or `..` segment: name paths inside"
+                " the project, relative to its root"
+            )
+    try:
+        compiled = _spec(text)
+    except ValueError as exc:
+        raise BadPattern(f"pattern {text!r} is not valid wildmatch: {exc}") from None
+    if not any(getattr(p, "regex", None) is not None for p in compiled.patterns):
+        raise BadPattern(f"pattern {text!r} is not valid wildmatch (an unclosed `[`?)")
+    literal_count = next(
+        (i for i, segment in enumerate(segments) if has_wildcard(segment)), len(segments)
+    )
+    return Pattern(text, segments, literal_count)
+
+
+def relative_path(path: str, project: str) -> str:
+    """A checked path, relative to the project root; raise `BadPattern` if it is not inside."""
+    if path.startswith("/"):
+        root = project.rstrip("/") + "/"
+        if not path.startswith(root):
+            raise BadPattern(
+                f"path {path!r} is outside the project {project!r}: give paths inside it,"
+                " relative to its root or absolute"
+            )
+        path = path[len(root) :]
+    if not path:
+        raise BadPattern("the project root itself cannot be checked: name a path inside it")
+    for segment in path.split("/"):
+        if segment in ("", ".", ".."):
+            raise BadPattern(
+                f"path {path!r} has an empty, `.` or `..` segment: give a normalised path"
+            )
+    return path
+
+
+def candidate_prefixes(path: str) -> list[str]:
+    """Every index key a pattern covering `path` can have: "" and each leading run of segments."""
+    segments = path.split("/")
+    return [""] + ["".join(s + "/" for s in segments[: n + 1]) for n in range(len(segments))]
+
+
+def prefix_upper_bound(prefix: str) -> str:
+    """The first string after every string that starts with `prefix` (which ends in `/`)."""
+    return prefix[:-1] + chr(ord("/") + 1)
+
+
+def overlap(a: Pattern, b: Pattern) -> bool:
+    """Could some path be covered by both? Exact when either is literal, else conservative."""
+    if a.is_literal:
+        return _covers_under(b, a)
+    if b.is_literal:
+        return _covers_under(a, b)
+    return _aligned_segments_agree(a.segments, b.segments)
+
+
+def _aligned_segments_agree(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Two wildcard patterns, conservatively: until either reaches a `**`, segment i of
+    one and segment i of the other name the same path segment, so a literal one that
+    the other's glob does not match (or two literal ones that differ) proves them
+    disjoint. Two globs, a `**`, or one pattern ending (it covers all below) may agree."""
+    for x, y in zip(a, b, strict=False):
+        if _DOUBLE_STAR in (x, y):
+            return True
+        x_literal, y_literal = not has_wildcard(x), not has_wildcard(y)
+        if x_literal and y_literal:
+            if unescape(x) != unescape(y):
+                return False
+        elif x_literal:
+            if not _segment_matches(y, unescape(x)):
+                return False
+        elif y_literal and not _segment_matches(x, unescape(y)):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _segment_matches(glob: str, name: str) -> bool:
+    return _spec(glob).match_file(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _satisfiable(glob: str) -> bool:
+    """Does some segment name match `glob`? Tried on names built from the glob itself."""
+    return any(_segment_matches(glob, name) for name in _witness_names(glob))
+
+
+#: Characters tried for a `[...]` class after its own ones (a negated class needs others).
+_CLASS_FALLBACK = "x0_-.Z~ "
+
+
+def _witness_names(glob: str) -> list[str]:
+    """Names likely to match `glob`, in time linear in its length: `?` as `x`, `*` as
+    nothing or `x`, each `[...]` as the first character that class matches alone."""
+    pieces: list[str | None] = []  # None stands for `*`
+    index = 0
+    while index < len(glob):
+        char = glob[index]
+        if char == "\\" and index + 1 < len(glob):
+            pieces.append(glob[index + 1])
+            index += 2
+        elif char == "*":
+            pieces.append(None)
+            index += 1
+        elif char == "?":
+            pieces.append("x")
+            index += 1
+        elif char == "[" and (end := _class_end(glob, index)) != -1:
+            klass = glob[index : end + 1]
+            inside = klass[1:-1]
+            chosen = next(
+                (
+                    c
+                    for c in dict.fromkeys(inside + _CLASS_FALLBACK)
+                    if c not in "/\\" and _segment_matches(klass, c)
+                ),
+                None,
+            )
+            if chosen is None:
+                return []
+            pieces.append(chosen)
+            index = end + 1
+        else:
+            pieces.append(char)
+            index += 1
+    return ["".join(star if piece is None else piece for piece in pieces) for star in ("", "x")]
+
+
+def _class_end(glob: str, start: int) -> int:
+    """The index of the `]` closing the class opened at `start`, or -1."""
+    index = start + 1
+    if index < len(glob) and glob[index] in "!^":
+        index += 1
+    if index < len(glob) and glob[index] == "]":
+        index += 1  # a `]` first in the class is one of its characters
+    return glob.find("]", index)
+
+
+def _covers_under(pattern: Pattern, literal: Pattern) -> bool:
+    """Does `pattern` cover some path at or under the literal pattern's path?
+
+    It does when it matches one of that path's leading runs of segments
+    (then everything under it is covered), or matches a path that goes on
+    below it (then the literal pattern covers that path). A search over
+    (pattern segment, literal segment) positions; `**` may absorb literal
+    segments, and past the end of the literal path every segment is free.
+    """
+    target = [unescape(s) for s in literal.segments]
+    segments = _collapse(pattern.segments)
+    seen: set[tuple[int, int]] = set()
+    stack = [(0, 0)]
+    while stack:
+        i, j = stack.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if i == len(segments):
+            if j > 0:  # matched a leading run of the literal path (or all of it)
+                return True
+            continue
+        if j == len(target):
+            # The literal path is used up: the rest must match segments below it.
+            if _rest_satisfiable(segments[i:]):
+                return True
+            continue
+        segment = segments[i]
+        if segment == _DOUBLE_STAR:
+            if i == len(segments) - 1 and i > 0:
+                # A trailing `/**` covers everything below what came before it.
+                return True
+            stack.append((i + 1, j))  # absorbs nothing
+            stack.append((i, j + 1))  # absorbs one more literal segment
+        elif _segment_matches(segment, target[j]):
+            stack.append((i + 1, j + 1))
+    return False
+
+
+def _collapse(segments: tuple[str, ...]) -> tuple[str, ...]:
+    """Consecutive `**` segments mean what one does."""
+    out: list[str] = []
+    for segment in segments:
+        if segment == _DOUBLE_STAR and out and out[-1] == _DOUBLE_STAR:
+            continue
+        out.append(segment)
+    return tuple(out)
+
+
+def _rest_satisfiable(rest: tuple[str, ...]) -> bool:
+    """Can these pattern segments match one or more freely chosen segments?"""
+    if not rest:
+        return False  # nothing goes below the literal path: handled as a leading run
+    return all(segment == _DOUBLE_STAR or _satisfiable(segment) for segment in rest)

@@ -1,0 +1,385 @@
+"""Protocol 1.1 section 10 over a real daemon: reservations, their rules, races and waits."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from racing import race
+
+from coordd.patterns import overlap, parse
+from coordd.store.schema import MIGRATIONS
+from coordd_client import Client, LeaseLost, NotFound, Reserved
+from support import DaemonProcess, RawConnection, coord
+
+PROJECT = "/repo"
+
+
+def client_for(daemon: DaemonProcess, agent: str, project: str = PROJECT) -> Client:
+    return Client(daemon.socket_path, agent=agent, project=project)
+
+
+def queue_state(daemon: DaemonProcess, what: str) -> int:
+    """server.info's `reservations` (beyond the protocol): `attempts` waiting acquires
+    have made, or how many are `waiting` now."""
+    conn = RawConnection(daemon.socket_path)
+    try:
+        return int(conn.call("server.info")["result"]["reservations"][what])
+    finally:
+        conn.close()
+
+
+def attempts(daemon: DaemonProcess) -> int:
+    return queue_state(daemon, "attempts")
+
+
+def test_acquire_is_all_or_nothing_and_names_what_is_in_the_way(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
+        held = a.reserve(["src/auth/**"], reason="login refactor", ttl_s=600).reservations
+        assert [(r.pattern, r.exclusive, r.reason, r.ttl_s) for r in held] == [
+            ("src/auth/**", True, "login refactor", 600)
+        ]
+        with pytest.raises(Reserved) as refused:
+            b.reserve(["docs/**", "src/auth/login.py", "src/*.py"])
+        assert refused.value.code == -32002 and refused.value.data["kind"] == "reserved"
+        assert [(c.pattern, c.reservation.id) for c in refused.value.conflicts] == [
+            ("src/auth/login.py", held[0].id)
+        ]
+        assert "held by a" in refused.value.message
+        # Nothing of the refused request was granted, not even the free `docs/**`.
+        assert b.reservations(agent="b").reservations == []
+        # Disjoint by the protocol's rule: literal segments differ before a wildcard.
+        assert [r.pattern for r in b.reserve(["src/b/*.py", "docs/**"]).reservations] == [
+            "src/b/*.py",
+            "docs/**",
+        ]
+        # Another project is another namespace.
+        with client_for(daemon, "b", "/other") as elsewhere:
+            assert elsewhere.reserve(["src/auth/**"]).reservations
+
+
+def test_shared_reservations_coexist_and_exclusive_ones_do_not(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b, client_for(daemon, "c") as c:
+        a.reserve(["schema.sql"], exclusive=False)
+        b.reserve(["schema.sql"], exclusive=False)
+        with pytest.raises(Reserved) as refused:
+            c.reserve(["schema.sql"])
+        assert len(refused.value.conflicts) == 2
+        found = c.check_paths(["schema.sql"]).conflicts
+        assert [(x.reservation.agent, x.reservation.exclusive) for x in found] == [
+            ("a", False),
+            ("b", False),
+        ]
+
+
+def test_renewal_keeps_the_id_and_replaces_the_terms(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a:
+        (first,) = a.reserve(["lib/**"], reason="one", ttl_s=60).reservations
+        time.sleep(0.01)
+        (again,) = a.reserve(["lib/**", "lib/**"], exclusive=False, ttl_s=120).reservations
+        assert again.id == first.id and again.created_at == first.created_at
+        assert again.expires_at > first.expires_at
+        assert (again.exclusive, again.reason, again.ttl_s) == (False, None, 120)
+        assert len(a.reservations().reservations) == 1
+
+
+def test_check_list_and_release(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
+        r1, r2 = a.reserve(["src/auth", "README.md"]).reservations
+        (r3,) = b.reserve(["src/ui/*.tsx"]).reservations
+        found = b.check_paths(
+            ["/repo/src/auth/login.py", "src/ui/App.tsx", "src/authz/x", "README.md"]
+        ).conflicts
+        assert [(x.path, x.reservation.id) for x in found] == [
+            ("/repo/src/auth/login.py", r1.id),
+            ("README.md", r2.id),
+        ]
+        # Without `agent`, every agent's reservations count (mine too).
+        with Client(daemon.socket_path) as anyone:
+            everyone = anyone.check_paths(["src/ui/App.tsx"], project=PROJECT).conflicts
+            assert [x.reservation.id for x in everyone] == [r3.id]
+            listed = anyone.reservations().reservations
+            assert [r.id for r in listed] == [r1.id, r2.id, r3.id]
+        assert b.unreserve(ids=[r1.id]).released == 0  # never another agent's
+        assert a.unreserve(["README.md"]).released == 1
+        assert a.unreserve(ids=[r1.id]).released == 1
+        assert a.unreserve().released == 0
+        assert b.unreserve().released == 1
+        assert a.reservations().reservations == []
+
+
+def test_task_bound_reservations_end_with_the_claim(daemon: DaemonProcess) -> None:
+    endings = {
+        "complete": lambda c, t: c.complete(t.id, fence=t.fence),
+        "fail": lambda c, t: c.fail(t.id, fence=t.fence, reason="no"),
+        "fail-retry": lambda c, t: c.fail(t.id, fence=t.fence, retry=True),
+        "release": lambda c, t: c.release(t.id, fence=t.fence),
+        "cancel": lambda c, t: c.cancel(t.id, agent="boss"),
+    }
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
+        for n, (name, end) in enumerate(endings.items()):
+            task = a.post(name).task
+            claimed = a.claim(task.id).task
+            pattern = f"area{n}/**"
+            (held,) = a.reserve([pattern], task_id=task.id).reservations
+            assert held.task_id == task.id
+            with pytest.raises(Reserved):
+                b.reserve([pattern])
+            end(a, claimed)
+            assert a.reservations().reservations == [], name
+            assert b.reserve([pattern]).reservations, name
+        # Lease expiry: the reservation stops counting the moment the lease lapses.
+        task = a.post("short lease").task
+        a.claim(task.id, lease_s=1)
+        a.reserve(["expiring/**"], task_id=task.id)
+        time.sleep(1.3)
+        assert a.reservations().reservations == []
+        assert b.reserve(["expiring/**"]).reservations
+        # The reaper then appends task.expired and deletes the row in that transaction.
+        deadline = time.monotonic() + 10
+        while a.get(task.id).task.state != "pending" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [e.type for e in a.events_since(task_id=task.id).events][-1] == "task.expired"
+
+
+def test_a_task_bound_acquire_needs_a_task_you_hold(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
+        task = a.post("mine").task
+        with pytest.raises(NotFound):
+            a.reserve(["x/**"], task_id=999)
+        with pytest.raises(LeaseLost) as pending:
+            a.reserve(["x/**"], task_id=task.id)
+        assert pending.value.task is not None and pending.value.task.state == "pending"
+        a.claim(task.id)
+        with pytest.raises(LeaseLost):
+            b.reserve(["x/**"], task_id=task.id)
+
+
+def test_heartbeat_renews_reservations(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a:
+        (before,) = a.reserve(["hot/**"], ttl_s=30).reservations
+        time.sleep(0.05)
+        beat = a.heartbeat()
+        assert beat.reservations_renewed == 1
+        (after,) = a.reservations().reservations
+        assert after.id == before.id and after.expires_at > before.expires_at
+
+
+def test_sixteen_processes_racing_for_overlapping_reservations(daemon: DaemonProcess) -> None:
+    """Two conflicting sets of 8: exactly one winner each; no one holds part of a request."""
+    src = ["src/**", "src/a.py", "src/*.py", "src/a.py/", "src", "src/**/a.py", "src/a.py", "src/*"]
+    assert all(overlap(parse(x), parse(y)) for x, y in itertools.combinations(src, 2))
+    requests = [[f"s{n}", PROJECT, pattern] for n, pattern in enumerate(src)]
+    requests += [[f"l{n}", PROJECT, "lib/shared.py", f"lib/own{n}/**"] for n in range(8)]
+    outputs = race("reserver.py", daemon.socket_path, requests)
+    for prefix in ("s", "l"):
+        winners = [o for o in outputs if o["agent"].startswith(prefix) and o["won"]]
+        assert len(winners) == 1, outputs
+    with Client(daemon.socket_path) as client:
+        live = client.reservations(project=PROJECT).reservations
+    by_agent: dict[str, set[str]] = {}
+    for r in live:
+        by_agent.setdefault(r.agent, set()).add(r.pattern)
+    for output, request in zip(outputs, requests, strict=True):
+        wanted = set(request[2:])
+        assert by_agent.get(output["agent"], set()) == (wanted if output["won"] else set())
+    for x, y in itertools.combinations(live, 2):
+        if x.agent != y.agent:
+            assert not overlap(parse(x.pattern), parse(y.pattern)), (x, y)
+
+
+def test_a_waiting_acquire_is_granted_when_the_holder_releases_without_polling(
+    daemon: DaemonProcess,
+) -> None:
+    with client_for(daemon, "a") as a:
+        a.reserve(["db/**"])
+    outcome: dict[str, Any] = {}
+
+    def wait_for_it() -> None:
+        with client_for(daemon, "b") as b:
+            started = time.monotonic()
+            outcome["granted"] = b.reserve(["db/schema.sql"], wait_s=30).reservations
+            outcome["after_s"] = time.monotonic() - started
+
+    before = attempts(daemon)
+    waiter = threading.Thread(target=wait_for_it)
+    waiter.start()
+    deadline = time.monotonic() + 10
+    while attempts(daemon) == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert attempts(daemon) == before + 1  # the first try, refused
+    time.sleep(1.5)
+    assert attempts(daemon) == before + 1, "the waiter tried again with nothing changed"
+    # Other requests on other connections go on meanwhile; so does a check.
+    with client_for(daemon, "c") as c:
+        assert c.check_paths(["db/schema.sql"]).conflicts
+        assert c.unreserve().released == 0  # c held nothing: no wake-up needed
+    with client_for(daemon, "a") as a:
+        assert a.unreserve().released == 1
+    waiter.join(10)
+    assert [r.pattern for r in outcome["granted"]] == ["db/schema.sql"]
+    assert attempts(daemon) == before + 2  # woken once, granted on that try
+
+
+def test_a_waiting_acquire_times_out_with_the_same_error(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
+        a.reserve(["db/**"])
+        started = time.monotonic()
+        with pytest.raises(Reserved) as refused:
+            b.reserve(["db/x"], wait_s=0.5)
+        assert time.monotonic() - started >= 0.5
+        assert [c.pattern for c in refused.value.conflicts] == ["db/x"]
+
+
+def test_a_waiting_acquire_is_granted_when_the_reservation_expires(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
+        a.reserve(["tmp/**"], ttl_s=1)
+        granted = b.reserve(["tmp/x"], wait_s=10).reservations
+        assert [r.agent for r in granted] == ["b"]
+
+
+def test_a_waiting_acquire_wakes_when_the_blocking_task_completes(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a:
+        task = a.post("owner").task
+        claimed = a.claim(task.id).task
+        a.reserve(["pkg/**"], task_id=task.id)
+        timer = threading.Timer(0.5, lambda: a.complete(task.id, fence=claimed.fence))
+        timer.start()
+        with client_for(daemon, "b") as b:
+            assert b.reserve(["pkg/mod.py"], wait_s=20).reservations
+        timer.join()
+
+
+def test_conflicting_waiters_are_granted_in_arrival_order(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "holder") as holder:
+        holder.reserve(["core/**"])
+    order: list[str] = []
+    lock = threading.Lock()
+
+    def wait(agent: str) -> None:
+        with client_for(daemon, agent) as c:
+            c.reserve(["core/**"], wait_s=30)
+            with lock:
+                order.append(agent)
+            time.sleep(0.2)
+            c.unreserve()
+
+    threads = []
+    for n, agent in enumerate(["w1", "w2", "w3"]):
+        thread = threading.Thread(target=wait, args=(agent,))
+        thread.start()
+        threads.append(thread)
+        deadline = time.monotonic() + 10
+        while queue_state(daemon, "waiting") < n + 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    # w2 and w3 never even tried: w1, ahead of them, wants what they want.
+    assert attempts(daemon) == 1
+    with client_for(daemon, "holder") as holder:
+        holder.unreserve()
+    for thread in threads:
+        thread.join(30)
+    assert order == ["w1", "w2", "w3"]
+
+
+def test_a_waiter_whose_task_leaves_claimed_is_refused(daemon: DaemonProcess) -> None:
+    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
+        a.reserve(["web/**"])
+        task = b.post("b's").task
+        claimed = b.claim(task.id).task
+        threading.Timer(0.5, lambda: a.release(task.id, agent="b", fence=claimed.fence)).start()
+        with pytest.raises(LeaseLost):
+            b.reserve(["web/x"], task_id=task.id, wait_s=20)
+
+
+def test_bad_reservation_input_is_refused_naming_the_field(daemon: DaemonProcess) -> None:
+    conn = RawConnection(daemon.socket_path)
+    base = {"agent": "a", "project": PROJECT}
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("reservation.acquire", {**base, "patterns": []}, "patterns"),
+        ("reservation.acquire", {**base, "patterns": ["x"] * 65}, "patterns"),
+        ("reservation.acquire", {**base, "patterns": ["ok", "../up"]}, "patterns"),
+        ("reservation.acquire", {**base, "patterns": ["/abs"]}, "patterns"),
+        ("reservation.acquire", {**base, "patterns": [""]}, "patterns"),
+        ("reservation.acquire", {**base, "patterns": ["!neg"]}, "patterns"),
+        ("reservation.acquire", {**base, "patterns": ["a//b"]}, "patterns"),
+        ("reservation.acquire", {**base, "patterns": ["x"], "wait_s": 601}, "wait_s"),
+        ("reservation.acquire", {**base, "patterns": ["x"], "wait_s": -1}, "wait_s"),
+        ("reservation.acquire", {**base, "patterns": ["x"], "ttl_s": 0}, "ttl_s"),
+        ("reservation.acquire", {**base, "patterns": ["x"], "reason": "r" * 1025}, "reason"),
+        ("reservation.acquire", {"agent": "a", "patterns": ["x"]}, "project"),
+        ("reservation.acquire", {**base, "patterns": ["x"], "typo": 1}, "typo"),
+        ("reservation.release", {**base, "patterns": ["x"], "ids": [1]}, "ids"),
+        ("reservation.check", {"project": PROJECT, "paths": ["/elsewhere/x"]}, "paths"),
+        ("reservation.check", {"project": PROJECT, "paths": ["/repo"]}, "paths"),
+        ("reservation.check", {"project": PROJECT, "paths": ["a/../b"]}, "paths"),
+        ("reservation.check", {"project": PROJECT, "paths": []}, "paths"),
+        ("reservation.check", {"project": PROJECT, "paths": ["x"] * 257}, "paths"),
+    ]
+    try:
+        for method, params, field in cases:
+            error = conn.call(method, params)["error"]
+            assert error["code"] == -32602, (method, params, error)
+            assert error["data"]["field"] == field, (method, params, error)
+            assert error["message"]
+        assert conn.call("reservation.list", {})["result"] == {"reservations": []}
+    finally:
+        conn.close()
+
+
+def test_a_database_of_the_previous_release_gains_reservations(workdir: Path) -> None:
+    db = workdir / "v2.db"
+    conn = sqlite3.connect(db)
+    for step in MIGRATIONS[:2]:  # the schema the previous release (1.1 section 9) wrote
+        for statement in step:
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute(
+        "INSERT INTO tasks (project, kind, title, body, state, priority, tags, created_at,"
+        " updated_at) VALUES ('/repo', 'task', 'old', '', 'pending', 0, '[]', 't', 't')"
+    )
+    conn.commit()
+    conn.close()
+    daemon = DaemonProcess(workdir, db_path=db).start()
+    try:
+        with client_for(daemon, "a") as a:
+            assert a.get(1).task.title == "old"
+            assert a.claim(1).won
+            assert a.reserve(["x/**"], task_id=1).reservations[0].task_id == 1
+            assert "reservations" in a.server_info().features
+    finally:
+        daemon.stop()
+    check = sqlite3.connect(db)
+    assert check.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    check.close()
+
+
+def test_the_cli_reserves_checks_and_releases(daemon: DaemonProcess, workdir: Path) -> None:
+    s = daemon.socket_path
+    project = str(workdir.resolve())
+    (workdir / "src").mkdir()
+    mine = coord("reserve", "src/auth/**", "--reason", "login", "--project", project,
+                 "--agent", "a", socket=s)  # fmt: skip
+    assert mine.returncode == 0 and "src/auth/**" in mine.stdout
+    refused = coord("reserve", "src/auth/x.py", "README.md", "--project", project, "--agent", "b",
+                    socket=s)  # fmt: skip
+    assert refused.returncode == 3 and "held by a" in refused.stderr
+    held = coord("check", str(workdir / "src/auth/x.py"), "--project", project, "--agent", "b",
+                 socket=s)  # fmt: skip
+    assert held.returncode == 3 and "held by a" in held.stdout and "login" in held.stdout
+    free = coord("check", str(workdir / "src/auth/x.py"), "--project", project, "--agent", "a",
+                 socket=s)  # fmt: skip
+    assert free.returncode == 0
+    listing = coord("reservations", "--project", project, socket=s)
+    assert "src/auth/**" in listing.stdout and "excl" in listing.stdout
+    as_json = json.loads(coord("reservations", "--all-projects", "--json", socket=s).stdout)
+    assert [r["pattern"] for r in as_json["reservations"]] == ["src/auth/**"]
+    gone = coord("unreserve", "--project", project, "--agent", "a", socket=s)
+    assert gone.returncode == 0 and "released 1" in gone.stdout
+    assert coord("reserve", "src/auth/x.py", "--project", project, "--agent", "b",
+                 socket=s).returncode == 0  # fmt: skip

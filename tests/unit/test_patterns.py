@@ -1,0 +1,148 @@
+"""Reservation patterns: validation, coverage, and the overlap test against brute force.
+
+The brute force enumerates every path up to a depth over a small alphabet
+of names and asks `pathspec` whether both patterns cover it. The alphabet
+holds a witness for every generated glob segment, so for a literal pattern
+the brute force finds a common path whenever one exists: there the
+daemon's answer must equal it. For two wildcard patterns the daemon may be
+conservative, never optimistic, and must see the disjointness the protocol
+names.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coordd.patterns import (
+    BadPattern,
+    Pattern,
+    candidate_prefixes,
+    overlap,
+    parse,
+    relative_path,
+)
+
+NAMES = ("a", "b", "ab", "x")
+GLOBS = ("a", "b", "ab", "*", "a*", "?", "[ab]", "[!a]", "**", "*b")
+LITERALS = ("a", "b", "ab")
+
+UNIVERSE = [
+    "/".join(names) for depth in range(1, 6) for names in itertools.product(NAMES, repeat=depth)
+]
+
+
+def brute_overlap(a: Pattern, b: Pattern) -> bool:
+    return any(a.covers(path) and b.covers(path) for path in UNIVERSE)
+
+
+def build(segments: list[str], trailing_slash: bool) -> Pattern:
+    return parse("/".join(segments) + ("/" if trailing_slash else ""))
+
+
+wild_patterns = st.builds(
+    build, st.lists(st.sampled_from(GLOBS), min_size=1, max_size=3), st.booleans()
+)
+literal_patterns = st.builds(
+    build, st.lists(st.sampled_from(LITERALS), min_size=1, max_size=2), st.booleans()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(literal_patterns, wild_patterns)
+def test_overlap_with_a_literal_pattern_is_exact(literal: Pattern, other: Pattern) -> None:
+    expected = brute_overlap(literal, other)
+    assert overlap(literal, other) == expected
+    assert overlap(other, literal) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(wild_patterns, wild_patterns)
+def test_overlap_of_two_wildcard_patterns_is_never_optimistic(a: Pattern, b: Pattern) -> None:
+    if brute_overlap(a, b):
+        assert overlap(a, b) and overlap(b, a)
+
+
+@settings(max_examples=200, deadline=None)
+@given(wild_patterns, wild_patterns)
+def test_literal_segments_that_differ_before_a_wildcard_are_disjoint(
+    a: Pattern, b: Pattern
+) -> None:
+    shared = min(a.literal_count, b.literal_count)
+    differ = any(x != y for x, y in zip(a.segments[:shared], b.segments[:shared], strict=True))
+    if differ:
+        assert not overlap(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        # PROTOCOL.md section 10's own examples.
+        ("src/a/**", "src/b/*.py", False),
+        ("src/*.py", "src/**", True),
+        ("src/**", "src/b/*.py", True),
+        ("src/auth", "src/auth/login.py", True),
+        ("src/auth/", "src/auth/login.py", True),
+        ("src/*", "src/x/y.txt", True),
+        ("src/auth", "src/authz", False),
+        ("docs/**", "src/*.py", False),
+        ("**/*.py", "src/x.py", True),
+        # src/x.md may be a directory: src/x.md/a.py is covered by both.
+        ("**/*.py", "src/x.md", True),
+        ("**/*.py/", "src/x.md", True),
+        ("*/*.py", "src", True),
+        # `src/*.py` covers only what lies under a name ending in .py; src/x is not one.
+        ("src/*.py", "src/x/y.md", False),
+    ],
+)
+def test_overlap_examples(a: str, b: str, expected: bool) -> None:
+    assert overlap(parse(a), parse(b)) == expected
+    assert overlap(parse(b), parse(a)) == expected
+
+
+def test_coverage_follows_gitignore() -> None:
+    assert parse("src/auth").covers("src/auth/login.py")
+    assert parse("src/auth/").covers("src/auth/login.py")
+    assert parse("src/*").covers("src/x/y.txt")
+    assert parse("src/**").covers("src/x")
+    assert not parse("src/**").covers("src")
+    assert not parse("src/auth").covers("lib/src/auth")  # anchored at the root
+    assert parse("a\\*").covers("a*") and not parse("a\\*").covers("ab")
+    assert parse("name ").covers("name ") and not parse("name ").covers("name")
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "/abs", "!neg", "a//b", "./a", "a/./b", "a/..", "../x", "[", "x" * 1025]
+)
+def test_bad_patterns_are_refused_with_a_reason(bad: str) -> None:
+    with pytest.raises(BadPattern) as caught:
+        parse(bad)
+    assert str(caught.value)
+
+
+def test_prefix_is_the_literal_leading_segments() -> None:
+    assert parse("src/auth/*.py").prefix == "src/auth/"
+    assert parse("src/auth").prefix == "src/auth/"
+    assert parse("src/auth/").prefix == "src/auth/"
+    assert parse("**/x").prefix == ""
+    assert parse("a\\*b/c*").prefix == "a*b/"
+
+
+def test_every_covering_pattern_has_a_candidate_prefix() -> None:
+    """The index lookup misses nothing: a covering pattern's prefix is among the path's keys."""
+    for text in ("src/auth", "src/*", "src/a/**", "**/x", "src/auth/login.py", "src/a/b/"):
+        pattern = parse(text)
+        for path in ("src/auth/login.py", "src/a/b/c", "src/x", "x"):
+            if pattern.covers(path):
+                assert pattern.prefix in candidate_prefixes(path)
+
+
+def test_paths_are_made_relative_to_the_project() -> None:
+    assert relative_path("src/a.py", "/repo") == "src/a.py"
+    assert relative_path("/repo/src/a.py", "/repo") == "src/a.py"
+    for bad in ("/elsewhere/a.py", "/repo", "/repo/", "a//b", "./a", "a/../b", ""):
+        with pytest.raises(BadPattern):
+            relative_path(bad, "/repo")
