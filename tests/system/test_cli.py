@@ -42,7 +42,7 @@ def test_post_defaults_to_the_git_top_level_and_sends_the_agent(
     )
     assert human.returncode == 0 and human.stdout.startswith("posted #2 [task, pending] second")
     outside = coord("post", "elsewhere", "--json", socket=daemon.socket_path, cwd=Path("/"))
-    assert doc(outside)["task"]["project"] == "default"
+    assert doc(outside)["task"]["project"] == "/"  # outside a repository: the directory
     explicit = coord(
         "--project",
         "/x",

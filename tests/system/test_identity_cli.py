@@ -125,7 +125,8 @@ def test_every_worktree_of_a_repository_shares_one_board(
     assert [t["title"] for t in listed] == ["from the main worktree"]
     assert listed[0]["project"] == str(repo.resolve())
     empty = coord("ls", socket=s, cwd=workdir)
-    assert "no open tasks in project default" in empty.stdout
+    # Outside any repository, the directory is its own board.
+    assert f"no open tasks in project {workdir.resolve()}" in empty.stdout
     every = coord("ls", "--all-projects", socket=s, cwd=workdir).stdout
     assert "PROJECT" in every and str(repo.resolve()) in every
 

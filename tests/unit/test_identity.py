@@ -44,7 +44,7 @@ def test_without_a_host_the_name_is_the_terminal_sessions() -> None:
 def test_the_project_rule(tmp_path: Path) -> None:
     assert resolve_project("p", {"COORD_PROJECT": "q"}).value == "p"
     assert resolve_project(None, {"COORD_PROJECT": "q"}).value == "q"
-    assert default_project({}, cwd=tmp_path) == "default"  # no repository here
+    assert default_project({}, cwd=tmp_path) == str(tmp_path.resolve())  # its own project
     repo = git_repo(tmp_path / "repo")
     (repo / "sub").mkdir()
     linked = tmp_path / "linked"

@@ -48,6 +48,20 @@ def _async(
     return call
 
 
+async def _open_checked(path: Path) -> trio.SocketStream:
+    """A stream to the daemon at `path`, refused unless it is served by our own uid."""
+    try:
+        stream = await trio.open_unix_socket(str(path))
+    except OSError as exc:
+        raise DaemonUnavailable(f"no coordd answers on {path}: {exc.strerror or exc}") from None
+    try:
+        require_same_user(stream.socket, path)  # type: ignore[arg-type]
+    except BaseException:
+        await stream.aclose()
+        raise
+    return stream
+
+
 class _Pending:
     __slots__ = ("done", "response")
 
@@ -94,15 +108,7 @@ class AsyncClient:
         project: str | None = None,
     ) -> AsyncIterator[AsyncClient]:
         path = Path(default_socket_path(socket_path))
-        try:
-            stream = await trio.open_unix_socket(str(path))
-        except OSError as exc:
-            raise DaemonUnavailable(f"no coordd answers on {path}: {exc.strerror or exc}") from None
-        try:
-            require_same_user(stream.socket, path)  # type: ignore[arg-type]
-        except BaseException:
-            await stream.aclose()
-            raise
+        stream = await _open_checked(path)
         client = cls(stream, path, agent=agent, project=project)
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client._read_loop)
@@ -110,6 +116,34 @@ class AsyncClient:
                 yield client
             finally:
                 nursery.cancel_scope.cancel()
+
+    @classmethod
+    async def open(
+        cls,
+        nursery: trio.Nursery,
+        socket_path: str | os.PathLike[str] | None = None,
+        *,
+        agent: str | None = None,
+        project: str | None = None,
+    ) -> AsyncClient:
+        """A connection whose reader runs in `nursery`, for an owner that outlives one
+        `async with` (a server that reconnects after a daemon restart). Close it with
+        `aclose`; `broken` says when it must be replaced."""
+        path = Path(default_socket_path(socket_path))
+        stream = await _open_checked(path)
+        client = cls(stream, path, agent=agent, project=project)
+        nursery.start_soon(client._read_loop)
+        return client
+
+    @property
+    def broken(self) -> bool:
+        """The connection ended: every further call raises `DaemonUnavailable`."""
+        return self._broken is not None
+
+    async def aclose(self) -> None:
+        if self._broken is None:
+            self._broken = DaemonUnavailable("the connection was closed by its owner")
+        await self._stream.aclose()
 
     async def _read_loop(self) -> None:
         decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
@@ -121,7 +155,13 @@ class AsyncClient:
                 if not data:
                     raise DaemonUnavailable("the daemon closed the connection", outcome="unknown")
                 decoder.feed(data)
-        except (DaemonUnavailable, ProtocolError, FrameError, trio.BrokenResourceError) as exc:
+        except (
+            DaemonUnavailable,
+            ProtocolError,
+            FrameError,
+            trio.BrokenResourceError,
+            trio.ClosedResourceError,
+        ) as exc:
             self._broken = exc
             for pending in self._pending.values():
                 pending.done.set()
@@ -154,7 +194,7 @@ class AsyncClient:
                 async with self._send_lock:
                     await self._stream.send_all(frame)
                 await pending.done.wait()
-            except trio.BrokenResourceError as exc:
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 raise DaemonUnavailable(f"connection lost: {exc}", outcome="unknown") from None
             finally:
                 del self._pending[request_id]

@@ -25,7 +25,9 @@ pin the name: `export COORD_AGENT=...` (`coord whoami --export` prints it).
 
 The project: an explicit one; `$COORD_PROJECT`; the top level of the
 repository's *main* worktree (from `git rev-parse --git-common-dir`), so
-every worktree of one repository shares one board; else "default".
+every worktree of one repository shares one board; else the directory itself
+(absolute, symlinks resolved): a directory outside any repository is its own
+project, not one board shared by every such directory.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ AGENT_ENV = "COORD_AGENT"
 PROJECT_ENV = "COORD_PROJECT"
 CLAUDE_SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 CODEX_THREAD_ENV = "CODEX_THREAD_ID"
-DEFAULT_PROJECT = "default"
 #: Hex digits of a host's session or thread id kept in the agent name.
 HOST_ID_DIGITS = 12
 
@@ -147,7 +148,8 @@ def resolve_project(
     top = main_worktree(cwd)
     if top is not None:
         return Resolved(top, "the git repository's main worktree")
-    return Resolved(DEFAULT_PROJECT, "no git repository here")
+    here = os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    return Resolved(here, "the current directory (no git repository here)")
 
 
 def default_project(

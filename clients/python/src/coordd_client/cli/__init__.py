@@ -44,7 +44,7 @@ The bulletin board for agents working side by side. A typical turn:
 Identity: --agent, else $COORD_AGENT (set one per tab: export COORD_AGENT=claude-tab-2),
 else a default that is stable for one agent session (see README).
 Project: --project, else $COORD_PROJECT, else the git top level of the current
-directory, else "default". --json prints exactly one JSON document per result.
+directory, else the directory itself. --json prints exactly one JSON document per result.
 Exit codes: 0 ok, 1 error, 2 wait timed out, 3 lost, 4 nothing to claim.
 """
 
