@@ -8,14 +8,14 @@ STAMP := $(VENV)/.installed
 # not change what `make test` and CI install overnight.
 CONSTRAINTS := constraints.txt
 # The extras the tests and benchmarks use, resolved together into the lock.
-LOCKED_EXTRAS := dev,bench
+LOCKED_EXTRAS := dev,bench,mcp
 
 .PHONY: run test lint bench bench-peers soak lock clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip -c $(CONSTRAINTS)
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -c $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]' -c $(CONSTRAINTS)
 	touch $(STAMP)
 
 ## Run the daemon in the foreground on its defaults (database in the user state dir).

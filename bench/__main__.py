@@ -32,6 +32,7 @@ from bench.harness import (
     worker_command,
     writer_stats,
 )
+from bench.mcp import measure_mcp
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
 
@@ -283,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             wake = measure_wakeups(daemon, waiters=8, posts=50 if args.quick else 150)
             sizes = (10, 2_000) if args.quick else (10, 100_000)
             extra.update(measure_reservations(daemon.socket, sizes))
+            extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
             stats = writer_stats(daemon)
         finally:
             daemon.stop()

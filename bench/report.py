@@ -191,6 +191,7 @@ def render_report(m: Measured) -> str:
         f"| post latency with 1,000 non-matching waiters | {fmt_us(extra['post_us_with_idle_waiters'])} us |",
         "",
         *reservation_lines(extra),
+        *mcp_lines(extra),
         "Absolute figures drift with the machine's load; compare ratios within one run.",
     ]
     return "\n".join(lines) + "\n"
@@ -223,3 +224,27 @@ def reservation_lines(extra: dict[str, float]) -> list[str]:
         )
     lines.append("")
     return lines
+
+
+def mcp_lines(extra: dict[str, float]) -> list[str]:
+    """`coord mcp`: a claim through the MCP server next to the same claim over the socket."""
+    if "mcp_claim_p50_us" not in extra:
+        return []
+    socket_p50, mcp_p50 = extra["socket_claim_p50_us"], extra["mcp_claim_p50_us"]
+    return [
+        "## The MCP server (`coord mcp`)",
+        "",
+        "One client, sequential `claim_task` calls through the SDK's own stdio client"
+        " (2025-11-25 handshake), next to the same claims over the socket, same run.",
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| claim over the socket, p50 / p99 | {fmt_us(socket_p50)} / "
+        f"{fmt_us(extra['socket_claim_p99_us'])} us |",
+        f"| claim_task through `coord mcp`, p50 / p99 | {fmt_us(mcp_p50)} / "
+        f"{fmt_us(extra['mcp_claim_p99_us'])} us |",
+        f"| MCP p50 / socket p50 | {mcp_p50 / socket_p50:.2f}x |",
+        f"| MCP server start (spawn to tool list), median | {extra['mcp_start_s'] * 1000:,.0f} ms |",
+        f"| MCP server memory (RSS) | {extra['mcp_server_rss_kib'] / 1024:,.1f} MiB |",
+        "",
+    ]

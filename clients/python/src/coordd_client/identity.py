@@ -70,13 +70,24 @@ def resolve_agent(
     env = os.environ if environ is None else environ
     if explicit:
         return Resolved(explicit, "--agent")
+    return agent_from_environment(env) or Resolved(
+        terminal_session_agent(env), "the terminal session"
+    )
+
+
+def agent_from_environment(env: Mapping[str, str]) -> Resolved | None:
+    """Rules 2-4: `$COORD_AGENT`, then the host's session or thread id; None if neither.
+
+    The MCP server shares these, so a tab's MCP calls, its shell calls and its
+    hooks are one agent; only its last resort differs.
+    """
     if env.get(AGENT_ENV):
         return Resolved(env[AGENT_ENV], f"${AGENT_ENV}")
     if env.get(CLAUDE_SESSION_ENV):
         return Resolved(host_agent("claude", env[CLAUDE_SESSION_ENV]), f"${CLAUDE_SESSION_ENV}")
     if env.get(CODEX_THREAD_ENV):
         return Resolved(host_agent("codex", env[CODEX_THREAD_ENV]), f"${CODEX_THREAD_ENV}")
-    return Resolved(terminal_session_agent(env), "the terminal session")
+    return None
 
 
 def default_agent(environ: Mapping[str, str] | None = None) -> str:
@@ -86,11 +97,11 @@ def default_agent(environ: Mapping[str, str] | None = None) -> str:
 def terminal_session_agent(environ: Mapping[str, str] | None = None) -> str:
     """`<user>-<leader program>-<leader pid>-<hash>` for this process's session."""
     env = os.environ if environ is None else environ
-    user = _slug(env.get("USER") or env.get("LOGNAME") or _login_name())
+    user = slug(env.get("USER") or env.get("LOGNAME") or _login_name())
     leader = os.getsid(0)
-    name, start = _process_name_and_start(leader)
+    name, start = process_name_and_start(leader)
     digest = hashlib.sha1(f"{leader}:{start}".encode()).hexdigest()[:4]
-    return f"{user}-{_slug(name)}-{leader}-{digest}"
+    return f"{user}-{slug(name)}-{leader}-{digest}"
 
 
 def _login_name() -> str:
@@ -102,11 +113,11 @@ def _login_name() -> str:
         return "user"
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_.]+", "-", text.lower()).strip("-") or "proc"
 
 
-def _process_name_and_start(pid: int) -> tuple[str, str]:
+def process_name_and_start(pid: int) -> tuple[str, str]:
     """A process's short name and start time, or placeholders if it cannot be read."""
     if sys.platform.startswith("linux"):
         try:

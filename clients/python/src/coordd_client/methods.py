@@ -314,7 +314,8 @@ def check_paths(
 def reservations(
     *, project: str | None = None, agent: str | None = None
 ) -> Call[wire.ReservationsResult]:
-    return Call("reservation.list", {"project": project, "agent": agent}, wire.ReservationsResult)
+    """Live reservations; `agent` is a filter here, so no client default fills it."""
+    return Call("reservation.list", _clean(dict(locals())), wire.ReservationsResult)
 
 
 def ping() -> Call[wire.PingResult]:

@@ -25,7 +25,16 @@ from coordd_client.protocol.errors import INVALID_PARAMS, CoordError, LeaseLost
 from coordd_client.protocol.paths import default_socket_path
 
 #: The command groups, in the order `coord --help` lists their commands.
-COMMAND_GROUPS = ("tasks", "waiting", "leases", "reservations", "prime", "agents", "status")
+COMMAND_GROUPS = (
+    "tasks",
+    "waiting",
+    "leases",
+    "reservations",
+    "prime",
+    "agents",
+    "status",
+    "mcp",
+)
 for _group in COMMAND_GROUPS:
     importlib.import_module(f"coordd_client.cli.{_group}")
 

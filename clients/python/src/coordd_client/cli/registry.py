@@ -87,7 +87,7 @@ def global_options() -> Parser:
     return common
 
 
-def _version() -> str:
+def package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     for distribution in ("coordd-client", "coordd"):
@@ -106,7 +106,7 @@ def build_parser(description: str) -> Parser:
         description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"coord {_version()}")
+    parser.add_argument("--version", action="version", version=f"coord {package_version()}")
     subcommands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )

@@ -1,0 +1,30 @@
+"""`coord mcp`: serve the board as MCP tools on stdio (the `mcp` extra)."""
+
+from __future__ import annotations
+
+import sys
+
+from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
+from coordd_client.cli.registry import command, package_version
+
+#: What to install when the SDK is missing, in both of the ways coordd is installed.
+INSTALL_HINT = (
+    "coord mcp needs the MCP SDK: pip install 'coordd-client[mcp]'"
+    " (or, in a coordd checkout, pip install -e '.[mcp]')"
+)
+
+
+@command(
+    "mcp",
+    "serve the board as MCP tools on stdio, for Claude Code, Codex and Cursor",
+    "claude mcp add -s user coordd -- coord mcp",
+)
+def mcp(ctx: Context) -> int:
+    try:
+        from coordd_client.mcp_bridge.server import run  # the SDK: imported only here
+    except ImportError as exc:
+        sys.stderr.write(f"coord: {INSTALL_HINT} ({exc})\n")
+        return EXIT_ERROR
+
+    run(ctx.socket, autostart=ctx.autostart, version=package_version())
+    return EXIT_OK

@@ -1,0 +1,112 @@
+"""The `board` tool: what a tab needs at the start of a turn, bounded for a context window.
+
+However big the board, it shows at most a handful of tasks per section, each
+in a few fields with its title cut short; the counts say how much more
+there is. A board of 1,000 tasks stays well under 1,500 tokens
+(`tests/system/test_mcp.py` measures it).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from coordd_client import methods
+from coordd_client.mcp_bridge.bridge import Bridge
+from coordd_client.protocol import wire
+from coordd_client.render import parse_time
+
+MY_CLAIMS_SHOWN = 10
+ASSIGNED_SHOWN = 5
+READY_SHOWN = 8
+AGENTS_SHOWN = 8
+TITLE_CHARS = 80
+#: An agent counts as active when the daemon saw it this recently.
+ACTIVE_WITHIN = timedelta(minutes=10)
+#: Counting stops after this many pages of 1,000 per state (the count then says "at least").
+MAX_COUNT_PAGES = 10
+STATES = ("pending", "claimed", "done", "failed", "cancelled")
+
+
+def _short(task: wire.Task) -> dict[str, Any]:
+    title = task.title if len(task.title) <= TITLE_CHARS else task.title[: TITLE_CHARS - 1] + "…"
+    short: dict[str, Any] = {
+        "id": task.id,
+        "kind": task.kind,
+        "title": title,
+        "priority": task.priority,
+        "state": task.state,
+    }
+    if task.state == "claimed":
+        short.update(fence=task.fence, lease_expires_at=task.lease_expires_at)
+    if task.blocked_by:
+        short["blocked_by"] = task.blocked_by
+    return short
+
+
+async def _all(bridge: Bridge, ctx: Context, **filters: Any) -> tuple[list[wire.Task], bool]:
+    """Every task matching, up to `MAX_COUNT_PAGES` pages; and whether it stopped short."""
+    tasks: list[wire.Task] = []
+    after = 0
+    for _ in range(MAX_COUNT_PAGES):
+        call = bridge.fill(methods.list_tasks(after_id=after, limit=1000, **filters), ctx)
+        page: wire.ListResult = await bridge.link.typed(call)
+        tasks += page.tasks
+        if page.next_after_id is None:
+            return tasks, False
+        after = page.next_after_id
+    return tasks, True
+
+
+async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
+    agent = bridge.agent(ctx).value
+    now = datetime.now(UTC)
+    pending, pending_cut = await _all(bridge, ctx, state="pending")
+    claimed, claimed_cut = await _all(bridge, ctx, state="claimed")
+    mine = [t for t in claimed if t.claimed_by == agent]
+    assigned = [t for t in pending if t.assignee == agent]
+    ready = sorted(
+        (t for t in pending if t.ready and t.assignee in (None, agent)),
+        key=lambda t: (-t.priority, t.id),
+    )
+    counts = {"pending": len(pending), "claimed": len(claimed)}
+    for state in ("done", "failed", "cancelled"):
+        finished, _ = await _all(bridge, ctx, state=state)
+        counts[state] = len(finished)
+    holding: dict[str, list[int]] = {}
+    for task in claimed:
+        if task.claimed_by and task.claimed_by != agent:
+            holding.setdefault(task.claimed_by, []).append(task.id)
+    agents: wire.AgentsResult = await bridge.link.typed(methods.agents())
+    others = [
+        {"agent": a.agent, "last_seen": a.last_seen, "holding": holding.get(a.agent, [])[:5]}
+        for a in agents.agents
+        if a.agent != agent
+        and (now - parse_time(a.last_seen) < ACTIVE_WITHIN or a.agent in holding)
+    ]
+    hint = _hint(mine, ready, pending_cut or claimed_cut)
+    return {
+        "agent": agent,
+        "project": bridge.project.value,
+        "my_claims": [_short(t) for t in mine[:MY_CLAIMS_SHOWN]],
+        "assigned_to_me": [_short(t) for t in assigned[:ASSIGNED_SHOWN]],
+        "ready": [_short(t) for t in ready[:READY_SHOWN]],
+        "ready_total": len(ready),
+        "counts": counts,
+        "other_agents": others[:AGENTS_SHOWN],
+        "hint": hint,
+    }
+
+
+def _hint(mine: list[wire.Task], ready: list[wire.Task], cut: bool) -> str:
+    more = " (counts stop at 10,000 per state)" if cut else ""
+    if mine:
+        return (
+            "You hold claims: finish them (complete_task with their fence) or release them;"
+            " heartbeat on long work" + more
+        )
+    if ready:
+        return "Call claim_next (or claim_task with an id) before working on anything" + more
+    return "Nothing ready: post work, or wait_for_task with ready true" + more

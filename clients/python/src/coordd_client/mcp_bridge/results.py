@@ -1,0 +1,67 @@
+"""A tool's answer: the protocol's result object as structured content and the same JSON
+as text, or a tool error (`isError`) that says what happened and what to do next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from mcp.types import CallToolResult, TextContent
+
+from coordd_client.protocol.errors import CoordError
+
+#: The next step to suggest for each error kind, in this server's own tool names.
+NEXT_STEP = {
+    "lease_lost": "call claim_next for other work",
+    "conflict": "call get_task to see where it stands, or claim_next for other work",
+    "blocked": "finish its dependencies first, or call claim_next for ready work",
+    "reserved": "work on other files, or call reserve_paths again with wait_s",
+    "not_found": "call list_tasks or board to see what exists",
+    "invalid_params": "fix the argument named and call again",
+    "overloaded": "retry in a moment",
+    "shutting_down": "coordd is restarting; retry in a moment",
+    "daemon_unavailable": (
+        "start it with `coordd serve` (or `make run` in a coordd checkout), or point"
+        " $COORDD_SOCKET at the socket it serves"
+    ),
+    "untrusted_socket": "the socket belongs to another user: set $COORDD_SOCKET to your own",
+}
+
+_encoder = msgspec.json.Encoder()
+
+
+def answer(result: dict[str, Any]) -> CallToolResult:
+    text = _encoder.encode(result).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
+
+
+def refusal(exc: CoordError) -> CallToolResult:
+    kind = str(exc.data.get("kind", exc.kind))
+    step = NEXT_STEP.get(kind, "see the message")
+    text = f"{kind}: {exc.message}; {step}"
+    error = {"kind": kind, "code": exc.code, "message": exc.message, "data": exc.data}
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content={"error": error},
+        is_error=True,
+    )
+
+
+def lost_claim_text(result: dict[str, Any]) -> str | None:
+    """For a lost claim (a normal result): who holds it, until when, and what to do."""
+    if result.get("won", True):
+        return None
+    task = result.get("task") or {}
+    holder = task.get("claimed_by")
+    until = (task.get("lease_expires_at") or "")[11:16]
+    if task.get("state") == "claimed" and holder:
+        return (
+            f"lost: #{task.get('id')} is held by {holder} until {until}Z;"
+            " call claim_next for other work"
+        )
+    if task.get("assignee"):
+        return (
+            f"lost: #{task.get('id')} is assigned to {task['assignee']};"
+            " call claim_next for other work"
+        )
+    return f"lost: #{task.get('id')} is {task.get('state')}; call claim_next for other work"
