@@ -15,7 +15,10 @@ CLIENT = ROOT / "clients" / "python"
 
 
 def test_client_modules_import_neither_the_daemon_nor_trio_outside_aio() -> None:
+    """trio only in aio.py and the MCP bridge, the SDK (and pydantic) only in the bridge:
+    each comes with the extra that needs it (`trio`, `mcp`)."""
     for path in (CLIENT / "src" / "coordd_client").rglob("*.py"):
+        in_bridge = path.parent.name == "mcp_bridge"
         tree = ast.parse(path.read_text())
         imported = set()
         for node in ast.walk(tree):
@@ -24,8 +27,23 @@ def test_client_modules_import_neither_the_daemon_nor_trio_outside_aio() -> None
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 imported.add(node.module.split(".")[0])
         assert "coordd" not in imported, f"{path.name} imports the daemon"
-        if path.name != "aio.py":
+        if path.name != "aio.py" and not in_bridge:
             assert "trio" not in imported, f"{path.name} needs trio; only aio.py may"
+        if not in_bridge:
+            assert not imported & {"mcp", "pydantic"}, f"{path.name} imports the MCP SDK"
+
+
+def test_the_cli_and_the_daemon_never_load_the_mcp_sdk() -> None:
+    probe = (
+        "import sys, coordd.daemon, coordd.cli, coordd_client.cli, coordd_client.aio\n"
+        "from coordd_client.cli.registry import build_parser\n"
+        "build_parser('coord')\n"
+        "print('mcp' in sys.modules, 'pydantic' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    assert out == ["False", "False"]
 
 
 def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: Path) -> None:
@@ -62,6 +80,8 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     hard = [r for r in requires if "extra ==" not in r]
     assert len(hard) == 1 and "msgspec" in hard[0], requires
     assert any("trio" in r and "extra == 'trio'" in r.replace('"', "'") for r in requires), requires
+    assert any(r.startswith("Requires-Dist: mcp") and "extra == 'mcp'" in r.replace('"', "'")
+               for r in requires), requires  # fmt: skip
     assert "coord = coordd_client.cli:main" in entry_points
 
 
