@@ -111,7 +111,7 @@ def test_check_list_and_release(daemon: DaemonProcess) -> None:
         assert a.unreserve(ids=[r1.id]).released == 1
         assert a.unreserve().released == 0
         assert b.unreserve().released == 1
-        assert a.reservations().reservations == []
+        assert a.reservations(agent="a").reservations == []
 
 
 def test_task_bound_reservations_end_with_the_claim(daemon: DaemonProcess) -> None:
@@ -132,14 +132,14 @@ def test_task_bound_reservations_end_with_the_claim(daemon: DaemonProcess) -> No
             with pytest.raises(Reserved):
                 b.reserve([pattern])
             end(a, claimed)
-            assert a.reservations().reservations == [], name
+            assert a.reservations(agent="a").reservations == [], name
             assert b.reserve([pattern]).reservations, name
         # Lease expiry: the reservation stops counting the moment the lease lapses.
         task = a.post("short lease").task
         a.claim(task.id, lease_s=1)
         a.reserve(["expiring/**"], task_id=task.id)
         time.sleep(1.3)
-        assert a.reservations().reservations == []
+        assert a.reservations(agent="a").reservations == []
         assert b.reserve(["expiring/**"]).reservations
         # The reaper then appends task.expired and deletes the row in that transaction.
         deadline = time.monotonic() + 10

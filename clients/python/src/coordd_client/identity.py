@@ -201,3 +201,21 @@ def _git(cwd: str | os.PathLike[str] | None, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
+
+
+CLAUDE_PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
+
+
+def host_project(
+    environ: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> Resolved:
+    """The board for something a host started (an MCP server, a hook): `$COORD_PROJECT`,
+    else the board of `$CLAUDE_PROJECT_DIR`, else that of `cwd` (or the working directory)."""
+    env = os.environ if environ is None else environ
+    if env.get(PROJECT_ENV):
+        return resolve_project(None, env)
+    directory = env.get(CLAUDE_PROJECT_DIR_ENV)
+    if directory:
+        found = resolve_project(None, {}, cwd=directory)
+        return Resolved(found.value, f"${CLAUDE_PROJECT_DIR_ENV}: {found.source}")
+    return resolve_project(None, env, cwd)

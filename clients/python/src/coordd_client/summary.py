@@ -35,6 +35,8 @@ class BoardSummary:
     text: str
     my_claims: list[Task]
     ready: list[Task]
+    #: Pending tasks assigned to the agent (shown, so a wake-up need not repeat them).
+    assigned: list[Task]
 
 
 def _title(task: Task) -> str:
@@ -103,7 +105,7 @@ def summarize(client: Client, agent: str, project: str) -> BoardSummary:
         "Claim with `coord next` or `coord claim ID`; finish with `coord done ID`;"
         " `coord wait` instead of polling."
     )
-    return BoardSummary("\n".join(lines), mine, ready)
+    return BoardSummary("\n".join(lines), mine, ready, for_me)
 
 
 def _more(lines: list[str], left_out: int, where: str) -> None:

@@ -34,6 +34,8 @@ COMMAND_GROUPS = (
     "agents",
     "status",
     "mcp",
+    "hooks",
+    "setup",
 )
 for _group in COMMAND_GROUPS:
     importlib.import_module(f"coordd_client.cli.{_group}")

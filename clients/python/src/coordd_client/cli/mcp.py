@@ -17,7 +17,7 @@ INSTALL_HINT = (
 @command(
     "mcp",
     "serve the board as MCP tools on stdio, for Claude Code, Codex and Cursor",
-    "claude mcp add -s user coordd -- coord mcp",
+    "coord mcp   # registered with: claude mcp add -s user coord -- /abs/path/coord mcp",
 )
 def mcp(ctx: Context) -> int:
     try:

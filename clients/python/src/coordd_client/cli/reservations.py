@@ -1,8 +1,10 @@
 """Reservations (PROTOCOL.md section 10): keep other agents off the files you edit.
 
-Patterns are relative to the project root, whatever the current directory;
+Patterns are relative to the project root, whatever the current directory
+(an absolute path given as a pattern is made relative to its worktree's top);
 paths given to `check` are files, so relative ones are taken from the
-current directory, as a shell user means them.
+current directory, as a shell user means them, and each is asked about
+relative to the top of the worktree it is in (`coordd_client.worktree`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_client.cli.registry import arg, command
 from coordd_client.protocol.errors import Reserved
+from coordd_client.worktree import board_path
 
 
 @command(
@@ -33,7 +36,7 @@ def reserve(ctx: Context) -> int:
     try:
         with ctx.client() as client:
             result = client.reserve(
-                args.patterns,
+                [board_path(p) if os.path.isabs(p) else p for p in args.patterns],
                 agent=ctx.agent,
                 project=ctx.project,
                 exclusive=not args.shared,
@@ -96,10 +99,11 @@ def check(ctx: Context) -> int:
 
 
 def _as_project_path(path: str, project: str) -> str:
-    """Absolute and symlink-resolved when the project is a directory, else as given."""
+    """Relative to its worktree's top (any worktree of the project's repository) when the
+    project is a directory, else as given."""
     if not os.path.isabs(project):
         return path
-    return os.path.realpath(path)
+    return board_path(path)
 
 
 @command(

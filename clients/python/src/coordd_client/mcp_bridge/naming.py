@@ -20,15 +20,12 @@ import os
 from collections.abc import Mapping
 
 from coordd_client.identity import (
-    PROJECT_ENV,
     Resolved,
     agent_from_environment,
+    host_project,
     process_name_and_start,
-    resolve_project,
     slug,
 )
-
-CLAUDE_PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"
 
 
 def mcp_agent(env: Mapping[str, str], client_name: str | None) -> Resolved:
@@ -46,10 +43,4 @@ def mcp_agent(env: Mapping[str, str], client_name: str | None) -> Resolved:
 
 
 def mcp_project(env: Mapping[str, str]) -> Resolved:
-    if env.get(PROJECT_ENV):
-        return resolve_project(None, env)
-    directory = env.get(CLAUDE_PROJECT_DIR_ENV)
-    if directory:
-        found = resolve_project(None, {}, cwd=directory)
-        return Resolved(found.value, f"${CLAUDE_PROJECT_DIR_ENV}: {found.source}")
-    return resolve_project(None, env)
+    return host_project(env)

@@ -1,0 +1,54 @@
+"""Session start (the board in the context) and session end (give back what the tab held)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from coordd_client.autostart import connect
+from coordd_client.client import Client
+from coordd_client.hooks import reported
+from coordd_client.protocol.errors import CoordError, LeaseLost
+from coordd_client.summary import summarize
+
+WORKFLOW = """\
+Workflow (coordd): claim before you work (claim_next or claim_task; `coord next` in a shell);
+reserve files before editing them (reserve_paths; edits of files another agent reserved are
+denied); heartbeat on long work; complete_task with the fence and then_post an ack;
+post_task what you find instead of doing it unasked."""
+
+#: Seconds session end may spend: Claude Code gives SessionEnd hooks 1.5 s in all.
+SESSION_END_TIMEOUT_S = 1.0
+
+
+def session_start_context(
+    socket: os.PathLike[str] | str, agent: str, project: str, *, autostart: bool
+) -> str:
+    """The board summary, who you are, and the workflow: a few hundred tokens at most."""
+    try:
+        with connect(Path(socket), autostart=autostart) as client:
+            board = summarize(client, agent, project)
+    except CoordError as exc:
+        return (
+            f"coordd board unavailable ({exc.message}); you are {agent}. Start it with"
+            f" `coordd serve`.\n{WORKFLOW}"
+        )
+    reported.remember(agent, board.assigned)
+    return f"{board.text}\n{WORKFLOW}"
+
+
+def end_session(socket: os.PathLike[str] | str, agent: str) -> tuple[int, int]:
+    """Release every claim and reservation of `agent`: (claims, reservations) released."""
+    released_claims = released_reservations = 0
+    with Client(socket, timeout_s=SESSION_END_TIMEOUT_S) as client:
+        held = client.list_tasks(state="claimed", claimed_by=agent, limit=1000).tasks
+        for task in held:
+            try:
+                client.release(task.id, agent, fence=task.fence)
+                released_claims += 1
+            except LeaseLost:
+                continue  # it lapsed or was taken meanwhile: not ours to give back
+        mine = client.reservations(agent=agent).reservations
+        for project in sorted({r.project for r in mine}):
+            released_reservations += client.unreserve(agent=agent, project=project).released
+    return released_claims, released_reservations

@@ -1,0 +1,115 @@
+"""`coord hook wake`: wait, without polling, until a ready task is assigned to this agent.
+
+Claude Code runs it on `Stop` with `asyncRewake`: it blocks in the
+background while the tab is idle, and exiting 2 wakes the tab with the
+message on stderr. It waits edge-triggered (`task.wait` with `after_seq`),
+so a stale match never fires; a task already assigned and ready when it
+starts wakes it at once unless this agent was told of it before
+(`reported`). One waiter per agent: a new one stops the old, which exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+
+from coordd_client.client import Client
+from coordd_client.hooks import reported
+from coordd_client.protocol.paths import state_dir
+from coordd_client.protocol.wire import Task
+
+#: A wait asks the daemon for at most this long at a time (chained by seq).
+WAIT_CHUNK_S = 300.0
+
+
+def _pid_file(agent: str) -> Path:
+    return state_dir() / "wake" / f"{hashlib.sha1(agent.encode()).hexdigest()[:16]}.pid"
+
+
+def _is_waiter(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        # No /proc (macOS): trust the pid file, which only waiters write.
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+    return b"hook" in cmdline and b"wake" in cmdline
+
+
+def take_over(agent: str) -> Path:
+    """Stop the agent's earlier waiter, if one runs, and record this one."""
+    path = _pid_file(agent)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(OSError, ValueError):
+        old = int(path.read_text())
+        if old != os.getpid() and _is_waiter(old):
+            os.kill(old, signal.SIGTERM)
+    path.write_text(str(os.getpid()))
+    return path
+
+
+def _stop_quietly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+def wait_for_assignment(
+    socket: os.PathLike[str] | str, agent: str, project: str, max_wait_s: float
+) -> str | None:
+    """The wake-up message, or None when the time ran out (or the waiter was replaced)."""
+    signal.signal(signal.SIGTERM, _stop_quietly)
+    pid_file = take_over(agent)
+    deadline = time.monotonic() + max_wait_s
+    try:
+        with Client(socket, timeout_s=None) as client:
+            told = reported.reported(agent)
+            # Edge-triggered from here on; what is already assigned is looked at once.
+            seq = client.server_info().last_seq
+            waiting = client.list_tasks(
+                project=project, state="pending", assignee=agent, ready=True, limit=1000
+            ).tasks
+            fresh = next((t for t in waiting if not reported.was_reported(agent, t, told)), None)
+            while fresh is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                found = client.wait(
+                    timeout_s=min(left, WAIT_CHUNK_S),
+                    project=project,
+                    assignee=agent,
+                    ready=True,
+                    after_seq=seq,
+                )
+                seq = found.seq
+                if found.task is not None and not reported.was_reported(agent, found.task, told):
+                    fresh = found.task
+            reported.remember(agent, [fresh])
+            return _message(client, fresh, agent)
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            if int(pid_file.read_text()) == os.getpid():
+                pid_file.unlink()
+
+
+def _message(client: Client, task: Task, agent: str) -> str:
+    by = task.created_by
+    for event in reversed(client.events_since(task_id=task.id).events):
+        if event.task.assignee == agent and event.type in (
+            "task.assigned",
+            "task.released",
+            "task.posted",
+        ):
+            by = event.agent or by
+            break
+    who = f" by {by}" if by else ""
+    return (
+        f"coord: #{task.id} '{task.title[:120]}' was assigned to you{who};"
+        f" claim it with claim_task (id {task.id}) or `coord claim {task.id}`"
+    )

@@ -1,0 +1,247 @@
+"""The pieces setup owns inside other people's files, and how to add or take out each.
+
+A `Piece` changes one file: `add` returns the text with the piece in (the
+same text when it is in already: idempotent), `remove` the text without it
+(None when nothing else is left and the file may go), `present` whether it
+is in. Everything else in the file stays as it was: JSON keys it does not
+own, TOML comments and order (`tomlkit`), Markdown outside its markers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+BEGIN, END = "<!-- BEGIN COORD -->", "<!-- END COORD -->"
+#: A hook command setup wrote: `... coord ... hook EVENT ...`.
+OURS = re.compile(
+    r"coord\S*\"?\s+(?:--socket\s+\S+\s+)?hook\s+(?:session-start|pre-edit|wake|session-end)"
+)
+
+
+class Unparsable(Exception):
+    """A file setup must merge into but cannot read: nothing is written."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    add: Callable[[str | None], str]
+    remove: Callable[[str], str | None]
+    present: Callable[[str], bool]
+
+
+# --- JSON -----------------------------------------------------------------------
+
+
+def _load_json(text: str | None, name: str) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise Unparsable(
+            f"{name} is not valid JSON ({exc}); fix or move it, then run again"
+        ) from None
+    if not isinstance(value, dict):
+        raise Unparsable(f"{name} holds JSON that is not an object; fix it, then run again")
+    return value
+
+
+def _dump_json(value: dict[str, Any]) -> str:
+    return json.dumps(value, indent=2) + "\n"
+
+
+def json_entry(name: str, path: tuple[str, ...], entry: dict[str, Any]) -> Piece:
+    """`entry` at `path` (e.g. mcpServers.coord), parents created and pruned as needed."""
+
+    def add(text: str | None) -> str:
+        doc = _load_json(text, name)
+        node = doc
+        for key in path[:-1]:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = node[key] = {}
+            node = child
+        if node.get(path[-1]) == entry and text is not None:
+            return text
+        node[path[-1]] = entry
+        return _dump_json(doc)
+
+    def remove(text: str) -> str | None:
+        doc = _load_json(text, name)
+        trail = [doc]
+        for key in path[:-1]:
+            child = trail[-1].get(key)
+            if not isinstance(child, dict):
+                return text
+            trail.append(child)
+        if path[-1] not in trail[-1]:
+            return text
+        del trail[-1][path[-1]]
+        for depth in range(len(path) - 1, 0, -1):
+            if not trail[depth]:
+                del trail[depth - 1][path[depth - 1]]
+        return _dump_json(doc) if doc else None
+
+    def present(text: str) -> bool:
+        node: Any = _load_json(text, name)
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                return False
+            node = node[key]
+        return True
+
+    return Piece(add, remove, present)
+
+
+def _is_ours(group: Any) -> bool:
+    return OURS.search(json.dumps(group)) is not None
+
+
+def json_hooks(
+    name: str,
+    hooks: dict[str, list[dict[str, Any]]],
+    *,
+    under: tuple[str, ...],
+    extra: dict[str, Any] | None = None,
+) -> Piece:
+    """Hook entries per event in a `{"hooks": {event: [...]}}` file, next to others' entries.
+
+    Ours are recognised by their command (`coord ... hook EVENT`), so running setup
+    again replaces them in place rather than adding a second copy.
+    """
+
+    def _events(doc: dict[str, Any]) -> dict[str, Any]:
+        node = doc
+        for key in under:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = node[key] = {}
+            node = child
+        return node
+
+    def add(text: str | None) -> str:
+        doc = _load_json(text, name)
+        for key, value in (extra or {}).items():
+            doc.setdefault(key, value)
+        events = _events(doc)
+        for event, entries in hooks.items():
+            existing = events.get(event)
+            kept = [g for g in existing if not _is_ours(g)] if isinstance(existing, list) else []
+            events[event] = kept + entries
+        rendered = _dump_json(doc)
+        if text is not None and _load_json(text, name) == doc:
+            return text
+        return rendered
+
+    def remove(text: str) -> str | None:
+        doc = _load_json(text, name)
+        events = _events(doc)
+        for event in list(events):
+            entries = events[event]
+            if isinstance(entries, list):
+                kept = [g for g in entries if not _is_ours(g)]
+                if kept:
+                    events[event] = kept
+                else:
+                    del events[event]
+        if not events and under:
+            doc.pop(under[0], None)
+        for key, value in (extra or {}).items():
+            if doc.get(key) == value and len(doc) == 1:
+                del doc[key]
+        return _dump_json(doc) if doc else None
+
+    def present(text: str) -> bool:
+        return _is_ours(_load_json(text, name))
+
+    return Piece(add, remove, present)
+
+
+# --- TOML -----------------------------------------------------------------------
+
+
+def toml_table(name: str, path: tuple[str, str], values: dict[str, Any]) -> Piece:
+    """`[a.b]` with `values`, through tomlkit: comments, order and spacing survive."""
+    try:
+        import tomlkit  # light, but only setup needs it
+        from tomlkit.exceptions import TOMLKitError
+    except ImportError:
+        raise Unparsable(
+            f"editing {name} needs tomlkit: pip install 'coordd-client[mcp]'"
+        ) from None
+
+    def _parse(text: str | None) -> Any:
+        try:
+            return tomlkit.parse(text or "")
+        except TOMLKitError as exc:
+            raise Unparsable(f"{name} is not valid TOML ({exc}); fix it, then run again") from None
+
+    def add(text: str | None) -> str:
+        doc = _parse(text)
+        outer = doc.get(path[0])
+        if outer is None:
+            outer = tomlkit.table(is_super_table=True)
+            doc[path[0]] = outer
+        current = outer.get(path[1])
+        if current is not None and current.unwrap() == values and text is not None:
+            return text
+        table = tomlkit.table()
+        for key, value in values.items():
+            table[key] = value
+        outer[path[1]] = table
+        return tomlkit.dumps(doc)
+
+    def remove(text: str) -> str | None:
+        doc = _parse(text)
+        outer = doc.get(path[0])
+        if outer is None or path[1] not in outer:
+            return text
+        del outer[path[1]]
+        if not outer:
+            del doc[path[0]]
+        rendered = tomlkit.dumps(doc)
+        return rendered if rendered.strip() else None
+
+    def present(text: str) -> bool:
+        outer = _parse(text).get(path[0])
+        return outer is not None and path[1] in outer
+
+    return Piece(add, remove, present)
+
+
+# --- Markdown -------------------------------------------------------------------
+
+
+def markdown_block(body: str, *, new_file_prefix: str = "") -> Piece:
+    """`body` between the BEGIN/END COORD markers, appended after what is there."""
+    block = f"{BEGIN}\n{body.rstrip()}\n{END}\n"
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.DOTALL)
+
+    def add(text: str | None) -> str:
+        if text is None or not text.strip():
+            return new_file_prefix + block
+        if pattern.search(text):
+            return pattern.sub(lambda _: block, text, count=1)
+        separator = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return text + separator + block
+
+    def remove(text: str) -> str | None:
+        match = pattern.search(text)
+        if not match:
+            return text
+        before, after = text[: match.start()], text[match.end() :]
+        if not after and before.endswith("\n\n"):
+            before = before[:-1]  # the blank line add put before the block
+        rest = before + after
+        if not rest.strip() or rest == new_file_prefix:
+            return None
+        return rest
+
+    def present(text: str) -> bool:
+        return pattern.search(text) is not None
+
+    return Piece(add, remove, present)

@@ -1,0 +1,255 @@
+"""What `coord setup HOST` writes, where, for each host (HOSTS.md sections 2 and 3).
+
+Project scope (the repository's top level) by default; `--user` for the
+user-wide files where the host has them. The MCP server's key is `coord`
+everywhere. Commands are the absolute path of this `coord`, so they work
+from a host's reduced environment.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from coordd_client.setup.apply import Target
+from coordd_client.setup.formats import Piece, json_entry, json_hooks, markdown_block, toml_table
+
+SERVER_KEY = "coord"
+#: Codex starts MCP servers with a 10 s budget by default; the first start of a tab may
+#: also start the daemon (measured: under 1 s for both on the test machine), so 20 s
+#: leaves a wide margin on a loaded machine.
+CODEX_STARTUP_TIMEOUT_S = 20
+#: `wait_for_task` answers within 50 s; a tool call may take that plus the round trip.
+CODEX_TOOL_TIMEOUT_S = 90
+#: The wake hook exits 0 after `--max-wait` seconds; its host timeout is a little longer.
+WAKE_MAX_WAIT_S = 3300
+WAKE_TIMEOUT_S = 3600
+
+INSTRUCTIONS = """\
+## Working alongside other agents (coordd)
+
+Other agents work on this repository at the same time; the coordd board keeps you apart.
+- Own a task before working on it: `claim_next` or `claim_task` (MCP tools), or
+  `coord next` / `coord claim ID` in a shell. A lost claim means someone else has it.
+- Reserve files before editing them: `reserve_paths` or `coord reserve 'src/auth/**'`.
+  Edits of files another agent reserved are refused; ask them with a task assigned to them.
+- On long work, `heartbeat`; when done, `complete_task` with your fence and an ack
+  (`then_post`), or `coord done ID`.
+- Found a bug or follow-up? Post it (`post_task`, kind bug) instead of doing it unasked.
+"""
+
+CURSOR_RULE_PREFIX = """\
+---
+description: Coordinate with the other agents on this repository through coordd
+alwaysApply: true
+---
+"""
+
+GIT_HOOK = """\
+#!/bin/sh
+# coord pre-commit guard (written by `coord setup git`; `coord setup git --remove` undoes it).
+# Refuses staged files another agent reserved; the hook that was here runs after it.
+{coord} hook pre-commit || exit $?
+chained="$(dirname "$0")/pre-commit.coord-chained"
+if [ -x "$chained" ]; then exec "$chained" "$@"; fi
+exit 0
+"""
+
+
+class SetupError(Exception):
+    """Setup cannot proceed; the message says why and what to do."""
+
+
+def coord_command() -> str:
+    """The absolute path of the `coord` beside this Python, else the one that runs now."""
+    beside = Path(sys.executable).parent / "coord"
+    if beside.exists():
+        return str(beside)
+    return str(Path(sys.argv[0]).resolve())
+
+
+def project_root(cwd: Path | None = None) -> Path:
+    out = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+    if out.returncode != 0 or not out.stdout.strip():
+        raise SetupError(
+            "not in a git repository: run coord setup in the repository to set up,"
+            " or pass --user for the user-wide files"
+        )
+    return Path(out.stdout.strip())
+
+
+def _hook(coord: str, event: str, host: str, *extra: str) -> str:
+    return " ".join([shlex.quote(coord), "hook", event, "--host", host, *extra])
+
+
+def claude(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
+    def command(event: str, *extra: str) -> dict[str, object]:
+        return {"type": "command", "command": _hook(coord, event, "claude", *extra)}
+
+    start = {**command("session-start"), "timeout": 10}
+    guard = {**command("pre-edit"), "timeout": 5}
+    wake = {
+        **command("wake", "--max-wait", str(WAKE_MAX_WAIT_S)),
+        "asyncRewake": True,
+        "timeout": WAKE_TIMEOUT_S,
+    }
+    end = {**command("session-end"), "timeout": 5}
+    hooks: dict[str, list[dict[str, Any]]] = {
+        "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [start]}],
+        "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [guard]}],
+        "Stop": [{"hooks": [wake]}],
+        "SessionEnd": [{"hooks": [end]}],
+    }
+    server = {"command": coord, "args": ["mcp"]}
+    if user:
+        base = home / ".claude"
+        mcp_file, settings, notes = (
+            home / ".claude.json",
+            base / "settings.json",
+            base / "CLAUDE.md",
+        )
+    else:
+        assert root is not None
+        mcp_file, settings = root / ".mcp.json", root / ".claude" / "settings.json"
+        notes = root / "CLAUDE.md"
+    return [
+        Target(mcp_file, json_entry(str(mcp_file), ("mcpServers", SERVER_KEY), server)),
+        Target(settings, json_hooks(str(settings), hooks, under=("hooks",))),
+        Target(notes, markdown_block(INSTRUCTIONS)),
+    ]
+
+
+def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
+    def command(event: str) -> dict[str, object]:
+        return {"type": "command", "command": _hook(coord, event, "codex"), "timeout": 10}
+
+    hooks: dict[str, list[dict[str, Any]]] = {
+        "SessionStart": [{"matcher": "startup|resume|clear", "hooks": [command("session-start")]}],
+        "PreToolUse": [{"matcher": "^apply_patch$", "hooks": [command("pre-edit")]}],
+    }
+    server = {
+        "command": coord,
+        "args": ["mcp"],
+        "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S,
+        "tool_timeout_sec": CODEX_TOOL_TIMEOUT_S,
+    }
+    # Codex reads a project's config.toml only in trusted projects: the server goes
+    # in the user's file whatever the scope.
+    config = home / ".codex" / "config.toml"
+    if user:
+        hooks_file, notes = home / ".codex" / "hooks.json", home / ".codex" / "AGENTS.md"
+    else:
+        assert root is not None
+        hooks_file, notes = root / ".codex" / "hooks.json", root / "AGENTS.md"
+    return [
+        Target(config, toml_table(str(config), ("mcp_servers", SERVER_KEY), server)),
+        Target(hooks_file, json_hooks(str(hooks_file), hooks, under=("hooks",))),
+        Target(notes, markdown_block(INSTRUCTIONS)),
+    ]
+
+
+def cursor(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
+    # Cursor gives servers and hooks a curated environment that may drop the variables
+    # the socket path comes from: user-wide files pin it (never project files, which
+    # are committed).
+    pin: list[str] = []
+    if user:
+        from coordd_client.protocol.paths import default_socket_path
+
+        pin = ["--socket", str(default_socket_path())]
+    prefix = [shlex.quote(coord), *pin]
+    server = {"command": coord, "args": [*pin, "mcp"]}
+    start = " ".join([*prefix, "hook", "session-start", "--host", "cursor"])
+    guard = " ".join([*prefix, "hook", "pre-edit", "--host", "cursor"])
+    hooks: dict[str, list[dict[str, Any]]] = {
+        "sessionStart": [{"command": start}],
+        "preToolUse": [{"matcher": "Write|StrReplace|Edit|MultiEdit|TabWrite", "command": guard}],
+    }
+    base = home / ".cursor" if user else _root(root) / ".cursor"
+    mcp_file, hooks_file = base / "mcp.json", base / "hooks.json"
+    targets = [
+        Target(mcp_file, json_entry(str(mcp_file), ("mcpServers", SERVER_KEY), server)),
+        Target(
+            hooks_file,
+            json_hooks(str(hooks_file), hooks, under=("hooks",), extra={"version": 1}),
+        ),
+    ]
+    if not user:  # rules are per project
+        rule = base / "rules" / "coord.mdc"
+        targets.append(
+            Target(rule, markdown_block(INSTRUCTIONS, new_file_prefix=CURSOR_RULE_PREFIX))
+        )
+    return targets
+
+
+def _root(root: Path | None) -> Path:
+    assert root is not None
+    return root
+
+
+def git(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
+    if user:
+        raise SetupError(
+            "the git guard is per repository: run coord setup git in it, without --user"
+        )
+    hooks_dir = Path(
+        subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=root,
+        ).stdout.strip()
+    )
+    hook, chained = hooks_dir / "pre-commit", hooks_dir / "pre-commit.coord-chained"
+    script = GIT_HOOK.format(coord=shlex.quote(coord))
+    existing = hook.read_text() if hook.exists() else None
+    theirs = None if existing is None or "coord pre-commit guard" in existing else existing
+    kept = chained.read_text() if chained.exists() else theirs
+
+    def keep_theirs(text: str | None) -> str:
+        return kept if kept is not None else (text or "")
+
+    def drop_chained(text: str) -> str | None:
+        return None
+
+    def add_hook(text: str | None) -> str:
+        return script
+
+    def remove_hook(text: str) -> str | None:
+        return kept  # the hook that was there (None: there was none)
+
+    def ours(text: str) -> bool:
+        return "coord pre-commit guard" in text
+
+    targets = [Target(hook, Piece(add_hook, remove_hook, ours), executable=True)]
+    if kept is not None:
+        chained_piece = Piece(keep_theirs, drop_chained, lambda _: True)
+        targets.insert(0, Target(chained, chained_piece, executable=True))
+    return targets
+
+
+HOSTS = {"claude": claude, "codex": codex, "cursor": cursor, "git": git}
+
+
+def detect(home: Path, in_repository: bool) -> list[str]:
+    """Which hosts this user has, from their configuration directories."""
+    found = []
+    if (home / ".claude").exists() or (home / ".claude.json").exists():
+        found.append("claude")
+    if (home / ".codex").exists():
+        found.append("codex")
+    if (home / ".cursor").exists():
+        found.append("cursor")
+    if in_repository:
+        found.append("git")
+    return found

@@ -1,0 +1,48 @@
+"""Paths as the board sees them: relative to the top level of the worktree they are in.
+
+Parallel agents usually sit in separate worktrees of one repository, and the
+board's project is the main worktree (`identity`). A reservation of
+`src/auth.py` must cover that file in every worktree, so a path is asked
+about relative to the top level of *its own* worktree, whichever that is.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+
+
+@functools.lru_cache(maxsize=256)
+def worktree_top(directory: str) -> str | None:
+    """The top level of the worktree containing `directory` (which must exist), if any."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+            cwd=directory,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    top = out.stdout.strip()
+    return os.path.realpath(top) if out.returncode == 0 and top else None
+
+
+def board_path(path: str, cwd: str | None = None) -> str:
+    """`path` (relative to `cwd`, or absolute) relative to its worktree's top level.
+
+    Outside any worktree it stays absolute (the daemon then checks it against
+    the project). The file need not exist: the nearest existing directory
+    above it decides.
+    """
+    absolute = os.path.realpath(os.path.join(cwd or os.getcwd(), path))
+    directory = os.path.dirname(absolute)
+    while directory and not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    top = worktree_top(directory or "/")
+    if top is None or not (absolute + "/").startswith(top.rstrip("/") + "/") or absolute == top:
+        return absolute
+    return os.path.relpath(absolute, top)

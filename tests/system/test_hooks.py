@@ -1,0 +1,280 @@
+"""`coord hook ...` run exactly as the hosts run them: their documented stdin JSON
+(recorded fixtures per host and event in tests/fixtures/hooks), checking stdout
+JSON, exit status and stderr, against a real daemon."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coordd_client import Client
+from coordd_client.identity import host_agent
+from support import COORD, DaemonProcess, RawConnection, coord, coord_env, git_repo
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
+SESSION_A = "aaaaaaaa-1111-4f6e-8b5a-000000000001"
+SESSION_B = "bbbbbbbb-2222-4f6e-8b5a-000000000002"
+AGENT_A = host_agent("claude", SESSION_A)
+AGENT_B = host_agent("claude", SESSION_B)
+
+
+def payload(name: str, **values: str) -> str:
+    """A recorded host payload with its placeholders (CWD, SESSION, FILE, PATCH) filled."""
+
+    def fill(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: fill(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fill(v) for v in node]
+        if isinstance(node, str) and node in values:
+            return values[node]
+        return node
+
+    return json.dumps(fill(json.loads((FIXTURES / f"{name}.json").read_text())))
+
+
+def hook_env(socket: Path, **env: str) -> dict[str, str]:
+    """A hook's environment: the test's own state directory (what was reported to whom)."""
+    state = socket.parent / "state"
+    return coord_env(socket, XDG_STATE_HOME=str(state), **env)
+
+
+def hook(
+    event: str, host: str, stdin: str, socket: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [COORD, "hook", event, "--host", host],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=hook_env(socket, **env),
+        check=False,
+    )
+
+
+@pytest.fixture
+def repo(workdir: Path) -> Path:
+    path = git_repo(workdir / "repo").resolve()
+    (path / "src" / "auth").mkdir(parents=True)
+    return path
+
+
+def test_session_start_puts_the_board_and_the_name_in_the_context(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    with Client(daemon.socket_path, agent="planner", project=str(repo)) as client:
+        client.post("review the migration", assignee="claude-3cda0b494380")
+        client.post("ready for anyone")
+    done = hook("session-start", "claude", payload("claude-session-start", CWD=str(repo)),
+                daemon.socket_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    context = output["additionalContext"]
+    assert "you are claude-3cda0b494380" in context
+    assert "review the migration" in context and "ready for anyone" in context
+    assert "claim before you work" in context
+    codex = hook("session-start", "codex", payload("codex-session-start", CWD=str(repo)),
+                 daemon.socket_path)  # fmt: skip
+    assert (
+        "you are codex-019d1afbb2c7"
+        in json.loads(codex.stdout)["hookSpecificOutput"]["additionalContext"]
+    )
+
+
+def test_the_edit_guard_denies_another_agents_reserved_file_only(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("login refactor").task
+        a.claim(task.id)
+        a.reserve(["src/auth/**"], task_id=task.id, reason="login refactor")
+    target = str(repo / "src" / "auth" / "login.py")
+    as_b = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B, FILE=target)
+    denied = hook("pre-edit", "claude", as_b, daemon.socket_path)
+    assert denied.returncode == 0
+    decision = json.loads(denied.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    reason = decision["permissionDecisionReason"]
+    assert AGENT_A in reason and "src/auth/**" in reason and f"task #{task.id}" in reason
+    assert "pick other work" in reason
+    as_a = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_A, FILE=target)
+    mine = hook("pre-edit", "claude", as_a, daemon.socket_path)
+    assert (mine.returncode, mine.stdout) == (0, "")  # silent: allowed
+    free = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B, FILE=str(repo / "README"))
+    assert hook("pre-edit", "claude", free, daemon.socket_path).stdout == ""
+
+
+def test_the_codex_guard_reads_the_patch_headers(daemon: DaemonProcess, repo: Path) -> None:
+    with Client(daemon.socket_path, agent="claude-aaaa", project=str(repo)) as a:
+        a.reserve(["src/auth/session.py"])
+    patch = "\n".join(
+        [
+            "*** Begin Patch",
+            "*** Update File: README.md",
+            "@@",
+            "-*** Update File: src/auth/session.py",  # inside a hunk: not a header
+            "+text",
+            "   *** Update File: docs/a.md",
+            "*** Move to: src/auth/session.py",  # the rename's target is reserved
+            "*** End Patch",
+        ]
+    )
+    stdin = payload("codex-pre-edit", CWD=str(repo), SESSION=SESSION_B, PATCH=patch)
+    denied = hook("pre-edit", "codex", stdin, daemon.socket_path)
+    assert denied.returncode == 2  # Codex: exit 2 blocks; never "ask"
+    assert "src/auth/session.py" in denied.stderr and "claude-aaaa" in denied.stderr
+    clean = patch.replace("*** Move to: src/auth/session.py", "*** Move to: src/auth/other.py")
+    stdin = payload("codex-pre-edit", CWD=str(repo), SESSION=SESSION_B, PATCH=clean)
+    assert hook("pre-edit", "codex", stdin, daemon.socket_path).returncode == 0
+
+
+def test_the_cursor_guard_answers_permission(daemon: DaemonProcess, repo: Path) -> None:
+    with Client(daemon.socket_path, agent="someone", project=str(repo)) as a:
+        a.reserve(["src/**"])
+    target = str(repo / "src" / "x.py")
+    stdin = payload("cursor-pre-edit", CWD=str(repo), SESSION="c0ffee00-1", FILE=target)
+    denied = json.loads(hook("pre-edit", "cursor", stdin, daemon.socket_path).stdout)
+    assert denied["permission"] == "deny" and "someone" in denied["agent_message"]
+    elsewhere = payload("cursor-pre-edit", CWD=str(repo), SESSION="c0ffee00-1",
+                        FILE=str(repo / "docs.md"))  # fmt: skip
+    assert json.loads(hook("pre-edit", "cursor", elsewhere, daemon.socket_path).stdout) == {
+        "permission": "allow"
+    }
+
+
+def test_a_stopped_daemon_never_bricks_an_edit_unless_strict(workdir: Path, repo: Path) -> None:
+    absent = workdir / "no.sock"
+    stdin = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B, FILE=str(repo / "a.py"))
+    allowed = hook("pre-edit", "claude", stdin, absent)
+    assert (allowed.returncode, allowed.stdout) == (0, "")
+    assert "could not check reservations" in allowed.stderr
+    strict = hook("pre-edit", "claude", stdin, absent, COORD_GUARD_STRICT="1")
+    assert json.loads(strict.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    broken = hook("pre-edit", "claude", "{not json", absent)
+    assert broken.returncode == 0
+
+
+def test_a_reservation_covers_the_file_in_every_worktree(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    linked = (workdir / "linked").resolve()
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    (linked / "src").mkdir(exist_ok=True)
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        a.reserve(["src/auth.py"])
+    stdin = payload("claude-pre-edit", CWD=str(linked), SESSION=SESSION_B,
+                    FILE=str(linked / "src" / "auth.py"))  # fmt: skip
+    decision = json.loads(hook("pre-edit", "claude", stdin, daemon.socket_path).stdout)
+    assert decision["hookSpecificOutput"]["permissionDecision"] == "deny"
+    checked = coord("check", "src/auth.py", "--agent", AGENT_B, socket=daemon.socket_path,
+                    cwd=linked)  # fmt: skip
+    assert checked.returncode == 3 and AGENT_A in checked.stdout
+
+
+def waiting(daemon: DaemonProcess) -> int:
+    conn = RawConnection(daemon.socket_path)
+    try:
+        return int(conn.call("server.info")["result"]["waiters"])
+    finally:
+        conn.close()
+
+
+def start_wake(daemon: DaemonProcess, repo: Path, session: str) -> subprocess.Popen[str]:
+    """The Stop hook as Claude Code starts it with asyncRewake: in the background."""
+    process = subprocess.Popen(
+        [COORD, "hook", "wake", "--host", "claude", "--max-wait", "60"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=hook_env(daemon.socket_path),
+    )
+    assert process.stdin is not None
+    process.stdin.write(payload("claude-stop", CWD=str(repo), SESSION=session))
+    process.stdin.close()
+    process.stdin = None  # written and closed, as the host does; communicate() must not flush
+    return process
+
+
+def wait_for_waiters(daemon: DaemonProcess, count: int) -> None:
+    deadline = time.monotonic() + 15
+    while waiting(daemon) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert waiting(daemon) >= count
+
+
+def test_the_wake_hook_exits_2_when_work_is_assigned_to_the_tab(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    waiter = start_wake(daemon, repo, SESSION_A)
+    try:
+        wait_for_waiters(daemon, 1)
+        coord("post", "not for you", "--to", AGENT_B, "--project", str(repo),
+              socket=daemon.socket_path)  # fmt: skip
+        time.sleep(1.0)
+        assert waiter.poll() is None, "woken by a task assigned to someone else"
+        started = time.monotonic()
+        posted = coord("post", "review the migration", "--to", AGENT_A, "--project", str(repo),
+                       "--agent", "codex-3", socket=daemon.socket_path)  # fmt: skip
+        assert posted.returncode == 0
+        _, stderr = waiter.communicate(timeout=10)
+        assert waiter.returncode == 2
+        assert time.monotonic() - started < 1.5
+        assert "'review the migration' was assigned to you by codex-3" in stderr
+        assert "claim_task" in stderr
+        # Reported once: the next waiter is not woken for the same task.
+        again = start_wake(daemon, repo, SESSION_A)
+        wait_for_waiters(daemon, 1)
+        time.sleep(0.5)
+        assert again.poll() is None
+        again.terminate()
+        again.communicate(timeout=10)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.communicate(timeout=10)
+
+
+def test_a_task_assigned_before_the_waiter_started_wakes_it_at_once(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    with Client(daemon.socket_path, agent="lead", project=str(repo)) as client:
+        client.post("already yours", assignee=AGENT_B)
+    waiter = start_wake(daemon, repo, SESSION_B)
+    _, stderr = waiter.communicate(timeout=15)
+    assert waiter.returncode == 2 and "'already yours'" in stderr
+
+
+def test_a_second_waiter_replaces_the_first(daemon: DaemonProcess, repo: Path) -> None:
+    first = start_wake(daemon, repo, SESSION_A)
+    wait_for_waiters(daemon, 1)
+    second = start_wake(daemon, repo, SESSION_A)
+    try:
+        first.communicate(timeout=10)
+        assert first.returncode == 0
+        assert second.poll() is None
+    finally:
+        second.kill()
+        second.communicate(timeout=10)
+
+
+def test_session_end_gives_back_claims_and_reservations(daemon: DaemonProcess, repo: Path) -> None:
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("half done").task
+        a.claim(task.id)
+        a.reserve(["src/**"])
+    started = time.monotonic()
+    ended = hook("session-end", "claude", payload("claude-session-end", CWD=str(repo),
+                 SESSION=SESSION_A), daemon.socket_path)  # fmt: skip
+    assert ended.returncode == 0 and "released 1 claim(s) and 1 reservation(s)" in ended.stderr
+    assert time.monotonic() - started < 1.5  # SessionEnd's whole budget
+    with Client(daemon.socket_path) as client:
+        assert client.get(task.id).task.state == "pending"
+        assert client.reservations().reservations == []

@@ -1,0 +1,220 @@
+"""`coord setup` on fixture homes and projects that already hold other people's
+configuration: merge, idempotence, exact removal, dry runs, unparsable files,
+and the git guard against a real repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from coordd_client import Client
+from support import COORD, DaemonProcess, coord_env, git_repo
+
+OTHER_SERVER = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}}}
+OTHER_HOOKS = {
+    "permissions": {"allow": ["Bash(make test)"]},
+    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                                                             "command": "audit.sh"}]}]},
+}  # fmt: skip
+CODEX_CONFIG = """\
+# my Codex settings
+model = "gpt-5.5-codex"
+
+[mcp_servers.github]  # the GitHub server
+command = "gh-mcp"
+"""
+AGENTS_MD = "# Notes for agents\n\nRun `make test` before you commit.\n"
+
+
+@pytest.fixture
+def home(workdir: Path) -> Path:
+    path = workdir / "home"
+    (path / ".claude").mkdir(parents=True)
+    (path / ".codex").mkdir()
+    (path / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    return path
+
+
+@pytest.fixture
+def project(workdir: Path) -> Path:
+    path = git_repo(workdir / "project").resolve()
+    (path / ".mcp.json").write_text(json.dumps(OTHER_SERVER, indent=4) + "\n")
+    (path / ".claude").mkdir()
+    (path / ".claude" / "settings.json").write_text(json.dumps(OTHER_HOOKS))
+    (path / "AGENTS.md").write_text(AGENTS_MD)
+    return path
+
+
+def setup(*args: str, home: Path, cwd: Path, socket: Path) -> subprocess.CompletedProcess[str]:
+    env = coord_env(socket, HOME=str(home), XDG_STATE_HOME=str(home / ".state"))
+    return subprocess.run(
+        [COORD, "setup", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60,
+        check=False,
+    )  # fmt: skip
+
+
+def snapshot(*roots: Path) -> dict[str, bytes]:
+    files = {}
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file() and ".git" not in path.parts and ".state" not in path.parts:
+                files[str(path)] = path.read_bytes()
+    return files
+
+
+def test_claude_setup_merges_is_idempotent_and_removes_exactly(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    socket = workdir / "s.sock"
+    original = snapshot(home, project)
+    done = setup("claude", home=home, cwd=project, socket=socket)
+    assert done.returncode == 0, done.stderr
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert servers["github"] == OTHER_SERVER["mcpServers"]["github"]  # others' keys stay
+    assert servers["coord"] == {"command": COORD, "args": ["mcp"]}
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["permissions"] == OTHER_HOOKS["permissions"]
+    pre = settings["hooks"]["PreToolUse"]
+    assert pre[0]["hooks"][0]["command"] == "audit.sh"  # theirs first, untouched
+    assert pre[1]["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
+    assert "hook pre-edit --host claude" in pre[1]["hooks"][0]["command"]
+    stop = settings["hooks"]["Stop"][0]["hooks"][0]
+    assert stop["asyncRewake"] is True and "hook wake" in stop["command"]
+    assert stop["timeout"] > 3300  # longer than the hook's own --max-wait
+    assert set(settings["hooks"]) == {"PreToolUse", "SessionStart", "Stop", "SessionEnd"}
+    notes = (project / "CLAUDE.md").read_text()
+    assert notes.startswith("<!-- BEGIN COORD -->") and "<!-- END COORD -->" in notes
+    after_first = snapshot(home, project)
+    again = setup("claude", home=home, cwd=project, socket=socket)
+    assert again.returncode == 0 and "already set up; nothing changed" in again.stdout
+    assert snapshot(home, project) == after_first
+    removed = setup("claude", "--remove", home=home, cwd=project, socket=socket)
+    assert removed.returncode == 0, removed.stderr
+    assert snapshot(home, project) == original  # the original bytes, files it made gone
+
+
+def test_removal_after_someone_edited_the_file_takes_out_only_ours(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    socket = workdir / "s.sock"
+    setup("claude", home=home, cwd=project, socket=socket)
+    mcp_file = project / ".mcp.json"
+    doc = json.loads(mcp_file.read_text())
+    doc["mcpServers"]["added-later"] = {"command": "x"}
+    mcp_file.write_text(json.dumps(doc))
+    setup("claude", "--remove", home=home, cwd=project, socket=socket)
+    assert json.loads(mcp_file.read_text())["mcpServers"] == {
+        "github": OTHER_SERVER["mcpServers"]["github"],
+        "added-later": {"command": "x"},
+    }
+
+
+def test_codex_setup_keeps_toml_comments_and_order(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    socket = workdir / "s.sock"
+    original = snapshot(home, project)
+    assert setup("codex", home=home, cwd=project, socket=socket).returncode == 0
+    config = (home / ".codex" / "config.toml").read_text()
+    assert config.startswith(CODEX_CONFIG)  # comments, order and spacing survive
+    assert "[mcp_servers.coord]" in config and "startup_timeout_sec = 20" in config
+    hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
+    assert hooks["PreToolUse"][0]["matcher"] == "^apply_patch$"
+    agents = (project / "AGENTS.md").read_text()
+    assert agents.startswith(AGENTS_MD) and "<!-- BEGIN COORD -->" in agents
+    assert setup("codex", "--remove", home=home, cwd=project, socket=socket).returncode == 0
+    assert snapshot(home, project) == original
+
+
+def test_cursor_setup_writes_its_three_files(home: Path, project: Path, workdir: Path) -> None:
+    socket = workdir / "s.sock"
+    assert setup("cursor", home=home, cwd=project, socket=socket).returncode == 0
+    hooks = json.loads((project / ".cursor" / "hooks.json").read_text())
+    assert hooks["version"] == 1 and "hook pre-edit --host cursor" in json.dumps(hooks)
+    rule = (project / ".cursor" / "rules" / "coord.mdc").read_text()
+    assert rule.startswith("---\ndescription:") and "alwaysApply: true" in rule
+    assert setup("cursor", "--remove", home=home, cwd=project, socket=socket).returncode == 0
+    assert not (project / ".cursor").joinpath("hooks.json").exists()
+
+
+def test_user_scope_writes_the_user_files(home: Path, project: Path, workdir: Path) -> None:
+    socket = workdir / "s.sock"
+    assert setup("claude", "--user", home=home, cwd=workdir, socket=socket).returncode == 0
+    assert "coord" in json.loads((home / ".claude.json").read_text())["mcpServers"]
+    assert "hooks" in json.loads((home / ".claude" / "settings.json").read_text())
+    assert "BEGIN COORD" in (home / ".claude" / "CLAUDE.md").read_text()
+
+
+def test_dry_run_and_survey_write_nothing(home: Path, project: Path, workdir: Path) -> None:
+    socket = workdir / "s.sock"
+    original = snapshot(home, project)
+    dry = setup("claude", "--dry-run", home=home, cwd=project, socket=socket)
+    assert dry.returncode == 0 and "+++ " in dry.stdout and '"coord"' in dry.stdout
+    survey = setup(home=home, cwd=project, socket=socket)
+    assert survey.returncode == 0
+    assert "claude: `coord setup claude` would write" in survey.stdout
+    assert "codex: `coord setup codex` would write" in survey.stdout
+    assert "nothing was written" in survey.stdout
+    assert snapshot(home, project) == original
+
+
+def test_an_unparsable_file_stops_the_whole_host(home: Path, project: Path, workdir: Path) -> None:
+    socket = workdir / "s.sock"
+    (project / ".claude" / "settings.json").write_text("{ this is not json")
+    original = snapshot(home, project)
+    refused = setup("claude", home=home, cwd=project, socket=socket)
+    assert refused.returncode == 1
+    assert "settings.json is not valid JSON" in refused.stderr
+    assert "nothing was written" in refused.stderr
+    assert snapshot(home, project) == original  # not even .mcp.json, which parsed
+
+
+def commit(repo: Path, *paths: str, socket: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = coord_env(socket, **env)
+    for path in paths:
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(f"{path}\n")
+        subprocess.run(["git", "-C", str(repo), "add", path], check=True)
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+         "-m", "change"],
+        capture_output=True, text=True, env=environ, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_the_git_guard_refuses_reserved_files_and_chains_the_old_hook(
+    daemon: DaemonProcess, home: Path, workdir: Path
+) -> None:
+    repo = git_repo(workdir / "guarded").resolve()
+    hooks_dir = repo / ".git" / "hooks"
+    old_hook = hooks_dir / "pre-commit"
+    marker = workdir / "old-hook-ran"
+    old_hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    old_hook.chmod(0o755)
+    old_bytes = old_hook.read_bytes()
+    done = setup("git", home=home, cwd=repo, socket=daemon.socket_path)
+    assert done.returncode == 0, done.stderr
+    with Client(daemon.socket_path, agent="claude-other", project=str(repo)) as other:
+        other.reserve(["src/auth/**"])
+    env = {"COORD_AGENT": "me", "HOME": str(home)}
+    free = commit(repo, "docs/readme.md", socket=daemon.socket_path, **env)
+    assert free.returncode == 0, free.stderr
+    assert marker.exists()  # the hook that was there still runs
+    marker.unlink()
+    refused = commit(repo, "src/auth/login.py", socket=daemon.socket_path, **env)
+    assert refused.returncode != 0
+    assert "src/auth/login.py" in refused.stderr and "claude-other" in refused.stderr
+    assert not marker.exists()
+    forced = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+         "-m", "forced"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env=coord_env(daemon.socket_path, COORD_AGENT="me", COORD_ALLOW_RESERVED="1"),
+    )  # fmt: skip
+    assert forced.returncode == 0, forced.stderr
+    assert setup("git", "--remove", home=home, cwd=repo, socket=daemon.socket_path).returncode == 0
+    assert old_hook.read_bytes() == old_bytes
+    assert not (hooks_dir / "pre-commit.coord-chained").exists()
