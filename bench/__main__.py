@@ -32,6 +32,7 @@ from bench.harness import (
     worker_command,
     writer_stats,
 )
+from bench.hooks import measure_hooks
 from bench.mcp import measure_mcp
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
@@ -285,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes = (10, 2_000) if args.quick else (10, 100_000)
             extra.update(measure_reservations(daemon.socket, sizes))
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
+            extra.update(measure_hooks(daemon.socket, runs=10 if args.quick else 40))
             stats = writer_stats(daemon)
         finally:
             daemon.stop()

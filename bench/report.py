@@ -192,6 +192,7 @@ def render_report(m: Measured) -> str:
         "",
         *reservation_lines(extra),
         *mcp_lines(extra),
+        *hook_lines(extra),
         "Absolute figures drift with the machine's load; compare ratios within one run.",
     ]
     return "\n".join(lines) + "\n"
@@ -248,3 +249,24 @@ def mcp_lines(extra: dict[str, float]) -> list[str]:
         f"| MCP server memory (RSS) | {extra['mcp_server_rss_kib'] / 1024:,.1f} MiB |",
         "",
     ]
+
+
+def hook_lines(extra: dict[str, float]) -> list[str]:
+    """Each hook as a host runs it: a new process per call, next to a bare Python start."""
+    if "hook_pre-edit_p50_ms" not in extra:
+        return []
+    bare = extra["hook_python_start_p50_ms"]
+    lines = [
+        "## Hooks (`coord hook`)",
+        "",
+        "A fresh process per call with the host's stdin JSON, as hosts run them; a bare"
+        f" `python -c pass` start, same run, is the baseline (p50 {bare:,.0f} ms).",
+        "",
+        "| hook | p50 | p99 | p50 / bare Python start |",
+        "| --- | --- | --- | --- |",
+    ]
+    for event in ("session-start", "pre-edit", "session-end"):
+        p50, p99 = extra[f"hook_{event}_p50_ms"], extra[f"hook_{event}_p99_ms"]
+        lines.append(f"| {event} | {p50:,.0f} ms | {p99:,.0f} ms | {p50 / bare:.1f}x |")
+    lines.append("")
+    return lines
