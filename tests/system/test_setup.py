@@ -134,6 +134,12 @@ def test_cursor_setup_writes_its_three_files(home: Path, project: Path, workdir:
     assert setup("cursor", home=home, cwd=project, socket=socket).returncode == 0
     hooks = json.loads((project / ".cursor" / "hooks.json").read_text())
     assert hooks["version"] == 1 and "hook pre-edit --host cursor" in json.dumps(hooks)
+    # One pinned name for the window's server and its hooks: its reservations are its own.
+    server = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["coord"]
+    assert server["args"] == ["--agent", "cursor-project", "mcp"]
+    assert "--agent cursor-project hook pre-edit" in json.dumps(hooks)
+    again = setup("cursor", home=home, cwd=project, socket=socket)
+    assert "already set up" in again.stdout
     rule = (project / ".cursor" / "rules" / "coord.mdc").read_text()
     assert rule.startswith("---\ndescription:") and "alwaysApply: true" in rule
     assert setup("cursor", "--remove", home=home, cwd=project, socket=socket).returncode == 0

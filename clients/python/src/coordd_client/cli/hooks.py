@@ -36,7 +36,10 @@ def hook(ctx: Context) -> int:
     event = ctx.args.event
     if event == "pre-commit":
         return _pre_commit(ctx)
-    given = read(sys.stdin.read(), ctx.args.host)
+    environ = dict(os.environ)
+    if getattr(ctx.args, "agent", None):  # --agent wins, as everywhere (setup pins Cursor's)
+        environ["COORD_AGENT"] = ctx.args.agent
+    given = read(sys.stdin.read(), ctx.args.host, environ)
     try:
         if event == "session-start":
             text = session.session_start_context(

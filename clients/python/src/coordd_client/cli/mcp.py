@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
@@ -26,5 +27,7 @@ def mcp(ctx: Context) -> int:
         sys.stderr.write(f"coord: {INSTALL_HINT} ({exc})\n")
         return EXIT_ERROR
 
+    if getattr(ctx.args, "agent", None):  # --agent wins, as everywhere (setup pins Cursor's)
+        os.environ["COORD_AGENT"] = ctx.args.agent
     run(ctx.socket, autostart=ctx.autostart, version=package_version())
     return EXIT_OK

@@ -18,7 +18,8 @@ from typing import Any
 BEGIN, END = "<!-- BEGIN COORD -->", "<!-- END COORD -->"
 #: A hook command setup wrote: `... coord ... hook EVENT ...`.
 OURS = re.compile(
-    r"coord\S*\"?\s+(?:--socket\s+\S+\s+)?hook\s+(?:session-start|pre-edit|wake|session-end)"
+    r"coord\S*\"?\s+(?:--(?:socket|agent)\s+\S+\s+)*hook\s+"
+    r"(?:session-start|pre-edit|wake|session-end)"
 )
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from coordd_client.identity import slug
 from coordd_client.setup.apply import Target
 from coordd_client.setup.formats import Piece, json_entry, json_hooks, markdown_block, toml_table
 
@@ -161,11 +162,14 @@ def cursor(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
     # Cursor gives servers and hooks a curated environment that may drop the variables
     # the socket path comes from: user-wide files pin it (never project files, which
     # are committed).
-    pin: list[str] = []
+    # Cursor runs one MCP server for every chat of a window, and its hooks see each chat
+    # apart: one pinned name for both keeps a window's reservations its own.
+    name = f"cursor-{slug(home.name if user else _root(root).name)}"
+    pin: list[str] = ["--agent", name]
     if user:
         from coordd_client.protocol.paths import default_socket_path
 
-        pin = ["--socket", str(default_socket_path())]
+        pin += ["--socket", str(default_socket_path())]
     prefix = [shlex.quote(coord), *pin]
     server = {"command": coord, "args": [*pin, "mcp"]}
     start = " ".join([*prefix, "hook", "session-start", "--host", "cursor"])
