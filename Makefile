@@ -8,14 +8,14 @@ STAMP := $(VENV)/.installed
 # not change what `make test` and CI install overnight.
 CONSTRAINTS := constraints.txt
 # The extras the tests and benchmarks use, resolved together into the lock.
-LOCKED_EXTRAS := dev,bench,mcp
+LOCKED_EXTRAS := dev,bench,mcp,tui
 
 .PHONY: run test lint bench bench-peers soak lock clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip -c $(CONSTRAINTS)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]' -c $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,tui]' -c $(CONSTRAINTS)
 	touch $(STAMP)
 
 ## Run the daemon in the foreground on its defaults (database in the user state dir).
@@ -27,8 +27,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not soak"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src clients/python/src tests bench
-	$(BIN)/ruff format --check src clients/python/src tests bench
+	$(BIN)/ruff check src clients/python/src tests bench scripts
+	$(BIN)/ruff format --check src clients/python/src tests bench scripts
 	$(BIN)/mypy
 
 bench: $(STAMP)

@@ -36,6 +36,7 @@ COMMAND_GROUPS = (
     "mcp",
     "hooks",
     "setup",
+    "top",
 )
 for _group in COMMAND_GROUPS:
     importlib.import_module(f"coordd_client.cli.{_group}")

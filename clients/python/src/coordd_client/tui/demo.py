@@ -1,0 +1,56 @@
+"""A fixed board, for the README's screenshot (`scripts/screenshot_top.py`) and the
+snapshot tests: the same picture every time, with no daemon and no clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from coordd_client.protocol.wire import AgentInfo, Reservation, Task
+
+NOW = datetime(2026, 12, 1, 14, 0, 0, tzinfo=UTC)
+
+
+def _at(minutes_ago: float) -> str:
+    moment = NOW.timestamp() - minutes_ago * 60
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+def _task(task_id: int, title: str, **fields: object) -> Task:
+    base: dict[str, object] = {
+        "id": task_id, "project": "/home/ada/shop", "kind": "task", "title": title, "body": "",
+        "state": "pending", "priority": 0, "tags": [], "created_by": "claude-3cda0b494380",
+        "created_at": _at(40), "updated_at": _at(30), "claimed_by": None, "claimed_at": None,
+        "lease_expires_at": None, "fence": 0, "attempts": 0, "result": None,
+    }  # fmt: skip
+    base.update(fields)
+    return Task(**base)  # type: ignore[arg-type]
+
+
+TASKS = [
+    _task(1, "write the orders migration", state="claimed", claimed_by="codex-019d1afbb2c7",
+          claimed_at=_at(12), lease_expires_at=_at(-7.5), fence=1, attempts=1, priority=5,
+          updated_at=_at(12)),
+    _task(2, "switch reads to the new table", depends_on=[1], blocked_by=[1], priority=4),
+    _task(3, "drop the old column", depends_on=[2], blocked_by=[2], priority=3,
+          assignee="claude-3cda0b494380"),
+    _task(4, "login fails with a + in the email", kind="bug", priority=8, state="claimed",
+          claimed_by="claude-3cda0b494380", claimed_at=_at(3), lease_expires_at=_at(-9.2),
+          fence=2, attempts=2, updated_at=_at(3)),
+    _task(5, "review the checkout copy", kind="question", assignee="cursor-shop",
+          updated_at=_at(1)),
+    _task(6, "flaky test_refund_rounding", kind="bug", state="failed", priority=2,
+          claimed_by="cursor-shop", result="cannot reproduce here", updated_at=_at(6)),
+]  # fmt: skip
+AGENTS = [
+    AgentInfo(agent="claude-3cda0b494380", last_seen=_at(0.2), holding=1),
+    AgentInfo(agent="codex-019d1afbb2c7", last_seen=_at(0.5), holding=1),
+    AgentInfo(agent="cursor-shop", last_seen=_at(14), holding=0),
+]
+RESERVATIONS = [
+    Reservation(id=7, project="/home/ada/shop", agent="claude-3cda0b494380",
+                pattern="src/auth/**", exclusive=True, reason="login fix", task_id=4,
+                created_at=_at(3), expires_at=_at(-57), ttl_s=3600),
+    Reservation(id=8, project="/home/ada/shop", agent="codex-019d1afbb2c7",
+                pattern="migrations/*.sql", exclusive=True, reason=None, task_id=1,
+                created_at=_at(12), expires_at=_at(-48), ttl_s=3600),
+]  # fmt: skip

@@ -1,0 +1,27 @@
+"""Regenerate docs/top.svg, the README's picture of `coord top`, from the fixed demo board.
+
+.venv/bin/python scripts/screenshot_top.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from coordd_client.tui import demo
+from coordd_client.tui.app import TopApp
+
+OUT = Path(__file__).resolve().parents[1] / "docs" / "top.svg"
+
+
+async def main() -> None:
+    app = TopApp(Path("/nonexistent"), "/home/ada/shop", agent="human-ada", now=demo.NOW)
+    async with app.run_test(size=(110, 30)) as pilot:
+        app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS)
+        await pilot.pause(0.2)
+        OUT.write_text(app.export_screenshot(title="coord top"))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+    print(f"wrote {OUT}")

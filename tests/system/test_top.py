@@ -1,0 +1,172 @@
+"""`coord top` in Textual's own harness (`App.run_test` and its pilot), against a real
+daemon: it fills, follows other processes' changes without a key press, acts, survives
+a daemon restart without a gap, and applies a burst in a bounded number of redraws.
+
+Textual runs on asyncio, so each test drives its own `asyncio.run` (the suite's
+async tests run under trio).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.widgets import DataTable, RichLog
+
+from coordd_client import Client
+from coordd_client.tui.app import TopApp
+from support import DaemonProcess, coord
+
+PROJECT = "/top"
+
+
+async def until(check: Callable[[], bool], pilot: object, timeout_s: float = 10) -> None:
+    """Let the app run (frames, the feed thread) until `check` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not check():
+        assert loop.time() < deadline, "the screen never showed it"
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+def run(app: TopApp, scenario: Callable[[TopApp, object], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await scenario(app, pilot)
+
+    asyncio.run(main())
+
+
+def board(app: TopApp) -> DataTable[object]:
+    return app.query_one("#board", DataTable)
+
+
+def cell(app: TopApp, task_id: int, column: str) -> str:
+    return str(board(app).get_cell(str(task_id), column))
+
+
+def test_the_board_fills_and_follows_other_processes(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="poster", project=PROJECT) as client:
+        first = client.post("first task", priority=3).task
+        second = client.post("second task", depends_on=[first.id]).task
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: board(app).row_count == 2, pilot)
+        assert cell(app, second.id, "STATE") == "blocked"  # a word, not only a colour
+        presses_before = app.redraws
+        coord("claim", str(first.id), "--agent", "codex-3", socket=daemon.socket_path)
+        await until(lambda: cell(app, first.id, "WHO") == "codex-3", pilot)
+        assert cell(app, first.id, "STATE") == "claimed" and ":" in cell(app, first.id, "LEASE")
+        coord("done", str(first.id), "--agent", "codex-3", socket=daemon.socket_path)
+        # Done: the row stays, saying so, until the filter changes (what just happened).
+        await until(lambda: cell(app, first.id, "STATE") == "done", pilot)
+        await until(lambda: cell(app, second.id, "STATE") == "pending", pilot)  # unblocked
+        assert app.redraws > presses_before
+        feed = app.query_one("#feed", RichLog)
+        assert any("completed" in str(line) for line in feed.lines)
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
+def test_an_expiry_appears_without_a_key_press(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="w", project=PROJECT) as client:
+        task = client.post("short lease").task
+        client.claim(task.id, lease_s=1)
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: board(app).row_count == 1, pilot)
+        await until(lambda: cell(app, task.id, "STATE") == "pending", pilot, timeout_s=15)
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
+def test_actions_change_the_daemon_as_the_human(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="w", project=PROJECT) as client:
+        task = client.post("to cancel").task
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: board(app).row_count == 1, pilot)
+        await pilot.press("p")  # type: ignore[attr-defined]
+        await pilot.press(*"posted by a human")  # type: ignore[attr-defined]
+        await pilot.press("enter")  # type: ignore[attr-defined]
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: board(app).row_count == 2, pilot)
+        board(app).move_cursor(row=board(app).get_row_index(str(task.id)))
+        await pilot.press("c", "y")  # type: ignore[attr-defined]
+        await until(lambda: cell(app, task.id, "STATE") == "cancelled", pilot)
+        await pilot.press("f")  # type: ignore[attr-defined]  # the next state filter: all
+        await pilot.press("f", "f", "f", "f")  # type: ignore[attr-defined]  # back to open
+        assert str(task.id) not in board(app).rows
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+    with Client(daemon.socket_path) as client:
+        assert client.get(task.id).task.state == "cancelled"
+        posted = client.list_tasks(project=PROJECT, state="pending").tasks
+        assert [(t.title, t.created_by) for t in posted] == [("posted by a human", "human-test")]
+        events = client.events_since(task_id=task.id).events
+        assert events[-1].type == "task.cancelled" and events[-1].agent == "human-test"
+
+
+def test_the_feed_resumes_without_a_gap_after_a_restart(daemon: DaemonProcess) -> None:
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: app.follower.status == "live", pilot)
+        coord("post", "before", "--project", PROJECT, socket=daemon.socket_path)
+        await until(lambda: board(app).row_count == 1, pilot)
+        await asyncio.to_thread(daemon.stop)
+        await until(lambda: app.follower.status == "reconnecting", pilot)
+        await asyncio.to_thread(daemon.start)
+        coord("post", "after", "--project", PROJECT, socket=daemon.socket_path)
+        await until(lambda: board(app).row_count == 2, pilot, timeout_s=20)
+        assert app.follower.status == "live"
+        seqs = [e.seq for e in app.model.feed]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # gap-free
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
+def test_ten_thousand_tasks_and_a_burst_in_few_redraws(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="bulk", project=PROJECT) as client:
+        for n in range(10_000):
+            client.post(f"bulk {n}")
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: board(app).row_count == 10_000, pilot, timeout_s=60)
+        before = app.redraws
+        burst = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-c", BURST, str(daemon.socket_path)],
+            check=True,
+            timeout=120,
+        )
+        assert burst.returncode == 0
+        await until(lambda: app.model.counts()["claimed"] == 1000, pilot, timeout_s=30)
+        frames = app.redraws - before
+        assert 1 <= frames <= 200, frames  # batched per frame, not one redraw per event
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
+#: 1,000 claims from another process, as fast as it can.
+BURST = """
+import sys
+from coordd_client import Client
+with Client(sys.argv[1], agent="burst") as client:
+    for task_id in range(1, 1001):
+        client.claim(task_id)
+"""
+
+
+def test_without_textual_coord_top_says_what_to_install(workdir: Path) -> None:
+    script = (
+        "import sys; sys.modules['textual'] = None\n"
+        "from coordd_client.cli import main\n"
+        "sys.exit(main(['top']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 1
+    assert "pip install 'coordd-client[tui]'" in result.stderr
