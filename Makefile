@@ -9,6 +9,8 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 # The extras the tests and benchmarks use, resolved together into the lock.
 LOCKED_EXTRAS := dev,bench,mcp,tui
+TS := clients/ts
+TS_STAMP := $(TS)/node_modules/.installed
 
 .PHONY: run test lint bench bench-peers soak lock clean
 
@@ -22,9 +24,15 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 run: $(STAMP)
 	$(BIN)/coordd serve
 
-## The whole suite (unit, integration, system); the long soak tier is `make soak`.
-test: $(STAMP)
+## The whole suite (unit, integration, system, then the TypeScript client's); `make soak` is long.
+test: $(STAMP) $(TS_STAMP)
 	$(BIN)/python -m pytest -q -m "not soak"
+	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
+
+## The TypeScript client's dev dependencies, pinned by its package-lock.json.
+$(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(TS_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src clients/python/src tests bench scripts
@@ -54,4 +62,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(TS)/node_modules $(TS)/dist $(TS)/build-test

@@ -373,16 +373,16 @@ class TopApp(App[None]):
         self._reservations, self._agents = reservations, agents
         table = self.query_one("#reservations", DataTable)
         table.clear()
+        now = self._now()
         for r in reservations:
             mode = "exclusive" if r.exclusive else "shared"
             task = f"#{r.task_id}" if r.task_id else ""
             table.add_row(r.id, render.clean(r.pattern), render.clean(r.agent), mode,
-                          render.relative(r.expires_at), task)  # fmt: skip
+                          render.relative(r.expires_at, now), task)  # fmt: skip
         held = self.model.holdings()
         reserved: dict[str, int] = {}
         for r in reservations:
             reserved[r.agent] = reserved.get(r.agent, 0) + 1
-        now = self._now()
         people = self.query_one("#agents", DataTable)
         people.clear()
         for a in agents:

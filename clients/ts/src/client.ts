@@ -1,0 +1,357 @@
+/**
+ * `CoorddClient`: one connection to the daemon, calls pipelined and matched by id
+ * (answers arrive in any order), a timeout and an AbortSignal per call, batches,
+ * and one typed method per PROTOCOL.md 1.1 method, all built on `call`.
+ */
+
+import { EventEmitter } from "node:events";
+import net from "node:net";
+import { promises as fs } from "node:fs";
+
+import {
+  CoorddError,
+  DaemonUnavailable,
+  errorFromWire,
+  type ErrorData,
+  ProtocolError,
+  UntrustedSocket,
+} from "./errors.js";
+import { DEFAULT_MAX_FRAME, encodeFrame, FrameDecoder, FrameError, MAX_ANSWER_FRAME } from "./framing.js";
+import { checkSocketPath, defaultSocketPath } from "./paths.js";
+import type * as T from "./types.js";
+
+/** Requests one client keeps in flight; more wait their turn here rather than draw
+ * -32004 from the daemon's per-connection cap (512). */
+export const DEFAULT_MAX_IN_FLIGHT = 256;
+/** Milliseconds a call waits for its answer unless told otherwise. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+/** Extra milliseconds beyond a wait's own time (`timeout_s`, `wait_s`) for its answer. */
+export const WAIT_SLACK_MS = 10_000;
+
+const HOW_TO_START =
+  "start one with `coord status` (which starts it), `make run` in a coordd checkout, " +
+  "or the systemd/launchd service units (`coordd service install`)";
+
+export interface ConnectOptions {
+  /** The socket; else `$COORDD_SOCKET`, the runtime dir, or `$TMPDIR/coordd-<uid>`. */
+  socketPath?: string;
+  /** The default per-call timeout (60 s). */
+  timeoutMs?: number;
+  /** Requests in flight at once (256); further calls queue in the client. */
+  maxInFlight?: number;
+}
+
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export type BatchItem = { method: string; params?: object };
+export type BatchAnswer<R = unknown> = { result: R } | { error: CoorddError };
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: CoorddError) => void;
+  cleanup: () => void;
+}
+
+interface Response {
+  jsonrpc?: string;
+  id?: number | string | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: ErrorData };
+  method?: string;
+  params?: unknown;
+}
+
+/** Drops `undefined` members: an omitted optional param is not sent at all. */
+function clean(params: object | undefined): object | undefined {
+  if (params === undefined) return undefined;
+  return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
+}
+
+export class CoorddClient extends EventEmitter {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly decoder = new FrameDecoder(MAX_ANSWER_FRAME);
+  private broken: CoorddError | null = null;
+  private inFlight = 0;
+  private readonly queued: Array<() => void> = [];
+
+  private constructor(
+    private readonly socket: net.Socket,
+    readonly socketPath: string,
+    private readonly timeoutMs: number,
+    private readonly maxInFlight: number,
+  ) {
+    super();
+    socket.on("data", (chunk) => this.onData(chunk));
+    socket.on("close", () => this.breakWith(new DaemonUnavailable("the daemon closed the connection", { outcome: "unknown" })));
+    socket.on("error", (error) => this.breakWith(new DaemonUnavailable(`connection lost: ${error.message}`, { outcome: "unknown" })));
+  }
+
+  /** Connect to the daemon; `DaemonUnavailable` (saying how to start one) if none answers. */
+  static async connect(options: ConnectOptions = {}): Promise<CoorddClient> {
+    const socketPath = defaultSocketPath(options.socketPath);
+    checkSocketPath(socketPath);
+    await refuseForeignSocket(socketPath);
+    const socket = await new Promise<net.Socket>((resolve, reject) => {
+      const s = net.createConnection({ path: socketPath });
+      s.once("connect", () => resolve(s));
+      s.once("error", (error: NodeJS.ErrnoException) =>
+        reject(new DaemonUnavailable(`no coordd answers on ${socketPath} (${error.code ?? error.message}); ${HOW_TO_START}`)),
+      );
+    });
+    return new CoorddClient(
+      socket,
+      socketPath,
+      options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+    );
+  }
+
+  /** Whether the connection has ended (every further call rejects). */
+  get closed(): boolean {
+    return this.broken !== null;
+  }
+
+  close(): void {
+    this.breakWith(new DaemonUnavailable("the client was closed"));
+    this.socket.destroy();
+  }
+
+  /** Stop reading the socket (flow control: the daemon then holds, or drops, what it sends). */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  resumeReading(): void {
+    this.socket.resume();
+  }
+
+  // --- calls -------------------------------------------------------------------------
+
+  /** Any method, by name: the result object, or the error class of its kind. */
+  call<R = unknown>(method: string, params?: object, options: CallOptions = {}): Promise<R> {
+    const id = this.nextId++;
+    const request = { jsonrpc: "2.0", id, method, ...(params !== undefined ? { params: clean(params) } : {}) };
+    return this.send<R>([id], request, options, waitOf(params)).then((answers) => {
+      const answer = answers[0]!;
+      if ("error" in answer) throw answer.error;
+      return answer.result as R;
+    });
+  }
+
+  /** Several calls in one frame; answers in the order of `items`, each a result or an error. */
+  batch(items: BatchItem[], options: CallOptions = {}): Promise<BatchAnswer[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    const ids = items.map(() => this.nextId++);
+    const requests = items.map((item, n) => ({
+      jsonrpc: "2.0",
+      id: ids[n],
+      method: item.method,
+      ...(item.params !== undefined ? { params: clean(item.params) } : {}),
+    }));
+    const waits = Math.max(...items.map((item) => waitOf(item.params)));
+    return this.send(ids, requests, options, waits);
+  }
+
+  private async send<R>(ids: number[], body: unknown, options: CallOptions, waitsMs: number): Promise<BatchAnswer<R>[]> {
+    while (this.inFlight + ids.length > this.maxInFlight && this.inFlight > 0) {
+      await new Promise<void>((resolve) => this.queued.push(resolve));
+    }
+    this.inFlight += ids.length;
+    try {
+      return await this.sendNow<R>(ids, body, options, waitsMs);
+    } finally {
+      this.inFlight -= ids.length;
+      this.queued.shift()?.();
+    }
+  }
+
+  private sendNow<R>(ids: number[], body: unknown, options: CallOptions, waitsMs: number): Promise<BatchAnswer<R>[]> {
+    if (this.broken !== null) return Promise.reject(this.broken);
+    let frame: Buffer;
+    try {
+      frame = encodeFrame(Buffer.from(JSON.stringify(body)), DEFAULT_MAX_FRAME);
+    } catch (error) {
+      return Promise.reject(new ProtocolError(String((error as Error).message), -32600, { kind: "frame_too_large" }));
+    }
+    const answers = new Map<number, BatchAnswer<R>>();
+    return new Promise<BatchAnswer<R>[]>((resolve, reject) => {
+      // An explicit timeout is the whole budget; the default grows by what the call may wait.
+      const timeoutMs = options.timeoutMs ?? this.timeoutMs + waitsMs;
+      const finish = (): void => {
+        cleanup();
+        resolve(ids.map((id) => answers.get(id)!));
+      };
+      const abandon = (error: CoorddError): void => {
+        cleanup();
+        reject(error);
+      };
+      const timer = setTimeout(
+        () => abandon(new DaemonUnavailable(`no answer within ${timeoutMs} ms; the outcome is unknown`, { outcome: "unknown" })),
+        timeoutMs,
+      );
+      const onAbort = (): void => abandon(new CoorddError("the call was aborted; its outcome is unknown", -32000, { kind: "aborted" }));
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+        for (const id of ids) this.pending.delete(id);
+      };
+      for (const id of ids) {
+        this.pending.set(id, {
+          resolve: (result) => {
+            answers.set(id, { result: result as R });
+            if (answers.size === ids.length) finish();
+          },
+          reject: (error) => {
+            answers.set(id, { error });
+            if (answers.size === ids.length) finish();
+          },
+          cleanup,
+        });
+      }
+      if (options.signal?.aborted) {
+        onAbort();
+        return;
+      }
+      this.socket.write(frame);
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (error) {
+      this.breakWith(new ProtocolError(`bad frame from the daemon: ${(error as FrameError).message}`, -32600, {}));
+      this.socket.destroy();
+      return;
+    }
+    for (const frame of frames) {
+      let message: Response | Response[];
+      try {
+        message = JSON.parse(frame.toString("utf8")) as Response | Response[];
+      } catch {
+        continue; // not JSON: nothing to match it to
+      }
+      for (const response of Array.isArray(message) ? message : [message]) this.dispatch(response);
+    }
+  }
+
+  private dispatch(response: Response): void {
+    if (response.id === undefined || response.id === null) {
+      if (response.method !== undefined) {
+        this.emit("notification", response.method, response.params);
+      } else if (response.error !== undefined) {
+        this.breakWith(errorFromWire(response.error)); // a frame-level refusal: the daemon closes
+      }
+      return;
+    }
+    const pending = typeof response.id === "number" ? this.pending.get(response.id) : undefined;
+    if (pending === undefined) return;
+    if (response.error !== undefined) pending.reject(errorFromWire(response.error));
+    else pending.resolve(response.result);
+  }
+
+  private breakWith(error: CoorddError): void {
+    if (this.broken !== null) return;
+    this.broken = error;
+    for (const pending of [...this.pending.values()]) pending.reject(error);
+    this.pending.clear();
+    this.emit("close", error);
+  }
+
+  // --- one typed method per PROTOCOL.md method ----------------------------------------
+
+  ping(o?: CallOptions): Promise<{ pong: boolean }> { return this.call("ping", undefined, o); }
+  serverInfo(o?: CallOptions): Promise<T.ServerInfo> { return this.call("server.info", undefined, o); }
+  post(p: T.PostParams, o?: CallOptions): Promise<T.PostResult> { return this.call("task.post", p, o); }
+  get(id: number, o?: CallOptions): Promise<T.TaskResult> { return this.call("task.get", { id }, o); }
+  list(p: T.ListParams = {}, o?: CallOptions): Promise<T.ListResult> { return this.call("task.list", p, o); }
+  claim(p: { id: number; agent: string; lease_s?: number }, o?: CallOptions): Promise<T.ClaimResult> {
+    return this.call("task.claim", p, o);
+  }
+  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number }, o?: CallOptions): Promise<T.MaybeTaskResult> {
+    return this.call("task.claim_next", p, o);
+  }
+  renew(p: { id: number; agent: string; fence?: number; lease_s?: number }, o?: CallOptions): Promise<T.TaskResult> {
+    return this.call("task.renew", p, o);
+  }
+  release(p: { id: number; agent: string; fence?: number; assignee?: string }, o?: CallOptions): Promise<T.TaskResult> {
+    return this.call("task.release", p, o);
+  }
+  complete(p: { id: number; agent: string; fence?: number; result?: string; then_post?: T.PostParams }, o?: CallOptions): Promise<T.CompleteResult> {
+    return this.call("task.complete", p, o);
+  }
+  fail(p: { id: number; agent: string; fence?: number; reason?: string; retry?: boolean }, o?: CallOptions): Promise<T.TaskResult> {
+    return this.call("task.fail", p, o);
+  }
+  cancel(p: { id: number; agent?: string; reason?: string }, o?: CallOptions): Promise<T.TaskResult> {
+    return this.call("task.cancel", p, o);
+  }
+  reopen(p: { id: number; agent?: string }, o?: CallOptions): Promise<T.TaskResult> { return this.call("task.reopen", p, o); }
+  /** `assignee: null` clears it (null is sent, unlike an omitted param). */
+  assign(p: { id: number; assignee: string | null; agent?: string }, o?: CallOptions): Promise<T.TaskResult> {
+    return this.call("task.assign", p, o);
+  }
+  wait(p: T.WaitParams, o?: CallOptions): Promise<T.WaitResult> { return this.call("task.wait", p, o); }
+  heartbeat(p: { agent: string; lease_s?: number }, o?: CallOptions): Promise<T.HeartbeatResult> {
+    return this.call("agent.heartbeat", p, o);
+  }
+  agents(o?: CallOptions): Promise<T.AgentsResult> { return this.call("agent.list", undefined, o); }
+  eventsSince(p: T.EventsSinceParams = {}, o?: CallOptions): Promise<T.EventsResult> { return this.call("events.since", p, o); }
+  reserve(p: T.AcquireParams, o?: CallOptions): Promise<T.ReservationsResult> { return this.call("reservation.acquire", p, o); }
+  unreserve(p: { agent: string; project: string; patterns?: string[]; ids?: number[] }, o?: CallOptions): Promise<T.ReleasedResult> {
+    return this.call("reservation.release", p, o);
+  }
+  checkPaths(p: { project: string; paths: string[]; agent?: string }, o?: CallOptions): Promise<T.CheckResult> {
+    return this.call("reservation.check", p, o);
+  }
+  reservations(p: { project?: string; agent?: string } = {}, o?: CallOptions): Promise<T.ReservationsResult> {
+    return this.call("reservation.list", p, o);
+  }
+
+  /**
+   * Wait as long as you like: `task.wait` chained by seq in steps the daemon allows
+   * (at most an hour each), so nothing is missed between steps.
+   */
+  async waitFor(p: Omit<T.WaitParams, "timeout_s">, totalSeconds: number, o?: CallOptions): Promise<T.WaitResult> {
+    const deadline = Date.now() + totalSeconds * 1000;
+    let afterSeq = p.after_seq;
+    for (;;) {
+      const left = Math.max(0, (deadline - Date.now()) / 1000);
+      const step = Math.min(left, 3600);
+      const found = await this.wait({ ...p, after_seq: afterSeq, timeout_s: step }, o);
+      if (found.task !== null || left <= step) return found;
+      afterSeq = found.seq;
+    }
+  }
+}
+
+/** Seconds a call may rightly wait in the daemon (`timeout_s`, `wait_s`), in ms. */
+function waitOf(params: object | undefined): number {
+  if (params === undefined) return 0;
+  const p = params as { timeout_s?: unknown; wait_s?: unknown };
+  const seconds = typeof p.timeout_s === "number" ? p.timeout_s : typeof p.wait_s === "number" ? p.wait_s : 0;
+  return seconds > 0 ? seconds * 1000 + WAIT_SLACK_MS : 0;
+}
+
+/**
+ * Node cannot read the peer's credentials, so the client checks what it can: the
+ * socket must belong to this user (the daemon itself refuses other users' peers).
+ */
+async function refuseForeignSocket(socketPath: string): Promise<void> {
+  if (typeof process.getuid !== "function") return;
+  try {
+    const stat = await fs.lstat(socketPath);
+    if (stat.uid !== process.getuid()) {
+      throw new UntrustedSocket(`${socketPath} belongs to uid ${stat.uid}, not to you: set $COORDD_SOCKET to your own`);
+    }
+  } catch (error) {
+    if (error instanceof UntrustedSocket) throw error;
+    // Missing: connect() says so, with how to start a daemon.
+  }
+}

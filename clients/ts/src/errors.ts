@@ -1,0 +1,108 @@
+/** One error class per kind of PROTOCOL.md section 3, each carrying the error's `data`. */
+
+export type ErrorData = { kind?: string; [key: string]: unknown };
+
+export class CoorddError extends Error {
+  override name = "CoorddError";
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly data: ErrorData = {},
+  ) {
+    super(message);
+  }
+
+  /** The error's kind (`data.kind`), e.g. `"lease_lost"`. */
+  get kind(): string {
+    return typeof this.data.kind === "string" ? this.data.kind : "internal_error";
+  }
+}
+
+/** The request was not understood: bad JSON, bad envelope, unknown method, bad params. */
+export class ProtocolError extends CoorddError {
+  override name = "ProtocolError";
+}
+export class InvalidParams extends ProtocolError {
+  override name = "InvalidParams";
+}
+export class MethodNotFound extends ProtocolError {
+  override name = "MethodNotFound";
+}
+export class InternalError extends CoorddError {
+  override name = "InternalError";
+}
+export class NotFound extends CoorddError {
+  override name = "NotFound";
+}
+export class Conflict extends CoorddError {
+  override name = "Conflict";
+}
+/** A claim of a task whose dependencies are not done (`data.task` says which). */
+export class Blocked extends Conflict {
+  override name = "Blocked";
+}
+/** A reservation refused; `data.conflicts` names what is in the way. */
+export class Reserved extends Conflict {
+  override name = "Reserved";
+}
+export class LeaseLost extends CoorddError {
+  override name = "LeaseLost";
+}
+export class Overloaded extends CoorddError {
+  override name = "Overloaded";
+}
+export class ShuttingDown extends CoorddError {
+  override name = "ShuttingDown";
+}
+/** Client side: no daemon answered, or the connection dropped (the outcome is unknown). */
+export class DaemonUnavailable extends CoorddError {
+  override name = "DaemonUnavailable";
+  constructor(message: string, data: ErrorData = {}) {
+    super(message, -32000, { kind: "daemon_unavailable", ...data });
+  }
+}
+
+const BY_KIND: Record<string, new (message: string, code: number, data: ErrorData) => CoorddError> = {
+  parse_error: ProtocolError,
+  invalid_request: ProtocolError,
+  frame_too_large: ProtocolError,
+  method_not_found: MethodNotFound,
+  invalid_params: InvalidParams,
+  internal_error: InternalError,
+  not_found: NotFound,
+  conflict: Conflict,
+  blocked: Blocked,
+  reserved: Reserved,
+  lease_lost: LeaseLost,
+  overloaded: Overloaded,
+  shutting_down: ShuttingDown,
+};
+
+const BY_CODE: Record<number, new (message: string, code: number, data: ErrorData) => CoorddError> = {
+  [-32700]: ProtocolError,
+  [-32600]: ProtocolError,
+  [-32601]: MethodNotFound,
+  [-32602]: InvalidParams,
+  [-32603]: InternalError,
+  [-32001]: NotFound,
+  [-32002]: Conflict,
+  [-32003]: LeaseLost,
+  [-32004]: Overloaded,
+  [-32005]: ShuttingDown,
+};
+
+/** The exception an error response describes: by kind first, then by code. */
+export function errorFromWire(error: { code: number; message: string; data?: ErrorData }): CoorddError {
+  const data = error.data ?? {};
+  const kind = typeof data.kind === "string" ? data.kind : undefined;
+  const cls = (kind !== undefined ? BY_KIND[kind] : undefined) ?? BY_CODE[error.code] ?? CoorddError;
+  return new cls(error.message, error.code, data);
+}
+
+/** Client side: the socket is another user's, so it is not our daemon. */
+export class UntrustedSocket extends CoorddError {
+  override name = "UntrustedSocket";
+  constructor(message: string) {
+    super(message, -32000, { kind: "untrusted_socket" });
+  }
+}

@@ -1,0 +1,8 @@
+/** coordd-client: a client for the coordd daemon, for IDE plugins and other Node hosts. */
+
+export { CoorddClient, DEFAULT_TIMEOUT_MS, type BatchAnswer, type BatchItem, type CallOptions, type ConnectOptions } from "./client.js";
+export * from "./errors.js";
+export { DEFAULT_MAX_FRAME, encodeFrame, FrameDecoder, FrameError, MAX_ANSWER_FRAME } from "./framing.js";
+export { checkSocketPath, defaultSocketPath, SOCKET_ENV, sunPathLimit } from "./paths.js";
+export { subscribe, Subscription, type SubscribeOptions } from "./subscribe.js";
+export type * from "./types.js";

@@ -1,0 +1,113 @@
+/**
+ * `subscribe`: events as an async iterator, on a connection of its own, that
+ * resumes from the last seq it yielded after `subscription.closed` (lagged,
+ * shutdown) and after the connection drops: no gaps, no duplicates.
+ */
+
+import { CoorddClient, type ConnectOptions } from "./client.js";
+import { CoorddError } from "./errors.js";
+import type { Event, SubscribeParams, SubscribeResult } from "./types.js";
+
+/** Milliseconds between tries while the daemon cannot be reached. */
+export const RECONNECT_DELAY_MS = 200;
+/** Events held for a slow consumer before reading pauses (the daemon then closes the
+ * subscription as lagged, and it resumes from the last seq: memory stays bounded). */
+export const QUEUE_HIGH_WATER = 1000;
+
+export interface SubscribeOptions extends ConnectOptions {
+  /** Stop iterating; the iterator then ends. */
+  signal?: AbortSignal;
+}
+
+export class Subscription implements AsyncIterable<Event> {
+  /** The seq of the last event yielded (resume point). */
+  lastSeq: number | undefined;
+  private client: CoorddClient | null = null;
+  private readonly queue: Event[] = [];
+  private wake: (() => void) | null = null;
+  private ended = false;
+  private needReconnect = false;
+
+  constructor(
+    private readonly params: SubscribeParams,
+    private readonly options: SubscribeOptions = {},
+  ) {
+    this.lastSeq = params.after_seq;
+    options.signal?.addEventListener("abort", () => this.close(), { once: true });
+  }
+
+  close(): void {
+    this.ended = true;
+    this.client?.close();
+    this.client = null;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Event> {
+    try {
+      while (!this.ended) {
+        if (this.client === null) {
+          await this.open();
+          continue;
+        }
+        const event = this.queue.shift();
+        if (this.queue.length < QUEUE_HIGH_WATER / 2) this.client.resumeReading();
+        if (event !== undefined) {
+          if (this.lastSeq !== undefined && event.seq <= this.lastSeq) continue; // replayed
+          this.lastSeq = event.seq;
+          yield event;
+          continue;
+        }
+        if (this.needReconnect) {
+          this.client.close();
+          this.client = null;
+          this.needReconnect = false;
+          continue;
+        }
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+      }
+    } finally {
+      this.close();
+    }
+  }
+
+  private async open(): Promise<void> {
+    for (;;) {
+      if (this.ended) return;
+      try {
+        const client = await CoorddClient.connect(this.options);
+        client.on("notification", (method: string, params: unknown) => this.onNotification(method, params));
+        client.on("close", () => {
+          this.needReconnect = true;
+          this.wake?.();
+        });
+        const started = await client.call<SubscribeResult>("events.subscribe", {
+          ...this.params,
+          after_seq: this.lastSeq,
+        });
+        if (this.lastSeq === undefined) this.lastSeq = started.last_seq;
+        this.needReconnect = false;
+        this.client = client;
+        return;
+      } catch (error) {
+        if (!(error instanceof CoorddError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
+      }
+    }
+  }
+
+  private onNotification(method: string, params: unknown): void {
+    if (method === "event") {
+      this.queue.push((params as { event: Event }).event);
+      if (this.queue.length >= QUEUE_HIGH_WATER) this.client?.pauseReading();
+    } else if (method === "subscription.closed") {
+      this.needReconnect = true; // lagged or shutdown: resubscribe from lastSeq
+    }
+    this.wake?.();
+  }
+}
+
+export function subscribe(params: SubscribeParams = {}, options: SubscribeOptions = {}): Subscription {
+  return new Subscription(params, options);
+}

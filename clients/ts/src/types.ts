@@ -1,0 +1,145 @@
+/** The wire shapes of PROTOCOL.md sections 4, 6, 7, 9 and 10. Fields a newer daemon adds pass through. */
+
+export type State = "pending" | "claimed" | "done" | "failed" | "cancelled";
+export type EventType =
+  | "task.posted" | "task.claimed" | "task.released" | "task.expired" | "task.completed"
+  | "task.failed" | "task.cancelled" | "task.reopened" | "task.assigned" | "task.blocked"
+  | "task.unblocked";
+
+export interface Task {
+  id: number;
+  project: string;
+  kind: string;
+  title: string;
+  body: string;
+  state: State;
+  priority: number;
+  tags: string[];
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  claimed_by: string | null;
+  claimed_at: string | null;
+  lease_expires_at: string | null;
+  fence: number;
+  attempts: number;
+  result: string | null;
+  assignee: string | null;
+  depends_on: number[];
+  blocked_by: number[];
+  [more: string]: unknown;
+}
+
+export interface Event {
+  seq: number;
+  at: string;
+  type: EventType;
+  task_id: number;
+  agent: string | null;
+  task: Task;
+}
+
+export interface Reservation {
+  id: number;
+  project: string;
+  agent: string;
+  pattern: string;
+  exclusive: boolean;
+  reason: string | null;
+  task_id: number | null;
+  created_at: string;
+  expires_at: string;
+  ttl_s: number;
+}
+
+export interface PostParams {
+  title: string;
+  body?: string;
+  kind?: string;
+  project?: string;
+  priority?: number;
+  tags?: string[];
+  agent?: string;
+  state?: "pending" | "done";
+  idempotency_key?: string;
+  depends_on?: number[];
+  assignee?: string;
+}
+
+export interface ListParams {
+  project?: string;
+  state?: State | State[];
+  kind?: string;
+  tag?: string;
+  claimed_by?: string;
+  after_id?: number;
+  limit?: number;
+  assignee?: string;
+  ready?: boolean;
+}
+
+export interface WaitParams {
+  timeout_s: number;
+  project?: string;
+  kind?: string;
+  state?: State | State[];
+  tag?: string;
+  title_contains?: string;
+  after_seq?: number;
+  assignee?: string;
+  ready?: boolean;
+}
+
+export interface EventsSinceParams {
+  after_seq?: number;
+  limit?: number;
+  project?: string;
+  types?: EventType[];
+  task_id?: number;
+}
+
+export interface SubscribeParams {
+  after_seq?: number;
+  project?: string;
+  types?: EventType[];
+}
+
+export interface AcquireParams {
+  agent: string;
+  project: string;
+  patterns: string[];
+  exclusive?: boolean;
+  ttl_s?: number;
+  reason?: string;
+  task_id?: number;
+  wait_s?: number;
+}
+
+export interface ServerInfo {
+  version: string;
+  protocol: number;
+  features: string[];
+  pid: number;
+  db_path: string;
+  started_at: string;
+  counts: Record<string, number>;
+  last_seq: number;
+  [more: string]: unknown;
+}
+
+export interface PostResult { task: Task; created: boolean }
+export interface TaskResult { task: Task }
+export interface MaybeTaskResult { task: Task | null }
+export interface ClaimResult { won: boolean; task: Task }
+export interface CompleteResult { task: Task; posted: Task | null }
+export interface ListResult { tasks: Task[]; next_after_id: number | null }
+export interface WaitResult { task: Task | null; seq: number }
+export interface EventsResult { events: Event[]; last_seq: number }
+export interface HeartbeatResult { renewed: number; reservations_renewed?: number }
+export interface AgentInfo { agent: string; last_seen: string; holding: number }
+export interface AgentsResult { agents: AgentInfo[] }
+export interface ReservationsResult { reservations: Reservation[] }
+export interface ReleasedResult { released: number }
+export interface PathConflict { path: string; reservation: Reservation }
+export interface CheckResult { conflicts: PathConflict[] }
+export interface SubscribeResult { subscription: number; last_seq: number }

@@ -1,0 +1,54 @@
+/** A real `coordd serve` on a temporary socket, for the tests. */
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** The repository's root (build-test/test -> clients/ts -> repo). */
+export const ROOT = path.resolve(HERE, "..", "..", "..", "..");
+/** The Python that runs coordd: $COORDD_PYTHON, else the repository's .venv. */
+export const PYTHON = process.env.COORDD_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
+
+export class Daemon {
+  readonly dir = mkdtempSync(path.join(os.tmpdir(), "cdts"));
+  readonly socketPath = path.join(this.dir, "s.sock");
+  readonly dbPath = path.join(this.dir, "db.sqlite");
+  private proc: ChildProcess | null = null;
+
+  async start(): Promise<this> {
+    this.proc = spawn(PYTHON, ["-m", "coordd", "serve", "--socket", this.socketPath, "--db", this.dbPath,
+      "--log-level", "warning"], { stdio: ["ignore", "ignore", "inherit"] });
+    const deadline = Date.now() + 20_000;
+    while (!(await this.answers())) {
+      if (Date.now() > deadline) throw new Error("coordd did not start");
+      if (this.proc.exitCode !== null) throw new Error(`coordd exited with ${this.proc.exitCode}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return this;
+  }
+
+  private answers(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const s = net.createConnection({ path: this.socketPath });
+      s.once("connect", () => { s.destroy(); resolve(true); });
+      s.once("error", () => resolve(false));
+    });
+  }
+
+  /** Graceful stop (SIGTERM), waiting for the process to exit. */
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    if (proc === null || proc.exitCode !== null) return;
+    await new Promise<void>((resolve) => { proc.once("exit", () => resolve()); proc.kill("SIGTERM"); });
+    this.proc = null;
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
