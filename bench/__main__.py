@@ -38,6 +38,16 @@ from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
 
 
+def node_worker_command(daemon: Daemon) -> list[str] | None:
+    """`node clients/ts/build-test/bench/worker.js`, built if the package's deps are in."""
+    ts = ROOT / "clients" / "ts"
+    node = shutil.which("node")
+    if node is None or not (ts / "node_modules").exists():
+        return None
+    subprocess.run(["npm", "run", "--silent", "build:test"], cwd=ts, check=True)
+    return [node, str(ts / "build-test" / "bench" / "worker.js"), str(daemon.socket)]
+
+
 def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
     """RSS growth per idle connection and per subscription, on a fresh daemon.
 
@@ -230,6 +240,20 @@ def main(argv: list[str] | None = None) -> int:
                         claims.ops,
                     )
                 next_id += per * clients
+            node_worker = node_worker_command(daemon)
+            if node_worker is not None:  # the TypeScript client, next to the Python one
+                per = max(1, total // 16)
+                node_first = post_tasks(daemon, per * 16)
+                rows.append(
+                    run_workers(
+                        node_worker,
+                        "claim",
+                        16,
+                        per,
+                        lambda n, s=node_first, p=per: s + n * p,
+                        name="claim (TS client)",
+                    )
+                )
             measure_baseline()
             stats_before = writer_stats(daemon)
             contended_start = next_id
