@@ -242,15 +242,15 @@ def main(argv: list[str] | None = None) -> int:
                 next_id += per * clients
             node_worker = node_worker_command(daemon)
             if node_worker is not None:  # the TypeScript client, next to the Python one
-                per = max(1, total // 16)
-                node_first = post_tasks(daemon, per * 16)
+                node_per = max(1, total // 16)
+                node_first = post_tasks(daemon, node_per * 16)
                 rows.append(
                     run_workers(
                         node_worker,
                         "claim",
                         16,
-                        per,
-                        lambda n, s=node_first, p=per: s + n * p,
+                        node_per,
+                        lambda n, s=node_first, p=node_per: s + n * p,
                         name="claim (TS client)",
                     )
                 )

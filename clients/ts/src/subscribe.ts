@@ -22,6 +22,9 @@ export interface SubscribeOptions extends ConnectOptions {
 export class Subscription implements AsyncIterable<Event> {
   /** The seq of the last event yielded (resume point). */
   lastSeq: number | undefined;
+  /** How many times it subscribed again after the first (lag, restart, lost connection). */
+  resumes = 0;
+  private subscribed = false;
   private client: CoorddClient | null = null;
   private readonly queue: Event[] = [];
   private wake: (() => void) | null = null;
@@ -87,6 +90,8 @@ export class Subscription implements AsyncIterable<Event> {
           after_seq: this.lastSeq,
         });
         if (this.lastSeq === undefined) this.lastSeq = started.last_seq;
+        if (this.subscribed) this.resumes++;
+        this.subscribed = true;
         this.needReconnect = false;
         this.client = client;
         return;

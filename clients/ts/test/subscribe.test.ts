@@ -32,6 +32,7 @@ test("a subscription resumes across a daemon restart without gaps or duplicates"
     again.close();
     const seqs = [...before, ...(await rest)].map((e) => e.seq);
     assert.deepEqual(seqs, [1, 2, 3, 4, 5, 6]);
+    assert.ok(sub.resumes >= 1, "it subscribed again after the restart");
   } finally {
     sub.close();
     await daemon.destroy();
@@ -49,10 +50,11 @@ test("a lagging subscription is closed by the daemon and resumes from its last s
     await firstOne;
     // The consumer stops reading the socket: the daemon's queue for it passes 1,000.
     (sub as unknown as { client: CoorddClient }).client.pauseReading();
-    await Promise.all(Array.from({ length: 3000 }, (_, n) => poster.post({ title: `burst ${n}` })));
+    await Promise.all(Array.from({ length: 8000 }, (_, n) => poster.post({ title: `burst ${n}` })));
     (sub as unknown as { client: CoorddClient }).client.resumeReading();
-    const rest = await take(events, 3000);
-    assert.deepEqual(rest.map((e) => e.seq), Array.from({ length: 3000 }, (_, n) => n + 2));
+    const rest = await take(events, 8000);
+    assert.deepEqual(rest.map((e) => e.seq), Array.from({ length: 8000 }, (_, n) => n + 2));
+    assert.ok(sub.resumes >= 1, "the daemon closed it as lagged and it resumed");
     poster.close();
   } finally {
     sub.close();
