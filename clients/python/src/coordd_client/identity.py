@@ -176,7 +176,9 @@ def main_worktree(cwd: str | os.PathLike[str] | None = None) -> str | None:
     parent is the main worktree. A bare repository or a submodule (whose
     common dir is not named `.git`) falls back to this worktree's top level.
     """
-    out = _git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
+    out = git_output(
+        cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"
+    )
     if out is None:
         return None
     lines = out.splitlines()
@@ -188,7 +190,7 @@ def main_worktree(cwd: str | os.PathLike[str] | None = None) -> str | None:
     return lines[1] if len(lines) > 1 else None
 
 
-def _git(cwd: str | os.PathLike[str] | None, *args: str) -> str | None:
+def git_output(cwd: str | os.PathLike[str] | None, *args: str) -> str | None:
     try:
         out = subprocess.run(
             ["git", *args],

@@ -10,25 +10,15 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
+
+from coordd_client.identity import git_output
 
 
 @functools.lru_cache(maxsize=256)
 def worktree_top(directory: str) -> str | None:
     """The top level of the worktree containing `directory` (which must exist), if any."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-            cwd=directory,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    top = out.stdout.strip()
-    return os.path.realpath(top) if out.returncode == 0 and top else None
+    top = git_output(directory, "rev-parse", "--show-toplevel")
+    return os.path.realpath(top) if top else None
 
 
 def board_path(path: str, cwd: str | None = None) -> str:
