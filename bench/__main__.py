@@ -38,6 +38,32 @@ from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
 
 
+def measure_floor(workdir: Path, total: int) -> list[Result]:
+    """16 clients pinging and claiming against `bench/floor.py`, the bare design."""
+    socket = workdir / "floor.sock"
+    log = open(workdir / "floor.log", "ab")  # noqa: SIM115
+    floor = subprocess.Popen(
+        [sys.executable, "-m", "bench.floor", str(socket), str(workdir / "floor.db"), str(total)],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        cwd=ROOT,
+    )
+    log.close()
+    try:
+        assert floor.stdout is not None and floor.stdout.readline().strip() == "ready"
+        command = [sys.executable, "-m", "bench.worker", str(socket)]
+        per = max(1, total // 16)
+        ping = run_workers(command, "ping", 16, per, lambda n: 0, name="ping (floor)")
+        claim = run_workers(
+            command, "claim", 16, per, lambda n, p=per: 1 + n * p, name="claim (floor)"
+        )
+        return [ping, claim]
+    finally:
+        floor.terminate()
+        floor.communicate(timeout=30)
+
+
 def node_worker_command(daemon: Daemon) -> list[str] | None:
     """`node clients/ts/build-test/bench/worker.js`, built if the package's deps are in."""
     ts = ROOT / "clients" / "ts"
@@ -240,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
                         claims.ops,
                     )
                 next_id += per * clients
+            # The floor, in the same window as coordd's 16-client runs just above.
+            rows += measure_floor(workdir, total)
             node_worker = node_worker_command(daemon)
             if node_worker is not None:  # the TypeScript client, next to the Python one
                 node_per = max(1, total // 16)

@@ -101,6 +101,14 @@ def render_report(m: Measured) -> str:
         "| measure | value | target |",
         "| --- | --- | --- |",
     ]
+    for workload in ("ping", "claim"):
+        floor = by.get((f"{workload} (floor)", 16))
+        if floor is not None and (workload, 16) in by:
+            ratio = by[(workload, 16)].rate / floor.rate
+            lines.append(
+                f"| 16 clients, coordd {workload}s/s / the floor's (`bench/floor.py`, same run)"
+                f" | **{ratio:.2f}x** | >= 0.9x |"
+            )
     if ("claim", 16) in by:
         ratio = by[("claim", 16)].rate / base_rate
         lines.append(
