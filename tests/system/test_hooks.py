@@ -109,6 +109,9 @@ def test_the_edit_guard_denies_another_agents_reserved_file_only(
     assert (mine.returncode, mine.stdout) == (0, "")  # silent: allowed
     free = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B, FILE=str(repo / "README"))
     assert hook("pre-edit", "claude", free, daemon.socket_path).stdout == ""
+    outside = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B, FILE="/etc/hosts")
+    elsewhere = hook("pre-edit", "claude", outside, daemon.socket_path)
+    assert (elsewhere.stdout, elsewhere.stderr) == ("", "")  # not the board's: silently allowed
 
 
 def test_the_codex_guard_reads_the_patch_headers(daemon: DaemonProcess, repo: Path) -> None:

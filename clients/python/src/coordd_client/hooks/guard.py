@@ -41,7 +41,14 @@ def check_paths(
     if not paths:
         return Verdict(True, "")
     strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
-    asked = {board_path(p, cwd): p for p in paths}
+    asked = {}
+    for path in paths:
+        key = board_path(path, cwd)
+        # A file outside the project (outside every worktree of it) is nobody's here.
+        if not os.path.isabs(key) or key.startswith(project.rstrip("/") + "/"):
+            asked[key] = path
+    if not asked:
+        return Verdict(True, "")
     try:
         with Client(socket, timeout_s=GUARD_TIMEOUT_S) as client:
             found = client.check_paths(list(asked), project=project, agent=agent).conflicts
