@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.report import percentile
 from coordd_client import Client
 
 PROJECT = "/bench/hooks"
@@ -29,11 +30,6 @@ def _run(event: str, stdin: str, env: dict[str, str]) -> float:
         check=False,
     )
     return time.perf_counter() - started
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def measure_hooks(socket: Path, runs: int = 40) -> dict[str, float]:
@@ -59,9 +55,9 @@ def measure_hooks(socket: Path, runs: int = 40) -> dict[str, float]:
         started = time.perf_counter()
         subprocess.run(python, check=True)
         bare.append(time.perf_counter() - started)
-    out["hook_python_start_p50_ms"] = _pct(bare, 0.5) * 1000
+    out["hook_python_start_p50_ms"] = percentile(bare, 0.5) * 1000
     for event, stdin in payloads.items():
         times = [_run(event, json.dumps(stdin), env) for _ in range(runs)]
-        out[f"hook_{event}_p50_ms"] = _pct(times, 0.5) * 1000
-        out[f"hook_{event}_p99_ms"] = _pct(times, 0.99) * 1000
+        out[f"hook_{event}_p50_ms"] = percentile(times, 0.5) * 1000
+        out[f"hook_{event}_p99_ms"] = percentile(times, 0.99) * 1000
     return out

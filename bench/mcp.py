@@ -11,6 +11,7 @@ from pathlib import Path
 
 import trio
 
+from bench.report import percentile
 from coordd_client import Client
 
 PROJECT = "/bench/mcp"
@@ -31,11 +32,6 @@ def _children_rss_kib(name: str) -> float:
         if int(fields.get("PPid", "0")) == os.getpid() and name in cmdline:
             total += float(fields.get("VmRSS", "0 kB").split()[0])
     return total
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def measure_mcp(socket: Path, claims: int = 300, starts: int = 5) -> dict[str, float]:
@@ -71,10 +67,10 @@ def measure_mcp(socket: Path, claims: int = 300, starts: int = 5) -> dict[str, f
                 assert not result.is_error
             out["mcp_server_rss_kib"] = _children_rss_kib("mcp")
         out["mcp_start_s"] = statistics.median(start_times)
-        out["mcp_claim_p50_us"] = _pct(latencies, 0.5) * 1e6
-        out["mcp_claim_p99_us"] = _pct(latencies, 0.99) * 1e6
+        out["mcp_claim_p50_us"] = percentile(latencies, 0.5) * 1e6
+        out["mcp_claim_p99_us"] = percentile(latencies, 0.99) * 1e6
 
     trio.run(main)
-    out["socket_claim_p50_us"] = _pct(socket_latencies, 0.5) * 1e6
-    out["socket_claim_p99_us"] = _pct(socket_latencies, 0.99) * 1e6
+    out["socket_claim_p50_us"] = percentile(socket_latencies, 0.5) * 1e6
+    out["socket_claim_p99_us"] = percentile(socket_latencies, 0.99) * 1e6
     return out

@@ -26,8 +26,13 @@ class Result:
         return self.ops / self.seconds
 
     def pct(self, q: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+        return percentile(self.latencies, q)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The `q` quantile (0.5: p50) by rank, NaN for no values."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
 @dataclass

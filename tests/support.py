@@ -240,3 +240,15 @@ def git_repo(path: Path) -> Path:
         check=True,
     )  # fmt: skip
     return path
+
+
+def coord_without(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`coord ARGS` in a Python where `module` cannot be imported (an extra not installed)."""
+    script = (
+        f"import sys; sys.modules[{module!r}] = None\n"
+        "from coordd_client.cli import main\n"
+        f"sys.exit(main({list(args)!r}))\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )

@@ -12,13 +12,12 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 from textual.widgets import DataTable, RichLog
 
 from coordd_client import Client
 from coordd_client.tui.app import TopApp
-from support import DaemonProcess, coord
+from support import DaemonProcess, coord, coord_without
 
 PROJECT = "/top"
 
@@ -159,14 +158,7 @@ with Client(sys.argv[1], agent="burst") as client:
 """
 
 
-def test_without_textual_coord_top_says_what_to_install(workdir: Path) -> None:
-    script = (
-        "import sys; sys.modules['textual'] = None\n"
-        "from coordd_client.cli import main\n"
-        "sys.exit(main(['top']))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+def test_without_textual_coord_top_says_what_to_install() -> None:
+    result = coord_without("textual", "top")
     assert result.returncode == 1
     assert "pip install 'coordd-client[tui]'" in result.stderr

@@ -11,10 +11,10 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 
 from coordd_client import methods
-from coordd_client.identity import Resolved
+from coordd_client.identity import Resolved, host_project
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.link import DaemonLink
-from coordd_client.mcp_bridge.naming import mcp_agent, mcp_project
+from coordd_client.mcp_bridge.naming import mcp_agent
 from coordd_client.protocol.errors import CoordError
 
 
@@ -23,7 +23,7 @@ class Bridge:
         self.link = link
         self._env = dict(os.environ if environ is None else environ)
         self._agent: Resolved | None = None
-        self.project = mcp_project(self._env)
+        self.project = host_project(self._env)
 
     def agent(self, ctx: Context | None) -> Resolved:
         """Resolved on the first call (the client's name is known from then), then fixed."""

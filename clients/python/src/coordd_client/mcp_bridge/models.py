@@ -1,17 +1,23 @@
 """The tools' input and output shapes, as pydantic models the SDK turns into JSON Schema.
 
-Outputs mirror PROTOCOL.md's result objects and allow extra fields, so a
-newer daemon's additions pass through and still validate. Inputs forbid
+Outputs are twins of the wire module's result Structs (`from_wire`), allowing
+extra fields, so a newer daemon's additions pass through and still validate. Inputs forbid
 unknown fields, as the protocol does: a typo is an error naming it.
 """
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-State = Literal["pending", "claimed", "done", "failed", "cancelled"]
+from coordd_client.protocol import wire
+
+State = wire.State
 TaskId = Annotated[int, Field(ge=1, description="the task's id")]
 Fence = Annotated[int, Field(ge=0, description="the fence your claim returned")]
 LeaseSeconds = Annotated[float, Field(ge=1, le=86400, description="seconds (default 600)")]
@@ -24,65 +30,54 @@ class Out(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class Task(Out):
-    id: int
-    project: str
-    kind: str
-    title: str
-    body: str
-    state: State
-    priority: int
-    tags: list[str]
-    created_by: str | None
-    created_at: str
-    updated_at: str
-    claimed_by: str | None
-    claimed_at: str | None
-    lease_expires_at: str | None
-    fence: int
-    attempts: int
-    result: str | None
-    assignee: str | None = None
-    depends_on: list[int] = []
-    blocked_by: list[int] = []
+def from_wire(struct: type[msgspec.Struct]) -> type[BaseModel]:
+    """The pydantic twin of a wire Struct (`coordd_client.protocol.wire`): the same
+    fields and defaults, nested Structs twinned too, extra fields allowed. The result
+    shapes are declared once, in the wire module; the SDK needs pydantic to publish
+    them as output schemas."""
+    return _twins(struct)
 
 
-class TaskResult(Out):
-    task: Task
+@functools.cache
+def _twins(struct: type[msgspec.Struct]) -> type[BaseModel]:
+    hints = typing.get_type_hints(struct)
+    fields: dict[str, Any] = {}
+    for spec in msgspec.structs.fields(struct):
+        annotation = _twin(hints[spec.name])
+        if spec.required:
+            fields[spec.name] = (annotation, ...)
+        elif spec.default_factory is not msgspec.NODEFAULT:
+            fields[spec.name] = (annotation, Field(default_factory=spec.default_factory))
+        else:
+            fields[spec.name] = (annotation, spec.default)
+    model: type[BaseModel] = create_model(struct.__name__, __base__=Out, **fields)
+    return model
 
 
-class MaybeTaskResult(Out):
-    task: Task | None
+def _twin(annotation: Any) -> Any:
+    """`annotation` with every wire Struct in it replaced by its twin."""
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        return _twins(annotation)
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        return list[_twin(args[0])]  # type: ignore[misc]
+    if origin in (types.UnionType, typing.Union):
+        return typing.Union[tuple(_twin(arg) for arg in args)]  # noqa: UP007
+    return annotation  # plain types, Literal, dict[str, int]
 
 
-class ClaimResult(Out):
-    won: bool
-    task: Task
-
-
-class PostResult(Out):
-    task: Task
-    created: bool
-
-
-class CompleteResult(Out):
-    task: Task
-    posted: Task | None
-
-
-class ListResult(Out):
-    tasks: list[Task]
-    next_after_id: int | None
-
-
-class WaitResult(Out):
-    task: Task | None
-    seq: int
-
-
-class HeartbeatResult(Out):
-    renewed: int
-    reservations_renewed: int = 0
+TaskResult = from_wire(wire.TaskResult)
+MaybeTaskResult = from_wire(wire.MaybeTaskResult)
+ClaimResult = from_wire(wire.ClaimResult)
+PostResult = from_wire(wire.PostResult)
+CompleteResult = from_wire(wire.CompleteResult)
+ListResult = from_wire(wire.ListResult)
+WaitResult = from_wire(wire.WaitResult)
+HeartbeatResult = from_wire(wire.HeartbeatResult)
+ReservationsResult = from_wire(wire.ReservationsResult)
+ReleasedResult = from_wire(wire.ReleasedResult)
+CheckResult = from_wire(wire.CheckResult)
 
 
 class WhoamiResult(Out):
@@ -91,36 +86,6 @@ class WhoamiResult(Out):
     project: str
     project_source: str
     socket: str
-
-
-class Reservation(Out):
-    id: int
-    project: str
-    agent: str
-    pattern: str
-    exclusive: bool
-    reason: str | None
-    task_id: int | None
-    created_at: str
-    expires_at: str
-    ttl_s: float
-
-
-class ReservationsResult(Out):
-    reservations: list[Reservation]
-
-
-class ReleasedResult(Out):
-    released: int
-
-
-class PathConflict(Out):
-    path: str
-    reservation: Reservation
-
-
-class CheckResult(Out):
-    conflicts: list[PathConflict]
 
 
 class BoardTask(Out):

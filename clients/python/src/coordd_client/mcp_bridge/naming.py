@@ -8,9 +8,8 @@ which an MCP server has none of: it is named from the MCP client's name
 (`clientInfo`), the host process that started it and its own process, so it
 is stable for this server's life and distinct from every concurrent one.
 
-The project: `$COORD_PROJECT`, else the board of `$CLAUDE_PROJECT_DIR`, else
-that of the working directory, where a directory's board is its
-repository's main worktree (`identity.resolve_project`).
+The project is `identity.host_project`'s, as for the hooks: `$COORD_PROJECT`,
+else the board of `$CLAUDE_PROJECT_DIR`, else that of the working directory.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from collections.abc import Mapping
 from coordd_client.identity import (
     Resolved,
     agent_from_environment,
-    host_project,
     process_name_and_start,
     slug,
 )
@@ -40,7 +38,3 @@ def mcp_agent(env: Mapping[str, str], client_name: str | None) -> Resolved:
         f"{name}-{host}-{digest}",
         f"this MCP server (client {client_name or 'unnamed'}, host process {host})",
     )
-
-
-def mcp_project(env: Mapping[str, str]) -> Resolved:
-    return host_project(env)
