@@ -5,6 +5,7 @@ identity shared with the CLI, waits, restarts and bad input."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -217,7 +218,108 @@ async def test_a_tab_is_one_agent_in_mcp_and_in_its_shell(daemon: DaemonProcess)
     assert via_mcp["agent"] == via_shell["agent"] == "claude-3cda0b494380"
 
 
-async def test_without_a_host_id_the_name_is_per_server_process() -> None:
+async def test_without_a_host_id_the_name_is_per_server_process(daemon: DaemonProcess) -> None:
+    async with (
+        MCPClient(server(daemon.socket_path)) as one,
+        MCPClient(server(daemon.socket_path)) as two,
+    ):
+        first, second = await call(one, "whoami"), await call(two, "whoami")
+        assert first["agent"] != second["agent"]
+        assert first["agent"] == (await call(one, "whoami"))["agent"]  # stable
+        assert "MCP server" in first["agent_source"]
+
+
+async def test_claude_project_dir_names_the_board(daemon: DaemonProcess, repo: Path) -> None:
+    sub = repo / "sub"
+    sub.mkdir()
+    params = server(daemon.socket_path, project=None, CLAUDE_PROJECT_DIR=str(sub))
+    async with MCPClient(params) as c:
+        me = await call(c, "whoami")
+    assert me["project"] == str(repo.resolve())  # noqa: ASYNC240
+
+
+async def test_wait_for_task_is_woken_by_a_post_from_another_process(
+    daemon: DaemonProcess,
+) -> None:
+    async with MCPClient(server(daemon.socket_path, COORD_AGENT="waiter")) as c:
+        result: dict[str, Any] = {}
+
+        async def wait() -> None:
+            result.update(await call(c, "wait_for_task", kind="bug", timeout_s=30))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(wait)
+            await trio.sleep(0.5)
+            started = time.monotonic()
+            posted = await trio.to_thread.run_sync(
+                lambda: coord(
+                    "post",
+                    "a bug",
+                    "--kind",
+                    "bug",
+                    "--project",
+                    PROJECT,
+                    socket=daemon.socket_path,
+                )
+            )
+            assert posted.returncode == 0
+        assert result["task"]["title"] == "a bug"
+        assert time.monotonic() - started < 10
+
+
+async def test_a_long_wait_reports_progress_to_a_caller_that_asks(daemon: DaemonProcess) -> None:
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async with MCPClient(server(daemon.socket_path, COORD_AGENT="w")) as c:
+        result = await c.call_tool(
+            "wait_for_task", {"kind": "never", "timeout_s": 7}, progress_callback=on_progress
+        )
+    assert doc(result)["task"] is None
+    assert progress and progress == sorted(progress)
+
+
+async def test_the_server_reconnects_after_a_daemon_restart(daemon: DaemonProcess) -> None:
+    async with MCPClient(server(daemon.socket_path, COORD_AGENT="me")) as c:
+        first = await call(c, "post_task", title="before")
+        daemon.stop()
+        daemon.start()
+        await trio.sleep(0.2)
+        listed = await call(c, "list_tasks")
+        assert [t["id"] for t in listed["tasks"]] == [first["task"]["id"]]
+
+
+async def test_no_daemon_is_a_tool_error_not_a_crash(workdir: Path) -> None:
+    params = server(workdir / "absent.sock", COORD_AGENT="me")  # autostart is off
+    async with MCPClient(params) as c:
+        for _ in range(2):  # the server stays up
+            result = await c.call_tool("board", {})
+            assert result.is_error
+            assert text(result).startswith("daemon_unavailable: ")
+            assert "coordd serve" in text(result)
+
+
+async def test_the_board_fits_a_context_window(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="poster", project=PROJECT) as setup:
+        for n in range(1000):
+            setup.post(f"task number {n} with a reasonably long title " + "x" * 60, priority=n % 7)
+        for task_id in range(1, 6):
+            setup.claim(task_id, "other-tab")
+    async with MCPClient(server(daemon.socket_path, COORD_AGENT="me")) as c:
+        result = await c.call_tool("board", {})
+        board = doc(result)
+    assert board["counts"]["pending"] == 995 and board["ready_total"] == 995
+    assert len(board["ready"]) == 8 and board["ready"][0]["priority"] == 6
+    others = {a["agent"]: a["holding"] for a in board["other_agents"]}
+    assert others == {"other-tab": [1, 2, 3, 4, 5], "poster": []}  # both active just now
+    # Tokens: JSON runs at about 3 to 4 characters per token; 4,500 characters stay
+    # under 1,500 tokens even at 3.
+    assert len(text(result)) < 4500, len(text(result))
+
+
+def test_without_the_sdk_coord_mcp_says_what_to_install() -> None:
     result = coord_without("mcp", "mcp")
     assert result.returncode == 1
     assert "pip install 'coordd-client[mcp]'" in result.stderr
