@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # not change what `make test` and CI install overnight.
 CONSTRAINTS := constraints.txt
 # The extras the tests and benchmarks use, resolved together into the lock.
-LOCKED_EXTRAS := dev,bench,mcp,tui
+LOCKED_EXTRAS := dev,bench,mcp,tui,team
 TS := clients/ts
 TS_STAMP := $(TS)/node_modules/.installed
 
@@ -17,7 +17,7 @@ TS_STAMP := $(TS)/node_modules/.installed
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip -c $(CONSTRAINTS)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,tui]' -c $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,tui,team]' -c $(CONSTRAINTS)
 	touch $(STAMP)
 
 ## Run the daemon in the foreground on its defaults (database in the user state dir).
@@ -25,7 +25,9 @@ run: $(STAMP)
 	$(BIN)/coordd serve
 
 ## The whole suite (unit, integration, system, then the TypeScript client's); `make soak` is long.
+## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how.
 test: $(STAMP) $(TS_STAMP)
+	scripts/ensure-postgres.sh
 	$(BIN)/python -m pytest -q -m "not soak"
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
 

@@ -97,6 +97,10 @@ class RedisPeer:
         self.proc.wait(30)
 
 
+#: C.UTF-8: lower() folds non-ASCII letters as Python's str.lower() does (team-mode tests).
+_INITDB = ["--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]
+
+
 class PostgresPeer:
     """A throwaway PostgreSQL cluster: fsync on, synchronous_commit on, Unix socket only."""
 
@@ -123,7 +127,7 @@ class PostgresPeer:
             self._as_user = ["runuser", "-u", "postgres", "--"]
             self.user = "postgres"
         subprocess.run(
-            [*self._as_user, initdb, "-D", str(data), "-A", "trust", "-U", self.user, "--no-sync"],
+            [*self._as_user, initdb, "-D", str(data), "-A", "trust", "-U", self.user, *_INITDB],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -142,6 +146,7 @@ class PostgresPeer:
         )  # fmt: skip
         _wait_for(self.directory / ".s.PGSQL.5432", self.proc, "postgres")
         self.address = f"host={self.directory} user={self.user} dbname=postgres"
+        self.host = str(self.directory)
         self._wait_ready()
 
     def _wait_ready(self) -> None:
@@ -156,6 +161,10 @@ class PostgresPeer:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
+
+    def url(self, database: str = "postgres") -> str:
+        """A `postgresql://` DSN for `coordd serve --store` (the socket directory as host)."""
+        return f"postgresql://{self.user}@/{database}?host={self.directory}"
 
     def stop(self) -> None:
         self.proc.terminate()

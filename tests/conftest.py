@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 import trio
+from bench.peers import PostgresPeer
 
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon, DaemonConfig
 from coordd_client.aio import AsyncClient
+from postgres import create_database, start_cluster
 from support import DaemonProcess, short_tmpdir
 
 
@@ -20,10 +22,42 @@ def workdir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`both_backends` tests run once on SQLite and once on a real PostgreSQL."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    both = metafunc.definition.get_closest_marker("both_backends")
+    only = metafunc.definition.get_closest_marker("sqlite_only")
+    backends = ["sqlite", "postgresql"] if both and not only else ["sqlite"]
+    metafunc.parametrize("backend", backends, indirect=True)
+
+
 @pytest.fixture
-def daemon(workdir: Path) -> Iterator[DaemonProcess]:
-    """A real `coordd serve` subprocess on a fresh database."""
-    process = DaemonProcess(workdir).start()
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresPeer]:
+    """One PostgreSQL cluster for the session; each test gets its own database."""
+    cluster = start_cluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def store(backend: str, request: pytest.FixtureRequest) -> str | None:
+    """The team store's DSN for a PostgreSQL case (a fresh database); None on SQLite."""
+    if backend == "sqlite":
+        return None
+    cluster: PostgresPeer = request.getfixturevalue("postgres_cluster")
+    return create_database(cluster)
+
+
+@pytest.fixture
+def daemon(workdir: Path, store: str | None) -> Iterator[DaemonProcess]:
+    """A real `coordd serve` subprocess on a fresh database (SQLite, or PostgreSQL)."""
+    process = DaemonProcess(workdir, store=store).start()
     yield process
     process.ensure_dead()
 
@@ -34,10 +68,18 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-async def inproc(workdir: Path, clock: ManualClock) -> AsyncIterator[Daemon]:
-    """The real daemon on a real socket and file, in this process, on a clock the test moves."""
+async def inproc(workdir: Path, clock: ManualClock, store: str | None) -> AsyncIterator[Daemon]:
+    """The real daemon on a real socket and store, in this process, on a clock the test moves.
+
+    On PostgreSQL leases follow the database's clock; the test's clock moves it
+    through the in-process hook `store_time_shift` (never reachable from outside).
+    """
     config = DaemonConfig(
-        db_path=workdir / "coord.db", socket_path=workdir / "s.sock", handle_signals=False
+        db_path=workdir / "coord.db",
+        socket_path=workdir / "s.sock",
+        handle_signals=False,
+        store_dsn=store,
+        store_time_shift=clock.advanced_s if store is not None else None,
     )
     async with trio.open_nursery() as nursery:
         daemon = await nursery.start(Daemon(config, clock=clock).run)

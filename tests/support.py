@@ -46,8 +46,11 @@ class DaemonProcess:
         env: dict[str, str] | None = None,
         db_path: Path | None = None,
         socket_path: Path | None = None,
+        store: str | None = None,
     ) -> None:
         self.workdir = workdir
+        #: A `postgresql://` DSN: the daemon runs in team mode on it instead of `db_path`.
+        self.store = store
         self.db_path = db_path or workdir / "coord.db"
         self.socket_path = socket_path or workdir / "s.sock"
         self.args = args
@@ -61,8 +64,7 @@ class DaemonProcess:
             "-m",
             "coordd",
             "serve",
-            "--db",
-            str(self.db_path),
+            *(["--db", str(self.db_path)] if self.store is None else ["--store", self.store]),
             "--socket",
             str(self.socket_path),
             *self.args,
@@ -252,3 +254,22 @@ def coord_without(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
     )
+
+
+def query_store(daemon: DaemonProcess, sql: str) -> list[tuple[Any, ...]]:
+    """Read the daemon's store directly (the SQLite file, or the PostgreSQL database).
+
+    `sql` is plain SQL both dialects read the same way.
+    """
+    if daemon.store is None:
+        import sqlite3
+
+        conn = sqlite3.connect(daemon.db_path)
+        try:
+            return [tuple(row) for row in conn.execute(sql).fetchall()]
+        finally:
+            conn.close()
+    import psycopg
+
+    with psycopg.connect(daemon.store, autocommit=True) as pg:
+        return [tuple(row) for row in pg.execute(sql).fetchall()]

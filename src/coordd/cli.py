@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import sys
@@ -12,12 +13,14 @@ from pathlib import Path
 import trio
 
 from coordd import __version__
+from coordd.clock import Clock, OffsetClock, SystemClock
 from coordd.daemon import Daemon, DaemonConfig
 from coordd.limits import Limits
 from coordd.listener import ListenerError
-from coordd.paths import default_db_path
+from coordd.paths import default_db_path, resolve_store
 from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
+from coordd.store.failures import NodeInUse, StoreUnavailable
 from coordd.store.schema import SchemaTooNew
 from coordd_client.protocol.paths import default_socket_path
 
@@ -44,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the daemon in the foreground")
     serve.add_argument(
         "--db", type=Path, help="database file (default: $COORDD_DB or the state dir)"
+    )
+    serve.add_argument(
+        "--store",
+        help="where the board lives: a file path, sqlite:PATH, or postgresql://... for team"
+        " mode (default: $COORDD_STORE, then --db)",
+    )
+    serve.add_argument(
+        "--node",
+        help="this daemon's name on a team store (default: the host name and a hash of the"
+        " socket path)",
     )
     serve.add_argument("--socket", type=Path, help="socket path (default: PROTOCOL.md section 1)")
     serve.add_argument("--max-frame", type=_positive_int, default=Limits.max_frame, metavar="BYTES")
@@ -97,8 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.command == "serve":
+        if args.store is not None and args.db is not None:
+            parser.error("--store and --db name the same thing: give one of them")
         return _serve(args)
     if args.command == "check":
         from coordd.admin import check
@@ -115,15 +131,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     raise AssertionError(args.command)
 
 
+#: A documented test hook: shift the daemon's own clock by this many seconds.
+CLOCK_OFFSET_ENV = "COORDD_CLOCK_OFFSET_S"
+
+
+def clock_from_environment() -> Clock:
+    """The system clock, shifted by `$COORDD_CLOCK_OFFSET_S` if set (may be negative)."""
+    text = os.environ.get(CLOCK_OFFSET_ENV)
+    if not text:
+        return SystemClock()
+    try:
+        offset = float(text)
+    except ValueError:
+        raise SystemExit(
+            f"coordd: {CLOCK_OFFSET_ENV}={text!r} is not a number of seconds"
+        ) from None
+    log.warning("the daemon's clock is shifted by %+.3f s (%s)", offset, CLOCK_OFFSET_ENV)
+    return OffsetClock(SystemClock(), offset)
+
+
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    try:
+        db_path, dsn = resolve_store(args.store, args.db)
+    except ValueError as exc:
+        print(f"coordd: {exc}", file=sys.stderr)
+        return 2
+    if dsn is not None and importlib.util.find_spec("psycopg") is None:
+        print(
+            "coordd: team mode (a postgresql:// store) needs the team extra:"
+            " pip install 'coordd[team]'",
+            file=sys.stderr,
+        )
+        return 1
+    socket_path = default_socket_path(args.socket).expanduser().absolute()
     config = DaemonConfig(
-        db_path=(args.db or default_db_path()).expanduser().absolute(),
-        socket_path=default_socket_path(args.socket).expanduser().absolute(),
+        db_path=(db_path or Path(".")).expanduser().absolute(),
+        socket_path=socket_path,
+        store_dsn=dsn,
+        node=args.node,
         durability=Durability(args.durability),
         limits=Limits(
             max_frame=args.max_frame,
@@ -140,8 +190,15 @@ def _serve(args: argparse.Namespace) -> int:
     # handoff dominated claim latency under load (BENCHMARKS.md, "switch interval").
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:
-        trio.run(Daemon(config).run)
-    except (DatabaseInUse, DatabaseUnusable, ListenerError, SchemaTooNew) as exc:
+        trio.run(Daemon(config, clock=clock_from_environment()).run)
+    except (
+        DatabaseInUse,
+        DatabaseUnusable,
+        ListenerError,
+        SchemaTooNew,
+        StoreUnavailable,
+        NodeInUse,
+    ) as exc:
         print(f"coordd: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # a second ^C while draining

@@ -23,11 +23,47 @@ class SystemClock:
         return datetime.now(UTC)
 
 
+class OffsetClock:
+    """The system clock shifted by `COORDD_CLOCK_OFFSET_S` seconds (a documented test hook).
+
+    On SQLite it moves everything the daemon's clock decides; in team mode
+    leases are judged by the database's clock, so it moves nothing that matters.
+    """
+
+    def __init__(self, base: Clock, offset_s: float) -> None:
+        self._base = base
+        self._offset = timedelta(seconds=offset_s)
+
+    def now(self) -> datetime:
+        return self._base.now() + self._offset
+
+
+class StoreClock:
+    """The database's clock, estimated between writes (team mode).
+
+    Every write group takes its instant from PostgreSQL; `observe` keeps
+    the difference from this machine's clock, so reads that compare times
+    (reservation checks, an agent's live holdings) and waiters' timers
+    agree with the store, not with a skewed local clock.
+    """
+
+    def __init__(self, base: Clock) -> None:
+        self._base = base
+        self._skew = timedelta(0)
+
+    def observe(self, store_now: datetime) -> None:
+        self._skew = store_now - self._base.now()
+
+    def now(self) -> datetime:
+        return self._base.now() + self._skew
+
+
 class ManualClock:
     """A clock that only moves when told to; safe to share with the writer thread."""
 
     def __init__(self, start: datetime | None = None) -> None:
         self._now = start or datetime.now(UTC)
+        self._advanced = 0.0
         self._lock = threading.Lock()
 
     def now(self) -> datetime:
@@ -37,6 +73,12 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         with self._lock:
             self._now += timedelta(seconds=seconds)
+            self._advanced += seconds
+
+    def advanced_s(self) -> float:
+        """Seconds moved so far: how in-process team-mode tests shift the store's time."""
+        with self._lock:
+            return self._advanced
 
 
 def format_time(moment: datetime) -> str:

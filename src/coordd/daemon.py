@@ -9,18 +9,22 @@ SIGTERM/SIGINT -> STOPPING=1 -> stop accepting -> drain in-flight
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 import os
 import resource
 import signal
+import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from coordd import __version__
-from coordd.clock import Clock, SystemClock, format_time
+from coordd.clock import Clock, StoreClock, SystemClock, format_time
 from coordd.connection import Connection, InflightTracker
 from coordd.events import EventHub
 from coordd.housekeeping import run_reaper, run_retention, run_watchdog
@@ -43,8 +47,13 @@ from coordd.store.checkpointer import Checkpointer, restart_wal
 from coordd.store.connections import Durability
 from coordd.store.readers import ReaderPool
 from coordd.store.transaction import CommittedEvent
+from coordd.store.write_store import SqliteWriteStore, WriteStore
 from coordd.store.writer import Writer
 from coordd_client.protocol.peercred import peer_uid
+
+if TYPE_CHECKING:
+    from coordd.store.postgres.readers import PgReaderPool
+    from coordd.team import TeamMode
 
 log = logging.getLogger(__name__)
 
@@ -63,26 +72,69 @@ class DaemonConfig:
     handle_signals: bool = True
     #: SQLite max_page_count for the writer: a hard cap on the database's size.
     max_db_pages: int | None = None
+    #: Team mode: a `postgresql://` DSN (or libpq key=value string); None is SQLite.
+    store_dsn: str | None = None
+    #: This daemon's name on the team store (`--node`); default: `default_node_name`.
+    node: str | None = None
+    #: In-process tests only: seconds added to the team store's clock.
+    store_time_shift: Callable[[], float] | None = None
+
+    @property
+    def node_name(self) -> str:
+        return self.node or default_node_name(self.socket_path)
+
+
+def default_node_name(socket_path: Path) -> str:
+    """The host name and a short hash of the socket: two daemons on one host are two nodes."""
+    digest = hashlib.sha256(str(socket_path).encode()).hexdigest()[:6]
+    return f"{socket.gethostname()}-{digest}"
 
 
 class Daemon:
     def __init__(self, config: DaemonConfig, clock: Clock | None = None) -> None:
         self.config = config
-        self.clock = clock or SystemClock()
         self.lifecycle = Lifecycle()
         self.hub = EventHub(self.lifecycle)
+        self.team: TeamMode | None = None
+        self.lock: DatabaseLock | None = None
+        self.checkpointer: Checkpointer | None = None
+        self.readers: ReaderPool | PgReaderPool
+        if config.store_dsn is None:
+            self.clock: Clock = clock or SystemClock()
+            store: WriteStore = SqliteWriteStore(
+                config.db_path,
+                durability=config.durability,
+                clock=self.clock,
+                max_pages=config.max_db_pages,
+            )
+            self.readers = ReaderPool(config.db_path)
+            self.checkpointer = Checkpointer(config.db_path)
+            self.lock = DatabaseLock(config.db_path)
+            on_instant = None
+        else:
+            from coordd.store.postgres.readers import PgReaderPool
+            from coordd.store.postgres.writer import PostgresWriteStore
+            from coordd.team import TeamMode
+
+            # Leases are judged by the database's clock; this one only follows it.
+            store_clock = StoreClock(clock or SystemClock())
+            self.clock = store_clock
+            on_instant = store_clock.observe
+            node = config.node_name
+            store = PostgresWriteStore(config.store_dsn, node, time_shift=config.store_time_shift)
+            self.readers = PgReaderPool(config.store_dsn, node)
+            self.team = TeamMode(
+                config.store_dsn,
+                node=node,
+                readers=self.readers,
+                publish=self._publish,
+                poke_reservations=self._poke_reservations,
+                keep_after=self.hub.oldest_subscriber_position,
+            )
         self.reservation_queue = ReservationQueue(self.lifecycle, self.clock)
         self.writer = Writer(
-            config.db_path,
-            durability=config.durability,
-            clock=self.clock,
-            on_commit=self._on_commit,
-            lifecycle=self.lifecycle,
-            max_pages=config.max_db_pages,
+            store, on_commit=self._on_commit, lifecycle=self.lifecycle, on_instant=on_instant
         )
-        self.readers = ReaderPool(config.db_path)
-        self.checkpointer = Checkpointer(config.db_path)
-        self.lock = DatabaseLock(config.db_path)
         self.notifier = Notifier()
         self.tracker = InflightTracker()
         self.bound: BoundSocket | None = None
@@ -94,10 +146,27 @@ class Daemon:
         self._listener: trio.SocketListener | None = None
 
     def _on_commit(self, events: list[CommittedEvent]) -> None:
-        """Each committed batch, on the trio thread: to subscribers and waiters, then to
-        waiting reservation acquires (a task leaving `claimed` frees its reservations)."""
+        """Each committed batch of this daemon's writer, on the trio thread.
+
+        Team mode puts it in line with other daemons' commits first (`LogFollower`).
+        """
+        if self.team is not None:
+            self.team.follower.offer(events)
+        else:
+            self._publish(events)
+
+    def _publish(self, events: list[CommittedEvent]) -> None:
+        """Events in seq order: to subscribers and waiters, then to waiting reservation
+        acquires (a task leaving `claimed` frees its reservations)."""
         self.hub.publish(events)
         self.reservation_queue.on_commit(events)
+
+    def _poke_reservations(self, project: str | None) -> None:
+        """Another daemon released reservations in `project` (None: maybe anywhere)."""
+        if project is None:
+            self.reservation_queue.poke_all()
+        else:
+            self.reservation_queue.poke(project)
 
     def request_stop(self) -> None:
         """Begin a graceful shutdown, as SIGTERM does."""
@@ -105,16 +174,22 @@ class Daemon:
 
     async def run(self, *, task_status: trio.TaskStatus[Daemon] = trio.TASK_STATUS_IGNORED) -> None:
         config = self.config
-        config.db_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         raise_nofile_limit()
-        self.lock.acquire()
+        if self.lock is not None:
+            config.db_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.lock.acquire()
         try:
             # Adoption is decided before anything could probe or bind a path.
             adopted = adopt_listen_fd() or adopt_launchd_socket()
             self.writer.open()
-            self.readers.open()
-            self.checkpointer.open()
             try:
+                if self.team is not None:
+                    await trio.to_thread.run_sync(
+                        self.team.claim_node, self.writer.last_committed_seq
+                    )
+                self.readers.open()
+                if self.checkpointer is not None:
+                    self.checkpointer.open()
                 self.bound = (
                     BoundSocket(adopted, None, owned=False)
                     if adopted is not None
@@ -123,21 +198,41 @@ class Daemon:
                 await self._serve(task_status)
             finally:
                 await self.writer.stop()
+                if self.team is not None:
+                    await self.team.stop()
                 self.readers.close()
-                self.checkpointer.close()
+                if self.checkpointer is not None:
+                    self.checkpointer.close()
                 if self.bound is not None:
                     unlink_if_ours(self.bound)
                     if self.bound.owned:
                         self.bound.sock.close()
         finally:
-            self.lock.release()
+            if self.lock is not None:
+                self.lock.release()
             self.notifier.close()
+
+    @property
+    def store_location(self) -> str:
+        """What `server.info` and the log call the store: the file, or the DSN sans password."""
+        if self.config.store_dsn is None:
+            return str(self.config.db_path)
+        from coordd.store.postgres.connection import redact
+
+        return redact(self.config.store_dsn)
 
     async def _serve(self, task_status: trio.TaskStatus[Daemon]) -> None:
         assert self.bound is not None
         self.hub.last_seq = self.writer.last_committed_seq
         self.writer.start()
-        granted = await self.writer.submit(claims.grant_restart_grace, self.config.restart_grace_s)
+        granted = 0
+        if self.team is not None and self.team.peers:
+            # Live peers kept reaping while this daemon was away: no lapse to forgive.
+            log.info("no restart grace: %d other daemon(s) live on the store", len(self.team.peers))
+        else:
+            granted = await self.writer.submit(
+                claims.grant_restart_grace, self.config.restart_grace_s
+            )
         if granted:
             log.info(
                 "gave %d lease(s) a %.0f s restart grace", granted, self.config.restart_grace_s
@@ -147,7 +242,11 @@ class Daemon:
             readers=self.readers,
             hub=self.hub,
             clock=self.clock,
-            db_path=self.config.db_path,
+            db_path=None if self.team is not None else self.config.db_path,
+            store_backend="sqlite" if self.team is None else "postgresql",
+            store_location=self.store_location,
+            node=self.config.node_name,
+            team=self.team,
             started_at=format_time(self.clock.now()),
             version=__version__,
             lifecycle=self.lifecycle,
@@ -157,10 +256,14 @@ class Daemon:
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
             root.start_soon(run_reaper, self.writer)
-            root.start_soon(
-                self.checkpointer.run, partial(self.writer.submit_outside_transaction, restart_wal)
-            )
-            root.start_soon(run_retention, self.writer, self.hub, self.config.retention)
+            if self.checkpointer is not None:
+                root.start_soon(
+                    self.checkpointer.run,
+                    partial(self.writer.submit_outside_transaction, restart_wal),
+                )
+            if self.team is not None:
+                self.team.start(root, self._lost_node)
+            root.start_soon(run_retention, self.writer, self._keep_after, self.config.retention)
             if self.notifier.watchdog_interval_s:
                 root.start_soon(run_watchdog, self.writer, self.notifier)
             async with trio.open_nursery() as connections:
@@ -168,8 +271,8 @@ class Daemon:
                 if self.bound.owned:
                     root.start_soon(self._guard_socket_path, connections)
                 where = self.bound.path or "an adopted socket"
-                log.info("coordd %s serving %s on %s", __version__, self.config.db_path, where)
-                self.notifier.notify("READY=1", f"STATUS=serving {self.config.db_path}")
+                log.info("coordd %s serving %s on %s", __version__, self.store_location, where)
+                self.notifier.notify("READY=1", f"STATUS=serving {self.store_location}")
                 task_status.started(self)
                 await self._stop_requested.wait()
                 log.info("shutting down")
@@ -178,6 +281,18 @@ class Daemon:
                 await self._drain()
                 connections.cancel_scope.cancel()
             root.cancel_scope.cancel()
+
+    def _keep_after(self) -> int:
+        """Events after this seq may still be owed to a subscriber (in team mode, of any node)."""
+        mine = self.hub.oldest_subscriber_position()
+        if self.team is None:
+            return mine
+        team = self.team.heartbeat.team_keep_after
+        return mine if team is None else min(mine, team)
+
+    def _lost_node(self, why: str) -> None:
+        log.error("%s; stopping", why)
+        self.request_stop()
 
     def _start_accepting(self, connections: trio.Nursery) -> None:
         assert self.bound is not None

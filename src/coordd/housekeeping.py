@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Awaitable, Callable
 from functools import partial
 
 import trio
 
-from coordd.events import EventHub
 from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
 from coordd.store import claims, reservations, writes
+from coordd.store.sql import Db
 from coordd.store.transaction import Txn
 from coordd.store.writer import Writer
 from coordd_client.protocol.errors import CoordError, ShuttingDown
@@ -56,15 +55,18 @@ async def run_reaper(writer: Writer) -> None:
     )
 
 
-async def run_retention(writer: Writer, hub: EventHub, retention: Retention) -> None:
+async def run_retention(
+    writer: Writer, keep_after: Callable[[], int], retention: Retention
+) -> None:
+    """Trim the log, never past what a live subscriber (of any daemon on the store) may need."""
+
     async def trim() -> int:
-        keep_after = hub.oldest_subscriber_position()
-        return int(await writer.submit(writes.trim_events, retention, keep_after))
+        return int(await writer.submit(writes.trim_events, retention, keep_after()))
 
     await _every(retention.interval_s, trim, "event retention", "removed %d old event(s)")
 
 
-def _noop(conn: sqlite3.Connection) -> None:
+def _noop(conn: Db) -> None:
     return None
 
 

@@ -111,6 +111,25 @@ class Limits:
     #: start (`--restart-grace`; README, "restart grace").
     restart_grace_s: float = 30.0
 
+    # --- team mode (PostgreSQL; docs/TEAM-MODE.md) ----------------------------------------
+    #: Seconds to reach PostgreSQL: at start a dead store exits 1 within this.
+    pg_connect_timeout_s: int = 4
+    #: A group waits at most this long for the team's write lock, then -32004.
+    pg_lock_timeout_ms: int = 5_000
+    #: A daemon frozen inside a write group loses its session (and the lock) after this.
+    pg_idle_in_transaction_ms: int = 5_000
+    #: No single statement of coordd's may run longer than this.
+    pg_statement_timeout_ms: int = 30_000
+    #: While the store is down the writer tries to reconnect at most this often.
+    pg_reconnect_interval_s: float = 0.5
+    #: How long an unknown COMMIT outcome is chased (pg_xact_status) before -32004.
+    pg_outcome_timeout_s: float = 10.0
+    #: A node heartbeats this often; one silent for `node_live_s` is not live.
+    node_heartbeat_s: float = 1.0
+    node_live_s: float = 10.0
+    #: The doorbell's safety net: the log is read at least this often anyway.
+    team_poll_s: float = 1.0
+
 
 @dataclass(frozen=True)
 class Retention:

@@ -73,6 +73,11 @@ class ReservationQueue:
         if changed is not None:
             changed.set()
 
+    def poke_all(self) -> None:
+        """Anything may have changed (team mode: the doorbell reconnected): wake everyone."""
+        for project in list(self._changed):
+            self.poke(project)
+
     def on_commit(self, events: list[CommittedEvent]) -> None:
         """Called with every committed batch: a task leaving `claimed` ends its reservations."""
         if not self._waiting:
@@ -82,8 +87,7 @@ class ReservationQueue:
                 self.poke(event.project)
 
     def shutdown(self) -> None:
-        for project in list(self._changed):
-            self.poke(project)
+        self.poke_all()
 
     # --- waiting -----------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from coordd.clock import ManualClock
 from coordd.lifecycle import Lifecycle
 from coordd.store import transaction
 from coordd.store.connections import Durability
+from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
 
 
@@ -19,9 +20,7 @@ async def writer(workdir: Path) -> AsyncIterator[Writer]:
     """A started writer on `workdir / "w.db"`; `writer.published` collects committed events."""
     published: list[transaction.CommittedEvent] = []
     w = Writer(
-        workdir / "w.db",
-        durability=Durability.FULL,
-        clock=ManualClock(),
+        SqliteWriteStore(workdir / "w.db", durability=Durability.FULL, clock=ManualClock()),
         on_commit=published.extend,
         lifecycle=Lifecycle(),
     )

@@ -10,6 +10,8 @@ from coordd.daemon import Daemon
 from coordd_client import Blocked, Conflict, InvalidParams, LeaseLost, NotFound
 from coordd_client.aio import AsyncClient
 
+pytestmark = pytest.mark.both_backends
+
 
 async def fresh(client: AsyncClient, **kwargs) -> int:
     return (await client.post("work", **kwargs)).task.id

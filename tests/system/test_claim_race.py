@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 
 import msgspec
+import pytest
 from racing import race
 
-from support import DaemonProcess
+from support import DaemonProcess, query_store
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_sixteen_processes_one_task_exactly_one_winner(daemon: DaemonProcess) -> None:
@@ -52,23 +54,17 @@ def test_thirty_two_processes_hundred_tasks_each_task_one_winner(daemon: DaemonP
         for task_id, _won, claimed_by, _fence in output:
             assert claimed_by == winners[task_id][0]
 
-    # The database agrees, read directly from the file.
-    conn = sqlite3.connect(daemon.db_path)
-    try:
-        rows = dict(
-            conn.execute("SELECT id, claimed_by FROM tasks WHERE state = 'claimed'").fetchall()
+    # The store agrees, read directly (the SQLite file, or PostgreSQL).
+    rows = dict(query_store(daemon, "SELECT id, claimed_by FROM tasks WHERE state = 'claimed'"))
+    assert rows == {task_id: w[0] for task_id, w in winners.items()}
+    claimed_events = Counter(
+        task_id
+        for (task_id,) in query_store(
+            daemon, "SELECT task_id FROM events WHERE type = 'task.claimed'"
         )
-        assert rows == {task_id: w[0] for task_id, w in winners.items()}
-        claimed_events = Counter(
-            task_id
-            for (task_id,) in conn.execute(
-                "SELECT json_extract(data, '$.task_id') FROM events WHERE type = 'task.claimed'"
-            )
-        )
-        assert claimed_events == Counter(ids)
-        assert conn.execute("SELECT max(fence), max(attempts) FROM tasks").fetchone() == (1, 1)
-    finally:
-        conn.close()
+    )
+    assert claimed_events == Counter(ids)
+    assert query_store(daemon, "SELECT max(fence), max(attempts) FROM tasks") == [(1, 1)]
     # Group commit engaged under this concurrency: fewer transactions than commands.
     with daemon.client() as client:
         info = msgspec.json.decode(client.call_raw("server.info").result)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import trio
 from racing import race
 
 from coordd_client import Client
 from coordd_client.aio import AsyncClient
 from support import DaemonProcess, RawConnection, rss_kib
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_events_since_pages_and_filters(daemon: DaemonProcess) -> None:

@@ -15,6 +15,8 @@ from coordd.store.schema import MIGRATIONS
 from coordd_client import Blocked, Client, Conflict, InvalidParams, NotFound
 from support import DaemonProcess, RawConnection, coord
 
+pytestmark = pytest.mark.both_backends
+
 
 def events_of(client: Client, after_seq: int = 0) -> list[tuple[str, int]]:
     return [(e.type, e.task_id) for e in client.events_since(after_seq=after_seq).events]

@@ -11,6 +11,8 @@ import pytest
 
 from support import DaemonProcess, RawConnection
 
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture
 def raw(daemon: DaemonProcess):
@@ -27,7 +29,15 @@ def test_ping_and_server_info(raw: RawConnection, daemon: DaemonProcess) -> None
     assert raw.call("ping") == {"jsonrpc": "2.0", "id": 1, "result": {"pong": True}}
     info = raw.call("server.info", request_id="s")["result"]
     assert info["protocol"] == 1 and info["pid"] == daemon.pid
-    assert info["db_path"] == str(daemon.db_path)
+    if daemon.store is None:
+        assert info["db_path"] == str(daemon.db_path)
+        assert info["store"] == {"backend": "sqlite", "location": str(daemon.db_path)}
+    else:
+        # Team mode: no file; the DSN as given (it has no password to hide here).
+        assert info["db_path"] is None
+        assert info["store"]["backend"] == "postgresql"
+        assert info["store"]["location"].startswith("postgresql://postgres@/")
+    assert info["node"] and info["peers"] == []
     assert set(info["counts"]) == {"pending", "claimed", "done", "failed", "cancelled"}
     assert info["last_seq"] == 0
 

@@ -18,6 +18,8 @@ from coordd.store.schema import MIGRATIONS
 from coordd_client import Client, LeaseLost, NotFound, Reserved
 from support import DaemonProcess, RawConnection, coord
 
+pytestmark = pytest.mark.both_backends
+
 PROJECT = "/repo"
 
 

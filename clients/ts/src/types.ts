@@ -120,10 +120,15 @@ export interface ServerInfo {
   protocol: number;
   features: string[];
   pid: number;
-  db_path: string;
+  /** The SQLite file; null in team mode. */
+  db_path: string | null;
   started_at: string;
   counts: Record<string, number>;
   last_seq: number;
+  /** Team mode additions: the store (its DSN without the password), this node, live peers. */
+  store?: { backend: "sqlite" | "postgresql"; location: string };
+  node?: string;
+  peers?: { node: string; last_seen: string }[];
   [more: string]: unknown;
 }
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 import trio
@@ -18,6 +18,10 @@ from coordd.lifecycle import Lifecycle
 from coordd.reservation_queue import ReservationQueue
 from coordd.store.commands import WriteFn
 from coordd.store.readers import ReaderPool
+
+if TYPE_CHECKING:
+    from coordd.store.postgres.readers import PgReaderPool
+    from coordd.team import TeamMode
 from coordd.store.writer import Writer
 
 
@@ -26,10 +30,16 @@ class Services:
     """Everything a handler may touch; built once by the daemon."""
 
     writer: Writer
-    readers: ReaderPool
+    readers: ReaderPool | PgReaderPool
     hub: EventHub
     clock: Clock
-    db_path: Path
+    #: The SQLite file; None in team mode (PostgreSQL).
+    db_path: Path | None
+    store_backend: str
+    #: The file, or the DSN without its password.
+    store_location: str
+    node: str
+    team: TeamMode | None
     started_at: str
     version: str
     lifecycle: Lifecycle

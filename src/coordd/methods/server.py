@@ -27,7 +27,13 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
         # PROTOCOL.md section 6: the 1.1 additions this daemon implements.
         "features": list(FEATURES),
         "pid": services.pid,
-        "db_path": str(services.db_path),
+        "db_path": None if services.db_path is None else str(services.db_path),
+        "store": {"backend": services.store_backend, "location": services.store_location},
+        "node": services.node,
+        "peers": [
+            {"node": peer.node, "last_seen": peer.last_seen}
+            for peer in (services.team.peers if services.team is not None else ())
+        ],
         "started_at": services.started_at,
         "counts": counts,
         "last_seq": last_seq,

@@ -7,6 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from coordd.limits import Limits
+from coordd.store.sql import SQLITE_LAST_SEQ
 
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
 
@@ -33,12 +34,22 @@ def _unicode_lower(text: str | None) -> str | None:
     return None if text is None else text.lower()
 
 
-def open_connection(path: Path, *, query_only: bool = False) -> sqlite3.Connection:
+class SqliteDb(sqlite3.Connection):
+    """An SQLite connection as the shared SQL sees it (`coordd.store.sql.Db`)."""
+
+    last_seq_sql = SQLITE_LAST_SEQ
+
+
+def open_connection(path: Path, *, query_only: bool = False) -> SqliteDb:
     # isolation_level=None: no implicit DEFERRED transactions (Python 3.11);
     # every transaction is an explicit BEGIN. check_same_thread=False: the
     # connection is opened on one thread and used by another, never two at once.
     conn = sqlite3.connect(
-        path, isolation_level=None, check_same_thread=False, cached_statements=256
+        path,
+        isolation_level=None,
+        check_same_thread=False,
+        cached_statements=256,
+        factory=SqliteDb,
     )
     conn.execute(f"PRAGMA busy_timeout = {Limits.busy_timeout_ms}")
     # SQLite's lower() folds ASCII only; task.wait matches live events with
@@ -49,7 +60,7 @@ def open_connection(path: Path, *, query_only: bool = False) -> sqlite3.Connecti
     return conn
 
 
-def open_writer_connection(path: Path, durability: Durability) -> sqlite3.Connection:
+def open_writer_connection(path: Path, durability: Durability) -> SqliteDb:
     conn = open_connection(path)
     (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
     if str(mode).lower() != "wal":

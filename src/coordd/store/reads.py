@@ -7,7 +7,6 @@ the JSON SQLite encoded, wrapped in `msgspec.Raw`.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -15,16 +14,17 @@ import msgspec
 
 from coordd.limits import Limits
 from coordd.protocol import params as P
-from coordd.store.transaction import TASK_JSON, in_list, require_row
+from coordd.store.sql import Db
+from coordd.store.transaction import TASK_JSON, CommittedEvent, in_list, require_row
 from coordd_client.protocol.errors import InvalidParams
 from coordd_client.protocol.wire import STATES
 
 
-def read_task(conn: sqlite3.Connection, task_id: int) -> dict[str, Any]:
+def read_task(conn: Db, task_id: int) -> dict[str, Any]:
     return {"task": require_row(conn, task_id).raw}
 
 
-def list_tasks(conn: sqlite3.Connection, p: P.ListParams) -> dict[str, Any]:
+def list_tasks(conn: Db, p: P.ListParams) -> dict[str, Any]:
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}
     task_filters(where, args, p)
@@ -75,11 +75,9 @@ def task_filters(where: list[str], args: dict[str, Any], p: P.ListParams | P.Wai
         where.append("state = 'pending' AND " + ("open_deps = 0" if ready else "open_deps > 0"))
 
 
-def first_matching_task(
-    conn: sqlite3.Connection, p: P.WaitParams
-) -> tuple[msgspec.Raw | None, int]:
+def first_matching_task(conn: Db, p: P.WaitParams) -> tuple[msgspec.Raw | None, int]:
     """The oldest task matching a wait filter now, and the newest seq at that read."""
-    where = ["1"]
+    where = ["TRUE"]
     args: dict[str, Any] = {}
     task_filters(where, args, p)
     rows = conn.execute(
@@ -89,8 +87,8 @@ def first_matching_task(
     return (msgspec.Raw(rows[0][0]) if rows else None), seq
 
 
-def last_seq(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+def last_seq(conn: Db) -> int:
+    row = conn.execute(conn.last_seq_sql).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -110,13 +108,13 @@ def require_known_seq(after_seq: int, newest: int) -> None:
         )
 
 
-def state_counts(conn: sqlite3.Connection) -> dict[str, int]:
+def state_counts(conn: Db) -> dict[str, int]:
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
     counts.update(conn.execute("SELECT state, count(*) FROM tasks GROUP BY state").fetchall())
     return counts
 
 
-def list_agents(conn: sqlite3.Connection, now_text: str) -> dict[str, Any]:
+def list_agents(conn: Db, now_text: str) -> dict[str, Any]:
     rows = conn.execute(
         "SELECT agent, last_seen, (SELECT count(*) FROM tasks INDEXED BY tasks_holder"
         " WHERE state = 'claimed'"
@@ -132,7 +130,7 @@ def list_agents(conn: sqlite3.Connection, now_text: str) -> dict[str, Any]:
 
 
 def events_since(
-    conn: sqlite3.Connection,
+    conn: Db,
     after_seq: int,
     limit: int,
     project: str | None,
@@ -176,7 +174,7 @@ stored_event_decoder = msgspec.json.Decoder(StoredEvent)
 
 
 def first_matching_event(
-    conn: sqlite3.Connection,
+    conn: Db,
     matches: Callable[[bytes], bool],
     project: str | None,
     after_seq: int,
@@ -204,3 +202,18 @@ def first_matching_event(
                 return stored.task, seq
             position = seq
     return None, newest
+
+
+def committed_events_after(conn: Db, after_seq: int, limit: int) -> list[CommittedEvent]:
+    """Stored events after `after_seq` as the hub publishes them (team mode: other
+    daemons' commits, read from the log in seq order)."""
+    rows = conn.execute(
+        "SELECT seq, type, project, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after_seq, limit),
+    ).fetchall()
+    events = []
+    for seq, event_type, project, data in rows:
+        encoded = data.encode() if isinstance(data, str) else bytes(data)
+        task = stored_event_decoder.decode(encoded).task
+        events.append(CommittedEvent(seq, event_type, project, bytes(task).decode(), encoded))
+    return events

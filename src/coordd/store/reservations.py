@@ -13,7 +13,6 @@ Python, with `pathspec`.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,6 +26,7 @@ from coordd.patterns import (
     relative_path,
 )
 from coordd.protocol import params as P
+from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list, require_row
 from coordd_client.protocol.errors import InvalidParams, LeaseLost, Reserved
 
@@ -62,7 +62,7 @@ def _as_wire(values: Sequence[Any]) -> dict[str, Any]:
     return reservation
 
 
-def _rows(conn: sqlite3.Connection, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+def _rows(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     return [_as_wire(values) for values in conn.execute(sql, args).fetchall()]
 
 
@@ -119,7 +119,7 @@ def acquire(tx: Txn, p: P.AcquireParams) -> dict[str, Any]:
     return {"reservations": granted}
 
 
-def require_task_held(conn: sqlite3.Connection, now: str, task_id: int, agent: str) -> None:
+def require_task_held(conn: Db, now: str, task_id: int, agent: str) -> None:
     """-32001 if the task does not exist, -32003 unless `agent` holds it on a live lease."""
     task = require_row(conn, task_id)
     held = (
@@ -138,7 +138,7 @@ def require_task_held(conn: sqlite3.Connection, now: str, task_id: int, agent: s
 
 
 def find_conflicts(
-    conn: sqlite3.Connection,
+    conn: Db,
     now: str,
     project: str,
     agent: str,
@@ -160,7 +160,7 @@ def find_conflicts(
 
 
 def _overlapping(
-    conn: sqlite3.Connection,
+    conn: Db,
     now: str,
     project: str,
     agent: str,
@@ -225,6 +225,8 @@ def release(tx: Txn, p: P.ReleaseReservationsParams) -> dict[str, Any]:
         f"DELETE FROM reservations AS r WHERE {where} AND {LIVE}", args
     ).rowcount
     tx.conn.execute(f"DELETE FROM reservations AS r WHERE {where}", args)  # dead ones too
+    if released:
+        tx.freed_projects.add(p.project)
     tx.touch_agent(p.agent)
     return {"released": released}
 
@@ -253,7 +255,7 @@ def purge_expired(tx: Txn) -> int:
 # --- reads --------------------------------------------------------------------
 
 
-def check(conn: sqlite3.Connection, now: str, p: P.CheckParams) -> dict[str, Any]:
+def check(conn: Db, now: str, p: P.CheckParams) -> dict[str, Any]:
     """For each path, every live reservation of another agent that covers it."""
     conflicts: list[dict[str, Any]] = []
     for index, given in enumerate(p.paths):
@@ -280,7 +282,7 @@ def check(conn: sqlite3.Connection, now: str, p: P.CheckParams) -> dict[str, Any
     return {"conflicts": conflicts}
 
 
-def list_live(conn: sqlite3.Connection, now: str, p: P.ListReservationsParams) -> dict[str, Any]:
+def list_live(conn: Db, now: str, p: P.ListReservationsParams) -> dict[str, Any]:
     args: dict[str, Any] = {"now": now}
     where = [LIVE]
     if p.project is not None:

@@ -8,7 +8,6 @@ never builds a Python dict per row. Every write appends its events to the
 from __future__ import annotations
 
 import functools
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,14 +18,16 @@ import msgspec
 from coordd.clock import format_time
 from coordd.limits import Limits
 from coordd.protocol import params as P
+from coordd.store.sql import Db
 from coordd_client.protocol.errors import NotFound
 
 #: A task's `blocked_by` (PROTOCOL.md section 9): its dependencies not done
 #: now, ascending. A task with none open pays only the CASE, never a lookup.
 BLOCKED_BY = (
     "CASE WHEN open_deps = 0 THEN json('[]') ELSE (SELECT json_group_array(id) FROM"
-    " (SELECT dep.id FROM json_each(tasks.depends_on) AS j JOIN tasks AS dep ON dep.id = j.value"
-    " WHERE dep.state <> 'done' ORDER BY dep.id)) END"
+    " (SELECT dep.id FROM json_each(tasks.depends_on) AS j"
+    " JOIN tasks AS dep ON dep.id = CAST(j.value AS INTEGER)"
+    " WHERE dep.state <> 'done' ORDER BY dep.id) AS open_dep) END"
 )
 TASK_JSON = (
     "json_object('id', id, 'project', project, 'kind', kind, 'title', title, 'body', body,"
@@ -44,7 +45,7 @@ ROW_COLUMNS = (
 CLAIMABLE_BY_AGENT = "open_deps = 0 AND (assignee IS NULL OR assignee = :agent)"
 LIVE_HOLDER = (
     "id = :id AND state = 'claimed' AND claimed_by = :agent AND lease_expires_at > :now"
-    " AND (:fence IS NULL OR fence = :fence)"
+    " AND (CAST(:fence AS INTEGER) IS NULL OR fence = :fence)"
 )
 CLEAR_CLAIM = "claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL"
 
@@ -106,11 +107,13 @@ _format_instant = functools.lru_cache(maxsize=64)(format_time)
 class Txn:
     """What one write command sees: the connection, its instant, and its events."""
 
-    conn: sqlite3.Connection
+    conn: Db
     now: datetime
     agents_seen: dict[str, datetime]
     next_seq: int
     events: list[CommittedEvent] = field(default_factory=list)
+    #: Projects whose reservations this command released (other daemons wake waiters).
+    freed_projects: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.now_text = _format_instant(self.now)
@@ -165,20 +168,18 @@ class Txn:
         self.agents_seen[agent] = self.now
 
 
-def one_row(
-    conn: sqlite3.Connection, sql: str, args: Sequence[Any] | dict[str, Any]
-) -> TaskRow | None:
+def one_row(conn: Db, sql: str, args: Sequence[Any] | dict[str, Any]) -> TaskRow | None:
     # fetchall, not fetchone: it steps RETURNING statements to completion so no
     # statement is left open across RELEASE/COMMIT.
     rows = conn.execute(sql, args).fetchall()
     return TaskRow(*rows[0]) if rows else None
 
 
-def get_row(conn: sqlite3.Connection, task_id: int) -> TaskRow | None:
+def get_row(conn: Db, task_id: int) -> TaskRow | None:
     return one_row(conn, f"SELECT {ROW_COLUMNS} FROM tasks WHERE id = ?", (task_id,))
 
 
-def require_row(conn: sqlite3.Connection, task_id: int) -> TaskRow:
+def require_row(conn: Db, task_id: int) -> TaskRow:
     row = get_row(conn, task_id)
     if row is None:
         raise NotFound(f"no task with id {task_id}", id=task_id)

@@ -3,9 +3,10 @@
 The sqlx-sqlite ConnectionWorker pattern in trio: one thread owns the write
 connection; commands arrive on a queue whose admission is gated on the trio
 side; each carries its own reply path. Group commit: every command already
-queued runs in its own SAVEPOINT inside one BEGIN IMMEDIATE, and one COMMIT
-covers them all. Nothing is answered, and no event published, before COMMIT
-returns.
+queued runs in its own SAVEPOINT inside one write transaction, and one
+COMMIT covers them all. Nothing is answered, and no event published, before
+COMMIT returns. The transaction control that differs between SQLite and
+PostgreSQL is the `WriteStore`'s; everything here is the same for both.
 
 Two reply paths. `submit` parks the calling trio task, which one
 `TrioToken.run_sync_soon` per batch reschedules. `enqueue_answered` (a
@@ -20,20 +21,17 @@ from __future__ import annotations
 
 import logging
 import queue
-import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import trio
 from outcome import Error, Value
 
-from coordd.clock import Clock
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
-from coordd.store import reads, transaction
+from coordd.store import transaction
 from coordd.store.commands import (
     Answer,
     Command,
@@ -41,17 +39,9 @@ from coordd.store.commands import (
     Outcome,
     WriteFn,
     WriterStatistics,
-    map_sqlite_error,
     refuse_abort,
 )
-from coordd.store.connections import (
-    DatabaseUnusable,
-    Durability,
-    open_writer_connection,
-    unusable,
-    verify_intact,
-)
-from coordd.store.schema import migrate
+from coordd.store.write_store import WriteStore
 from coordd_client.protocol.errors import CoordError, InternalError, Overloaded, ShuttingDown
 
 log = logging.getLogger(__name__)
@@ -62,28 +52,24 @@ class Writer:
 
     def __init__(
         self,
-        path: Path,
+        store: WriteStore,
         *,
-        durability: Durability,
-        clock: Clock,
         on_commit: OnCommit,
         lifecycle: Lifecycle,
-        max_pages: int | None = None,
+        on_instant: Callable[[datetime], None] | None = None,
     ) -> None:
-        self._path = path
-        self._max_pages = max_pages
-        self._durability = durability
-        self._clock = clock
+        self._store = store
         self._on_commit = on_commit
+        #: Told each group's instant (team mode: the database's clock).
+        self._on_instant = on_instant
         # None is the stop sentinel.
         self._queue: queue.SimpleQueue[Command | None] = queue.SimpleQueue()
         self._admission = trio.Semaphore(Limits.write_queue_capacity)
-        self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._agents_seen: dict[str, datetime] = {}
-        self._next_seq = 1
         self._lifecycle = lifecycle
+        self._opened = False
         self._transactions = 0
         self._commands = 0
         self._largest_group = 0
@@ -92,25 +78,12 @@ class Writer:
     # --- life cycle (trio side) -------------------------------------------
 
     def open(self) -> None:
-        """Open the write connection: WAL recovery and migrations happen here, first."""
-        try:
-            self._conn = open_writer_connection(self._path, self._durability)
-            verify_intact(self._conn, self._path)
-            migrate(self._conn)
-        except (sqlite3.DatabaseError, DatabaseUnusable) as exc:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-            if isinstance(exc, DatabaseUnusable):
-                raise
-            raise unusable(self._path, exc) from exc
-        if self._max_pages is not None:
-            self._conn.execute(f"PRAGMA max_page_count = {int(self._max_pages)}")
-        self._committed_seq = reads.last_seq(self._conn)
-        self._next_seq = self._committed_seq + 1
+        """Open the write connection: recovery and migrations happen here, first."""
+        self._committed_seq = self._store.open()
+        self._opened = True
 
     def start(self) -> None:
-        assert self._conn is not None, "open() first"
+        assert self._opened, "open() first"
         self._token = trio.lowlevel.current_trio_token()
         self._thread = threading.Thread(target=self._run, name="coordd-writer", daemon=True)
         self._thread.start()
@@ -119,8 +92,8 @@ class Writer:
         """Finish queued commands, checkpoint (TRUNCATE), close; then return."""
         self._lifecycle.begin_drain()  # whatever stops us, nothing new is admitted
         if self._thread is None:
-            if self._conn is not None:
-                self._conn.close()
+            if self._opened:
+                self._store.close()
             return
         self._queue.put(None)
         await trio.to_thread.run_sync(self._thread.join)
@@ -216,7 +189,7 @@ class Writer:
     # --- the thread -----------------------------------------------------------
 
     def _run(self) -> None:
-        assert self._conn is not None and self._token is not None
+        assert self._opened and self._token is not None
         try:
             stopping = False
             while not stopping:
@@ -235,7 +208,7 @@ class Writer:
                     batch.append(item)
                 self._run_batch(batch)
         finally:
-            self._close_connection()
+            self._store.close()
 
     def _run_batch(self, batch: list[Command]) -> None:
         outcomes: list[Outcome] = []
@@ -257,7 +230,7 @@ class Writer:
 
     def _run_raw(self, command: Command) -> Outcome:
         try:
-            return command, command.fn(self._conn, *command.args), None
+            return command, command.fn(self._store.db, *command.args), None
         except Exception as exc:
             return command, None, self._command_error(exc)
 
@@ -267,46 +240,46 @@ class Writer:
         outcomes: list[Outcome],
         events: list[transaction.CommittedEvent],
     ) -> None:
-        conn = self._conn
-        assert conn is not None
+        store = self._store
         try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            error = map_sqlite_error(exc)
-            outcomes.extend((command, None, error) for command in commands)
+            # One instant for the whole group: its commands commit together.
+            now, last_seq = store.begin()
+        except Exception as exc:
+            self._abandon(commands, outcomes, exc)
             return
-        first_seq = self._next_seq
+        if self._on_instant is not None:
+            self._on_instant(now)
+        next_seq = last_seq + 1
         done: list[Outcome] = []
         pending_events: list[transaction.CommittedEvent] = []
-        # One instant for the whole group: its commands commit together.
-        now = self._clock.now()
+        freed: set[str] = set()
         for command in commands:
-            txn = transaction.Txn(conn, now, self._agents_seen, self._next_seq)
-            conn.execute("SAVEPOINT command")
+            txn = transaction.Txn(store.db, now, self._agents_seen, next_seq)
             try:
+                store.savepoint()
                 value = command.fn(txn, *command.args)
             except Exception as exc:
                 error = self._command_error(exc)
-                if not self._rollback_command(conn):
-                    # SQLite rolled back the whole transaction (e.g. disk full):
-                    # every command of this group failed with it.
-                    self._next_seq = first_seq
+                if not store.rollback_command():
+                    # The whole transaction went with it (disk full, connection
+                    # lost): every command of this group failed with it.
                     outcomes.extend((c, None, error) for c in commands)
                     return
                 done.append((command, None, error))
                 continue
-            conn.execute("RELEASE command")
-            self._next_seq = txn.next_seq
+            try:
+                store.release()
+            except Exception as exc:
+                self._abandon(commands, outcomes, exc)
+                return
+            next_seq = txn.next_seq
             pending_events.extend(txn.events)
+            freed.update(txn.freed_projects)
             done.append((command, value, None))
         try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            self._next_seq = first_seq
-            error = map_sqlite_error(exc)
-            outcomes.extend((command, None, error) for command in commands)
+            store.commit(pending_events[-1].seq if pending_events else None, freed)
+        except Exception as exc:
+            self._abandon(commands, outcomes, exc)
             return
         self._transactions += 1
         self._commands += len(commands)
@@ -314,36 +287,20 @@ class Writer:
         outcomes.extend(done)
         events.extend(pending_events)
 
-    @staticmethod
-    def _command_error(exc: Exception) -> CoordError:
+    def _abandon(self, commands: list[Command], outcomes: list[Outcome], exc: Exception) -> None:
+        """The group did not commit: roll back what is left; each command gets the error."""
+        try:
+            self._store.rollback()
+        except Exception as rollback_exc:
+            log.warning("rollback after a failed group failed too: %r", rollback_exc)
+        error = self._command_error(exc)
+        outcomes.extend((command, None, error) for command in commands)
+
+    def _command_error(self, exc: Exception) -> CoordError:
         if isinstance(exc, CoordError):
             return exc
-        if isinstance(exc, sqlite3.Error):
-            return map_sqlite_error(exc)
+        mapped = self._store.map_error(exc)
+        if mapped is not None:
+            return mapped
         log.error("write command failed: %r", exc, exc_info=exc)
         return InternalError(f"internal error: {exc!r}")
-
-    @staticmethod
-    def _rollback_command(conn: sqlite3.Connection) -> bool:
-        """Undo one command; False if the whole transaction is already gone."""
-        if not conn.in_transaction:
-            return False
-        try:
-            conn.execute("ROLLBACK TO command")
-            conn.execute("RELEASE command")
-        except sqlite3.Error:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            return False
-        return True
-
-    def _close_connection(self) -> None:
-        conn = self._conn
-        if conn is None:
-            return
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.Error as exc:
-            log.warning("final checkpoint failed: %s", exc)
-        conn.close()
-        self._conn = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from coordd_client import render
@@ -28,10 +30,19 @@ def status(ctx: Context) -> int:
         [
             f"coordd {info['version']} running (pid {info['pid']}, since {since})",
             f"socket:   {ctx.socket}",
-            f"database: {info['db_path']}",
+            _store_line(info),
             f"tasks:    {counts}",
             f"last seq: {info['last_seq']}",
         ]
     )
     ctx.emit(report, human)
     return EXIT_OK
+
+
+def _store_line(info: dict[str, Any]) -> str:
+    """The SQLite file, or the team store with this node and its live peers."""
+    store = info.get("store") or {"backend": "sqlite", "location": info.get("db_path")}
+    if store["backend"] == "sqlite":
+        return f"database: {store['location']}"
+    peers = ", ".join(peer["node"] for peer in info.get("peers", [])) or "none live"
+    return f"store:    {store['location']} (team mode, node {info.get('node')}; peers: {peers})"

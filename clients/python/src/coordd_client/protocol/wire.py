@@ -114,16 +114,35 @@ class AgentInfo(msgspec.Struct, frozen=True, kw_only=True):
     holding: int
 
 
+class StoreInfo(msgspec.Struct, frozen=True, kw_only=True):
+    #: "sqlite" or "postgresql" (team mode).
+    backend: str
+    #: The SQLite file, or the PostgreSQL DSN without its password.
+    location: str
+
+
+class PeerInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Another live daemon on the same team store."""
+
+    node: str
+    last_seen: str
+
+
 class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     protocol: int
     pid: int
-    db_path: str
+    #: The SQLite file; None in team mode.
+    db_path: str | None
     started_at: str
     counts: dict[str, int]
     last_seq: int
     #: Protocol 1.1 features the daemon serves (empty from a 1.0 daemon).
     features: list[str] = msgspec.field(default_factory=list)
+    #: Team mode additions (absent from older daemons).
+    store: StoreInfo | None = None
+    node: str | None = None
+    peers: list[PeerInfo] = msgspec.field(default_factory=list)
 
 
 class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):

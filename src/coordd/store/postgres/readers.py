@@ -1,0 +1,84 @@
+"""Reads from the team store: a psycopg pool reached through `trio.to_thread`.
+
+Each read is one REPEATABLE READ READ ONLY transaction, so a read that
+takes two statements (`events.since` reads the last seq, then the events)
+sees one snapshot, as it does on SQLite. There are no inline point reads
+here: every query is a network round trip, which must not block the event
+loop. A store that cannot be reached answers -32004 `store_unavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+import trio
+from psycopg_pool import ConnectionPool
+
+from coordd.limits import Limits
+from coordd.store.postgres import connection as pg
+
+T = TypeVar("T")
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    pg.keep_json_as_text(conn)
+    conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    conn.read_only = True
+
+
+class PgReaderPool:
+    def __init__(self, dsn: str, node: str, size: int = Limits.reader_pool_size) -> None:
+        self._limiter = trio.CapacityLimiter(size)
+        self._pool = ConnectionPool(
+            dsn,
+            min_size=size,
+            max_size=size,
+            open=False,
+            configure=_configure,
+            check=ConnectionPool.check_connection,
+            kwargs={
+                "application_name": f"coordd-{node}-reader",
+                "connect_timeout": Limits.pg_connect_timeout_s,
+                "options": f"-c statement_timeout={Limits.pg_statement_timeout_ms}",
+            },
+            # Keep trying while the store is away; a read meanwhile is -32004.
+            reconnect_timeout=365 * 24 * 3600.0,
+            name=f"coordd-{node}-readers",
+        )
+
+    def open(self) -> None:
+        self._pool.open(wait=False)
+
+    def close(self) -> None:
+        self._pool.close(timeout=2.0)
+
+    async def point_read(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self.run(fn, *args)
+
+    async def run(
+        self, fn: Callable[..., T], *args: Any, share: trio.CapacityLimiter | None = None
+    ) -> T:
+        """Run `fn(db, *args)` in a worker thread inside one read transaction."""
+        if share is None:
+            return await self._run_pooled(fn, args)
+        async with share:
+            return await self._run_pooled(fn, args)
+
+    async def _run_pooled(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        async with self._limiter:
+            return await trio.to_thread.run_sync(self._read, fn, args)
+
+    def _read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        try:
+            with self._pool.connection(timeout=Limits.pg_connect_timeout_s) as conn:
+                try:
+                    return fn(pg.PgDb(conn), *args)
+                finally:
+                    if not conn.broken:
+                        conn.rollback()
+        except psycopg.Error as exc:
+            mapped = pg.map_error(exc)
+            assert mapped is not None
+            raise mapped from exc

@@ -1,0 +1,166 @@
+"""The writer thread's view of its database: the transaction control that differs per backend.
+
+`Writer` runs the group commit once, for both backends, through this
+interface: begin a group (which also says the group's instant and the last
+committed seq), a savepoint per command, commit with the group's last seq.
+`SqliteWriteStore` is the embedded default; `coordd.store.postgres.writer`
+holds the team store's.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Collection
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from coordd.clock import Clock
+from coordd.store import reads
+from coordd.store.commands import map_sqlite_error
+from coordd.store.connections import (
+    DatabaseUnusable,
+    Durability,
+    SqliteDb,
+    open_writer_connection,
+    unusable,
+    verify_intact,
+)
+from coordd.store.schema import migrate
+from coordd.store.sql import Db
+from coordd_client.protocol.errors import CoordError
+
+log = logging.getLogger(__name__)
+
+
+class WriteStore(Protocol):
+    """One write connection, driven only by the writer thread."""
+
+    @property
+    def db(self) -> Db:
+        """What each command's `Txn` (and an outside-transaction command) uses."""
+        ...
+
+    def open(self) -> int:
+        """Connect, recover, migrate; return the last committed seq."""
+        ...
+
+    def begin(self) -> tuple[datetime, int]:
+        """Start a group's transaction; return its instant and the last committed seq."""
+        ...
+
+    def savepoint(self) -> None: ...
+
+    def release(self) -> None: ...
+
+    def rollback_command(self) -> bool:
+        """Undo the current command; False if the whole transaction is gone with it."""
+        ...
+
+    def commit(self, last_seq: int | None, freed_projects: Collection[str]) -> None:
+        """COMMIT the group; `last_seq` is its newest event (None: it appended none).
+
+        `freed_projects`: projects whose reservations the group released, for
+        other daemons on the same store to wake their waiters.
+        """
+        ...
+
+    def rollback(self) -> None:
+        """Abandon the group's transaction if one is open."""
+        ...
+
+    def map_error(self, exc: Exception) -> CoordError | None:
+        """The wire error for a database failure; None if `exc` is not one."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SqliteWriteStore:
+    """The embedded store: one SQLite file in WAL mode, `BEGIN IMMEDIATE` per group."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        durability: Durability,
+        clock: Clock,
+        max_pages: int | None = None,
+    ) -> None:
+        self._path = path
+        self._durability = durability
+        self._clock = clock
+        self._max_pages = max_pages
+        self._conn: SqliteDb | None = None
+        # The writer is the only writer: it knows the last seq without asking.
+        self._last_seq = 0
+
+    @property
+    def db(self) -> SqliteDb:
+        assert self._conn is not None, "open() first"
+        return self._conn
+
+    def open(self) -> int:
+        """Open the write connection: WAL recovery and migrations happen here, first."""
+        try:
+            self._conn = open_writer_connection(self._path, self._durability)
+            verify_intact(self._conn, self._path)
+            migrate(self._conn)
+        except (sqlite3.DatabaseError, DatabaseUnusable) as exc:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if isinstance(exc, DatabaseUnusable):
+                raise
+            raise unusable(self._path, exc) from exc
+        if self._max_pages is not None:
+            self._conn.execute(f"PRAGMA max_page_count = {int(self._max_pages)}")
+        self._last_seq = reads.last_seq(self._conn)
+        return self._last_seq
+
+    def begin(self) -> tuple[datetime, int]:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self._clock.now(), self._last_seq
+
+    def savepoint(self) -> None:
+        self.db.execute("SAVEPOINT command")
+
+    def release(self) -> None:
+        self.db.execute("RELEASE command")
+
+    def rollback_command(self) -> bool:
+        conn = self.db
+        if not conn.in_transaction:
+            return False
+        try:
+            conn.execute("ROLLBACK TO command")
+            conn.execute("RELEASE command")
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return False
+        return True
+
+    def commit(self, last_seq: int | None, freed_projects: Collection[str]) -> None:
+        self.db.execute("COMMIT")
+        if last_seq is not None:
+            self._last_seq = last_seq
+
+    def rollback(self) -> None:
+        if self._conn is not None and self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def map_error(self, exc: Exception) -> CoordError | None:
+        return map_sqlite_error(exc) if isinstance(exc, sqlite3.Error) else None
+
+    def close(self) -> None:
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            log.warning("final checkpoint failed: %s", exc)
+        conn.close()
+        self._conn = None

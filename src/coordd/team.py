@@ -1,0 +1,152 @@
+"""Team mode on the trio side: one ordered event stream, the doorbell, and the node's heartbeat.
+
+With several daemons on one PostgreSQL store, this daemon's subscribers
+and waiters must see every event of the team once, in seq order. The
+`LogFollower` is the only way events reach the hub in team mode: this
+daemon's own commits arrive from the writer the moment they commit; other
+daemons' commits are read from the log when the doorbell rings (or every
+`team_poll_s` anyway). Whatever arrives at or below the published seq is
+dropped; whatever would leave a gap waits for the log to fill it.
+
+Imported only in team mode (it pulls in psycopg through the store).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import trio
+
+from coordd.limits import Limits
+from coordd.store import reads
+from coordd.store.failures import NodeInUse
+from coordd.store.postgres.connection import describe
+from coordd.store.postgres.presence import NodePresence, Peer
+from coordd.store.postgres.readers import PgReaderPool
+from coordd.store.transaction import CommittedEvent
+from coordd_client.protocol.errors import CoordError
+
+log = logging.getLogger(__name__)
+
+Publish = Callable[[list[CommittedEvent]], None]
+
+
+class LogFollower:
+    def __init__(self, readers: PgReaderPool, publish: Publish, published_seq: int) -> None:
+        self._readers = readers
+        self._publish = publish
+        self.published_seq = published_seq
+        self._rung = trio.Event()
+
+    def offer(self, events: list[CommittedEvent]) -> None:
+        """This daemon's committed batch (trio thread): publish what is next in line."""
+        fresh = [event for event in events if event.seq > self.published_seq]
+        if not fresh:
+            return
+        if fresh[0].seq != self.published_seq + 1:
+            self.ring()  # another daemon's commits come first: the log has them
+            return
+        self._deliver(fresh)
+
+    def ring(self) -> None:
+        self._rung.set()
+
+    def _deliver(self, events: list[CommittedEvent]) -> None:
+        self.published_seq = events[-1].seq
+        self._publish(events)
+
+    async def run(self) -> None:
+        """Catch up with the log whenever rung, and every `team_poll_s` regardless."""
+        complained = False
+        while True:
+            with trio.move_on_after(Limits.team_poll_s):
+                await self._rung.wait()
+            self._rung = trio.Event()
+            try:
+                await self._catch_up()
+                complained = False
+            except CoordError as exc:
+                if not complained:
+                    log.warning("cannot read the team's event log: %s", exc.message)
+                    complained = True
+
+    async def _catch_up(self) -> None:
+        while True:
+            events = await self._readers.run(
+                reads.committed_events_after, self.published_seq, Limits.event_page
+            )
+            fresh = [event for event in events if event.seq > self.published_seq]
+            if fresh:
+                self._deliver(fresh)
+            if len(events) < Limits.event_page:
+                return
+
+
+class NodeHeartbeat:
+    """This node's row on the store, renewed every `node_heartbeat_s`; the live peers."""
+
+    def __init__(self, presence: NodePresence, keep_after: Callable[[], int]) -> None:
+        self._presence = presence
+        self._keep_after = keep_after
+        self.peers: list[Peer] = []
+        #: The oldest seq any live daemon's subscribers may still need (None: not heard yet).
+        self.team_keep_after: int | None = None
+
+    async def run(self, on_lost: Callable[[str], None]) -> None:
+        complained = False
+        while True:
+            await trio.sleep(Limits.node_heartbeat_s)
+            try:
+                view = await trio.to_thread.run_sync(self._presence.heartbeat, self._keep_after())
+            except NodeInUse as exc:
+                on_lost(str(exc))
+                return
+            except Exception as exc:  # psycopg's errors: the store is away; keep trying
+                if not complained:
+                    log.warning("heartbeat: cannot reach the team store: %s", describe(exc))
+                    complained = True
+                continue
+            complained = False
+            self.peers = view.peers
+            self.team_keep_after = view.keep_after
+
+
+class TeamMode:
+    """What a daemon on the team store adds to the embedded one, started and stopped together."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        node: str,
+        readers: PgReaderPool,
+        publish: Publish,
+        poke_reservations: Callable[[str | None], None],
+        keep_after: Callable[[], int],
+    ) -> None:
+        from coordd.store.postgres.doorbell import Doorbell
+
+        self.node = node
+        self.presence = NodePresence(dsn, node)
+        self.follower = LogFollower(readers, publish, 0)
+        self.heartbeat = NodeHeartbeat(self.presence, keep_after)
+        self.doorbell = Doorbell(dsn, node, self.follower.ring, poke_reservations)
+
+    def claim_node(self, published_seq: int) -> None:
+        """At start, after the writer migrated: take the node's name; learn the peers."""
+        self.follower.published_seq = published_seq
+        self.heartbeat.peers = self.presence.claim()
+
+    @property
+    def peers(self) -> list[Peer]:
+        return self.heartbeat.peers
+
+    def start(self, nursery: trio.Nursery, on_lost: Callable[[str], None]) -> None:
+        self.doorbell.start()
+        nursery.start_soon(self.follower.run)
+        nursery.start_soon(self.heartbeat.run, on_lost)
+
+    async def stop(self) -> None:
+        await trio.to_thread.run_sync(self.doorbell.stop)
+        await trio.to_thread.run_sync(self.presence.leave)

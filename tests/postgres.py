@@ -1,0 +1,57 @@
+"""A real PostgreSQL for the team-mode tests: one throwaway cluster per session.
+
+The cluster comes from the distribution's packages (`.ci/run` and `make test`
+install them where they can: scripts/ensure-postgres.sh). Without them the
+PostgreSQL cases skip with the command that installs them, unless
+`COORDD_REQUIRE_POSTGRES=1` (set by CI), where they fail instead: CI never
+passes by skipping them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+from bench.peers import PeerUnavailable, PostgresPeer
+
+from support import short_tmpdir
+
+REQUIRE_ENV = "COORDD_REQUIRE_POSTGRES"
+INSTALL_HINT = "install it with `sudo apt-get install postgresql` (Debian/Ubuntu), then make test"
+
+_databases = itertools.count(1)
+
+
+def start_cluster() -> PostgresPeer:
+    """A fresh cluster, or skip (fail where PostgreSQL is required)."""
+    try:
+        return PostgresPeer(short_tmpdir("pg"))
+    except PeerUnavailable as exc:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"PostgreSQL is required here ({REQUIRE_ENV}=1) but: {exc}")
+        pytest.skip(f"PostgreSQL is not installed ({exc}); {INSTALL_HINT}")
+
+
+def create_database(cluster: PostgresPeer) -> str:
+    """A new empty database on `cluster`; its `postgresql://` DSN."""
+    import psycopg
+
+    name = f"t{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(cluster.address, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return cluster.url(name)
+
+
+def psql(dsn: str, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Run one statement on the store directly (to inspect it, or to break it)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        cursor = conn.execute(sql, args)
+        return list(cursor.fetchall()) if cursor.description else []
+
+
+def cluster_directory(cluster: PostgresPeer) -> Path:
+    return cluster.directory
