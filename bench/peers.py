@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -132,10 +133,18 @@ class PostgresPeer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        self._postgres = postgres
+        self._data = data
+        self.address = f"host={self.directory} user={self.user} dbname=postgres"
+        self.host = str(self.directory)
+        self.start()
+
+    def start(self) -> None:
+        """Run the server (again, after `stop`: the team-mode fault tests do)."""
         self.proc = _launch(
             [
-                *self._as_user, postgres,
-                "-D", str(data),
+                *self._as_user, self._postgres,
+                "-D", str(self._data),
                 "-k", str(self.directory),
                 "-c", "listen_addresses=",
                 "-c", "fsync=on",
@@ -145,8 +154,6 @@ class PostgresPeer:
             self.directory / "postgres.log",
         )  # fmt: skip
         _wait_for(self.directory / ".s.PGSQL.5432", self.proc, "postgres")
-        self.address = f"host={self.directory} user={self.user} dbname=postgres"
-        self.host = str(self.directory)
         self._wait_ready()
 
     def _wait_ready(self) -> None:
@@ -167,7 +174,15 @@ class PostgresPeer:
         return f"postgresql://{self.user}@/{database}?host={self.directory}"
 
     def stop(self) -> None:
-        self.proc.terminate()
+        """A fast shutdown: clients are disconnected, as when a server goes away.
+
+        The signal goes to the postmaster itself (runuser does not pass SIGINT on).
+        """
+        try:
+            postmaster = int((self._data / "postmaster.pid").read_text().split()[0])
+            os.kill(postmaster, signal.SIGINT)
+        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+            self.proc.terminate()
         self.proc.wait(30)
 
 

@@ -17,7 +17,7 @@ from coordd.clock import Clock, OffsetClock, SystemClock
 from coordd.daemon import Daemon, DaemonConfig
 from coordd.limits import Limits
 from coordd.listener import ListenerError
-from coordd.paths import default_db_path, resolve_store
+from coordd.paths import default_db_path, is_team_store, resolve_store
 from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.failures import NodeInUse, StoreUnavailable
@@ -103,6 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     backup.add_argument("path", type=Path)
     backup.add_argument("--db", type=Path)
 
+    migrate = commands.add_parser(
+        "migrate", help="move a board (an SQLite file) to a new, empty team store"
+    )
+    migrate.add_argument(
+        "--from", dest="source", type=Path, help="the SQLite file (default: --db's)"
+    )
+    migrate.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
+
     from coordd.service import add_service_parser
 
     add_service_parser(commands)
@@ -124,12 +132,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         from coordd.admin import backup
 
         return backup(args.db or default_db_path(), args.path)
+    if args.command == "migrate":
+        if not is_team_store(args.target):
+            parser.error("--to must be a postgresql:// DSN (the team store)")
+        if importlib.util.find_spec("psycopg") is None:
+            print(TEAM_EXTRA_HINT, file=sys.stderr)
+            return 1
+        from coordd.store.postgres.migrate import run
+
+        return run((args.source or default_db_path()).expanduser().absolute(), args.target)
     if args.command == "service":
         from coordd.service import run_service_command
 
         return run_service_command(args)
     raise AssertionError(args.command)
 
+
+TEAM_EXTRA_HINT = (
+    "coordd: team mode (a postgresql:// store) needs the team extra: pip install 'coordd[team]'"
+)
 
 #: A documented test hook: shift the daemon's own clock by this many seconds.
 CLOCK_OFFSET_ENV = "COORDD_CLOCK_OFFSET_S"
@@ -162,11 +183,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"coordd: {exc}", file=sys.stderr)
         return 2
     if dsn is not None and importlib.util.find_spec("psycopg") is None:
-        print(
-            "coordd: team mode (a postgresql:// store) needs the team extra:"
-            " pip install 'coordd[team]'",
-            file=sys.stderr,
-        )
+        print(TEAM_EXTRA_HINT, file=sys.stderr)
         return 1
     socket_path = default_socket_path(args.socket).expanduser().absolute()
     config = DaemonConfig(

@@ -131,7 +131,9 @@ class TeamMode:
         self.presence = NodePresence(dsn, node)
         self.follower = LogFollower(readers, publish, 0)
         self.heartbeat = NodeHeartbeat(self.presence, keep_after)
-        self.doorbell = Doorbell(dsn, node, self.follower.ring, poke_reservations)
+        self.doorbell = Doorbell(
+            dsn, node, self.follower.ring, poke_reservations, readers.renew_if_failing
+        )
 
     def claim_node(self, published_seq: int) -> None:
         """At start, after the writer migrated: take the node's name; learn the peers."""

@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 
 
 class Doorbell:
-    """Calls `on_events()` or `on_reservations(project | None)` on the trio thread."""
+    """Calls `on_events()` or `on_reservations(project | None)` on the trio thread, and
+    `on_connected()` each time it has (re)connected: the store is reachable."""
 
     def __init__(
         self,
@@ -34,11 +35,13 @@ class Doorbell:
         node: str,
         on_events: Callable[[], None],
         on_reservations: Callable[[str | None], None],
+        on_connected: Callable[[], None],
     ) -> None:
         self._dsn = dsn
         self._node = node
         self._on_events = on_events
         self._on_reservations = on_reservations
+        self._on_connected = on_connected
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
@@ -78,6 +81,7 @@ class Doorbell:
                     conn.execute(f"LISTEN {EVENTS_CHANNEL}")
                     conn.execute(f"LISTEN {RESERVATIONS_CHANNEL}")
                     # Listening now: whatever was missed while away is in the log.
+                    self._ring(self._on_connected)
                     self._ring(self._on_events)
                     self._ring(self._on_reservations, None)
                     self._listen(conn)

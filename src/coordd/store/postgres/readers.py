@@ -9,6 +9,7 @@ loop. A store that cannot be reached answers -32004 `store_unavailable`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -29,23 +30,38 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
 
 
 class PgReaderPool:
+    """Read connections to the team store, replaced at once when the store comes back.
+
+    psycopg_pool retries a lost server with a delay that doubles without a
+    cap, so after a long outage it could take minutes to read again. The
+    daemon learns sooner (its doorbell reconnects every half second), and
+    then `renew_if_failing` swaps in a fresh pool.
+    """
+
     def __init__(self, dsn: str, node: str, size: int = Limits.reader_pool_size) -> None:
+        self._dsn = dsn
+        self._node = node
+        self._size = size
         self._limiter = trio.CapacityLimiter(size)
-        self._pool = ConnectionPool(
-            dsn,
-            min_size=size,
-            max_size=size,
+        self._pool = self._new_pool()
+        self._failing = False
+
+    def _new_pool(self) -> ConnectionPool:
+        return ConnectionPool(
+            self._dsn,
+            min_size=self._size,
+            max_size=self._size,
             open=False,
             configure=_configure,
             check=ConnectionPool.check_connection,
             kwargs={
-                "application_name": f"coordd-{node}-reader",
+                "application_name": f"coordd-{self._node}-reader",
                 "connect_timeout": Limits.pg_connect_timeout_s,
                 "options": f"-c statement_timeout={Limits.pg_statement_timeout_ms}",
             },
             # Keep trying while the store is away; a read meanwhile is -32004.
             reconnect_timeout=365 * 24 * 3600.0,
-            name=f"coordd-{node}-readers",
+            name=f"coordd-{self._node}-readers",
         )
 
     def open(self) -> None:
@@ -53,6 +69,16 @@ class PgReaderPool:
 
     def close(self) -> None:
         self._pool.close(timeout=2.0)
+
+    def renew_if_failing(self) -> None:
+        """The store answers again: if reads were failing, start over with a fresh pool."""
+        if not self._failing:
+            return
+        self._failing = False
+        old, self._pool = self._pool, self._new_pool()
+        self._pool.open(wait=False)
+        # Reads still running on the old pool finish (or fail) there; it closes off-loop.
+        threading.Thread(target=old.close, kwargs={"timeout": 5.0}, daemon=True).start()
 
     async def point_read(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.run(fn, *args)
@@ -79,6 +105,8 @@ class PgReaderPool:
                     if not conn.broken:
                         conn.rollback()
         except psycopg.Error as exc:
+            if pg.is_disconnect(exc):
+                self._failing = True
             mapped = pg.map_error(exc)
             assert mapped is not None
             raise mapped from exc
