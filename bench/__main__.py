@@ -36,6 +36,7 @@ from bench.hooks import measure_hooks
 from bench.mcp import measure_mcp
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
+from bench.team import measure_team
 
 
 def measure_floor(workdir: Path, total: int) -> list[Result]:
@@ -223,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Result] = []
     thread_cpu_per_claim: dict[str, float] = {}
     peer_notes: list[str] = []
+    team_notes: list[str] = []
     extra: dict[str, float] = {}
     try:
         # The baseline is measured three times (start, middle, end of the run) and
@@ -342,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
             stats = writer_stats(daemon)
         finally:
             daemon.stop()
+        team_rows, team_notes = measure_team(workdir, min(total, 4000))
+        rows += team_rows
         if args.peers:
             peer_rows, peer_notes = measure_peers(workdir, counts, total)
             rows += peer_rows
@@ -362,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             gil_alone=gil_alone,
             gil_contended=gil_contended,
             wake=wake,
+            team_notes=team_notes,
         )
     )
     args.output.write_text(text)

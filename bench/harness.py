@@ -19,19 +19,27 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Daemon:
-    def __init__(self, workdir: Path, durability: str = "full") -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        durability: str = "full",
+        *,
+        store: str | None = None,
+        name: str = "s",
+    ) -> None:
+        """`store`: a `postgresql://` DSN (team mode); `name` tells daemons in one dir apart."""
         self.workdir = workdir
-        self.socket = workdir / "s.sock"
-        self.db = workdir / "bench.db"
-        log = open(workdir / "daemon.log", "ab")  # noqa: SIM115
+        self.socket = workdir / f"{name}.sock"
+        self.db = workdir / f"{'bench' if name == 's' else name}.db"
+        where = ["--db", str(self.db)] if store is None else ["--store", store, "--node", name]
+        log = open(workdir / f"daemon-{name}.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
                 "coordd",
                 "serve",
-                "--db",
-                str(self.db),
+                *where,
                 "--socket",
                 str(self.socket),
                 "--durability",
@@ -93,11 +101,27 @@ def worker_command(daemon: Daemon) -> list[str]:
 
 
 def run_workers(
-    command: list[str], mode: str, clients: int, per_client: int, id_for, *, name: str | None = None
+    command: list[str] | list[list[str]],
+    mode: str,
+    clients: int,
+    per_client: int,
+    id_for,
+    *,
+    name: str | None = None,
 ) -> Result:
-    procs = spawn_workers(
-        command, [[mode, f"w{n}", str(per_client), str(id_for(n))] for n in range(clients)]
-    )
+    """`clients` worker processes doing `per_client` round trips each, behind one barrier.
+
+    `command` may be a list of commands (one per daemon): client n uses
+    command n modulo their number, so the clients split evenly across daemons.
+    """
+    commands = command if command and isinstance(command[0], list) else [command]
+    procs = [
+        proc
+        for n in range(clients)
+        for proc in spawn_workers(
+            commands[n % len(commands)], [[mode, f"w{n}", str(per_client), str(id_for(n))]]
+        )
+    ]
     start = time.perf_counter()
     release(procs)
     outputs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]

@@ -50,6 +50,7 @@ class Measured:
     gil_alone: float
     gil_contended: float
     wake: Result
+    team_notes: list[str]
 
 
 def machine() -> str:
@@ -203,12 +204,46 @@ def render_report(m: Measured) -> str:
         f"| daemon CPU with 1,000 idle waiters | {extra['daemon_cpu_percent_with_idle_waiters']:.1f} % of a core |",
         f"| post latency with 1,000 non-matching waiters | {fmt_us(extra['post_us_with_idle_waiters'])} us |",
         "",
+        *team_lines(by, m.team_notes),
         *reservation_lines(extra),
         *mcp_lines(extra),
         *hook_lines(extra),
         "Absolute figures drift with the machine's load; compare ratios within one run.",
     ]
     return "\n".join(lines) + "\n"
+
+
+TEAM_SETUPS = ("sqlite", "postgresql, 1 daemon", "postgresql, 2 daemons")
+
+
+def team_lines(by: dict[tuple[str, int], Result], notes: list[str]) -> list[str]:
+    """Team mode: the same claim workload on SQLite and on PostgreSQL, one and two daemons."""
+    if not any((f"claim (team: {s})", 16) in by for s in TEAM_SETUPS):
+        return ["## Team mode (PostgreSQL)", "", *[f"- {note}" for note in notes], ""]
+    lines = [
+        "## Team mode (PostgreSQL)",
+        "",
+        "The same durable distinct claims through `coordd serve --store postgresql://...`"
+        " (one daemon; two daemons on one database, clients split evenly between their"
+        " sockets) and through an SQLite daemon started in the same window. Ratios are to"
+        " that SQLite daemon.",
+        "",
+        "| store | clients | claims/s | / SQLite | p50 us | p99 us | fairness |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for clients in (1, 16):
+        sqlite = by.get(("claim (team: sqlite)", clients))
+        for setup in TEAM_SETUPS:
+            r = by.get((f"claim (team: {setup})", clients))
+            if r is None:
+                continue
+            ratio = f"{r.rate / sqlite.rate:.2f}x" if sqlite is not None else "-"
+            lines.append(
+                f"| {setup} | {clients} | {r.rate:,.0f} | {ratio} | {fmt_us(r.pct(0.5))}"
+                f" | {fmt_us(r.pct(0.99))} | {r.spread:.2f} |"
+            )
+    lines += ["", *[f"- {note}" for note in notes], ""]
+    return lines
 
 
 def reservation_lines(extra: dict[str, float]) -> list[str]:

@@ -12,6 +12,8 @@ from coordd_client import Client, Conflict, DaemonUnavailable, InvalidParams, No
 from coordd_client.aio import AsyncClient
 from coordd_client.protocol.paths import default_socket_path
 
+pytestmark = pytest.mark.both_backends
+
 
 async def test_many_concurrent_calls_pipeline_on_one_connection(aclient: AsyncClient) -> None:
     results: dict[int, Task] = {}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon
 from coordd.limits import Retention
 from coordd.store.writes import trim_events
 from coordd_client.aio import AsyncClient
+
+pytestmark = pytest.mark.both_backends
 
 
 async def seqs(client: AsyncClient) -> list[int]:

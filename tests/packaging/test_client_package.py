@@ -33,17 +33,37 @@ def test_client_modules_import_neither_the_daemon_nor_trio_outside_aio() -> None
             assert not imported & {"mcp", "pydantic"}, f"{path.name} imports the MCP SDK"
 
 
-def test_the_cli_and_the_daemon_never_load_the_mcp_sdk() -> None:
+def test_the_cli_and_the_daemon_never_load_the_mcp_sdk_or_psycopg() -> None:
+    """The embedded daemon and the plain CLI stay trio + msgspec: the MCP SDK comes with
+    `coord mcp`, psycopg with a `postgresql://` store only."""
     probe = (
         "import sys, coordd.daemon, coordd.cli, coordd_client.cli, coordd_client.aio\n"
         "from coordd_client.cli.registry import build_parser\n"
         "build_parser('coord')\n"
-        "print('mcp' in sys.modules, 'pydantic' in sys.modules)"
+        "print(*(name in sys.modules for name in ('mcp', 'pydantic', 'psycopg', 'psycopg_pool')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     ).stdout.split()
-    assert out == ["False", "False"]
+    assert out == ["False", "False", "False", "False"]
+
+
+def test_psycopg_is_imported_only_by_the_team_store() -> None:
+    daemon = ROOT / "src" / "coordd"
+    for path in daemon.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        imported = {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            node.module.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+        }
+        if imported & {"psycopg", "psycopg_pool"}:
+            assert path.parent == daemon / "store" / "postgres", f"{path} imports psycopg"
 
 
 def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: Path) -> None:

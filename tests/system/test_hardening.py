@@ -76,6 +76,7 @@ def _send_then_close(path: Path, method: str, params: dict[str, object], times: 
         sock.close()
 
 
+@pytest.mark.both_backends
 def test_waits_never_outlive_their_connection(daemon: DaemonProcess) -> None:
     """Before: about half of 200 such waits lived on for their whole hour, each with an fd."""
     with daemon.client() as client:
@@ -93,6 +94,7 @@ def test_waits_never_outlive_their_connection(daemon: DaemonProcess) -> None:
             time.sleep(0.1)
 
 
+@pytest.mark.both_backends
 def test_subscriptions_never_outlive_their_connection(daemon: DaemonProcess) -> None:
     _send_then_close(daemon.socket_path, "events.subscribe", {}, 200)
     deadline = time.monotonic() + 20
@@ -127,6 +129,7 @@ def _timed_info(conn: RawConnection) -> float:
     return time.perf_counter() - started
 
 
+@pytest.mark.both_backends
 def test_a_batch_flood_does_not_starve_another_connections_reads(daemon: DaemonProcess) -> None:
     """Before: one frame of 256 scanning waits made another client's server.info take 23 s."""
     filler = RawConnection(daemon.socket_path, timeout_s=60)
@@ -219,6 +222,7 @@ def test_a_damaged_database_is_refused_with_advice(workdir: Path, damage: str) -
 # --- 8. validation gaps --------------------------------------------------------------
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize(
     ("params", "field"),
     [
@@ -238,6 +242,7 @@ def test_agent_names_must_be_printable_to_the_end(
     conn.close()
 
 
+@pytest.mark.both_backends
 def test_a_kind_with_a_trailing_newline_is_refused(daemon: DaemonProcess) -> None:
     conn = RawConnection(daemon.socket_path)
     answer = conn.call("task.post", {"title": "t", "kind": "bug\n"})
@@ -245,6 +250,7 @@ def test_a_kind_with_a_trailing_newline_is_refused(daemon: DaemonProcess) -> Non
     conn.close()
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize(
     "params",
     [b'{"title":"caf\xe9"}', b'{"ti\xfftle":"x"}', b'{"title":"x","tags":["\xc3"]}'],
@@ -257,6 +263,7 @@ def test_invalid_utf8_inside_params_is_a_parse_error(daemon: DaemonProcess, para
     conn.close()
 
 
+@pytest.mark.both_backends
 def test_duplicate_keys_keep_the_last(daemon: DaemonProcess) -> None:
     """A documented choice (docs/CONFORMANCE.md): last wins, as most JSON parsers do."""
     conn = RawConnection(daemon.socket_path)
@@ -270,6 +277,7 @@ def test_duplicate_keys_keep_the_last(daemon: DaemonProcess) -> None:
 # --- 9. a resume point from the future -----------------------------------------------
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize(
     ("method", "params"),
     [
