@@ -24,9 +24,12 @@ async def _every(
 ) -> None:
     """Run `duty` every `interval_s` until the daemon drains; log what it did.
 
-    A refused run (the database locked, the disk full) is logged and tried
-    again next time: a background duty never takes the daemon down.
+    A refused run (the database locked, the disk full, the team store away)
+    is logged and tried again next time: a background duty never takes the
+    daemon down. The same refusal again is not logged again (a store down
+    for an hour must not write 7,200 lines); the recovery is.
     """
+    refused: str | None = None
     while True:
         await trio.sleep(interval_s)
         try:
@@ -34,8 +37,13 @@ async def _every(
         except ShuttingDown:
             return
         except CoordError as exc:
-            log.warning("%s: %s", name, exc.message)
+            if exc.message != refused:
+                log.warning("%s: %s", name, exc.message)
+                refused = exc.message
             continue
+        if refused is not None:
+            log.info("%s: running again", name)
+            refused = None
         if count:
             log.info("%s %s", name, done % count)
 
