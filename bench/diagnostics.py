@@ -11,16 +11,16 @@ from __future__ import annotations
 import os
 import resource
 import socket
-import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from coordd.clock import SystemClock
 from coordd.protocol import params as P
 from coordd.store import claims, transaction, writes
-from coordd.store.connections import Durability, open_writer_connection
-from coordd.store.schema import migrate
+from coordd.store.connections import Durability
+from coordd.store.write_store import SqliteWriteStore
 
 
 def thread_cpu_seconds(pid: int) -> dict[int, float]:
@@ -61,18 +61,33 @@ def cpu_per_op_by_role(
     }
 
 
-def _board_with_pending_tasks(
-    path: Path, count: int, durability: Durability
-) -> tuple[sqlite3.Connection, int]:
-    """A daemon-schema database holding `count` pending tasks (ids 1..count); the next seq."""
-    conn = open_writer_connection(path, durability)
-    migrate(conn)
-    conn.execute("BEGIN IMMEDIATE")
-    txn = transaction.Txn(conn, SystemClock().now(), {}, 1)
-    for n in range(count):
-        writes.post_task(txn, P.PostParams(title=f"probe {n}", body="x" * 200))
-    conn.execute("COMMIT")
-    return conn, txn.next_seq
+def _board_with_pending_tasks(path: Path, count: int, durability: Durability) -> SqliteWriteStore:
+    """A daemon-schema database holding `count` pending tasks (ids 1..count), open for writing."""
+    store = SqliteWriteStore(path, durability=durability, clock=SystemClock())
+    store.open()
+    params = [P.PostParams(title=f"probe {n}", body="x" * 200) for n in range(count)]
+    run_group(store, writes.post_task, params, {})
+    return store
+
+
+def run_group(
+    store: SqliteWriteStore, fn: Any, params: list[Any], seen: dict[str, Any]
+) -> list[Any]:
+    """One group commit as the writer's fast path runs it: BEGIN, each command, the
+    group's events in one call, COMMIT (`store/writer.py`, `Writer._run_group`)."""
+    now, last_seq = store.begin()
+    next_seq = last_seq + 1
+    events: list[transaction.CommittedEvent] = []
+    results = []
+    for p in params:
+        txn = transaction.Txn(store.db, now, seen, next_seq)
+        results.append(fn(txn, p))
+        next_seq = txn.next_seq
+        events += txn.events
+    if events:
+        store.append_events(events)
+    store.commit(events[-1].seq if events else None, ())
+    return results
 
 
 def writer_claim_cost_with_and_without_gil_contention(
@@ -88,22 +103,16 @@ def writer_claim_cost_with_and_without_gil_contention(
     """
     if not hasattr(resource, "RUSAGE_THREAD"):  # Linux only
         return float("nan"), float("nan")
-    conn, next_seq = _board_with_pending_tasks(path, 2 * count, Durability.NORMAL)
-    clock = SystemClock()
+    store = _board_with_pending_tasks(path, 2 * count, Durability.NORMAL)
+    seen: dict[str, Any] = {}
 
     def run(first_id: int) -> float:
-        nonlocal next_seq
         before = resource.getrusage(resource.RUSAGE_THREAD)
         for start in range(first_id, first_id + count, group):
-            conn.execute("BEGIN IMMEDIATE")
-            now = clock.now()  # one instant per group, as the writer does
-            for task_id in range(start, start + group):
-                txn = transaction.Txn(conn, now, {}, next_seq)
-                conn.execute("SAVEPOINT command")
-                claims.claim_task(txn, P.ClaimParams(id=task_id, agent="probe"))
-                conn.execute("RELEASE command")
-                next_seq = txn.next_seq
-            conn.execute("COMMIT")
+            claims_of_group = [
+                P.ClaimParams(id=task_id, agent="probe") for task_id in range(start, start + group)
+            ]
+            run_group(store, claims.claim_task, claims_of_group, seen)
         after = resource.getrusage(resource.RUSAGE_THREAD)
         used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return used / count * 1e6
@@ -130,7 +139,7 @@ def writer_claim_cost_with_and_without_gil_contention(
     finally:
         stop.set()
         thread.join()
-        conn.close()
+        store.close()
     return alone, contended
 
 
@@ -142,20 +151,14 @@ def coordd_claim_transaction_latencies(path: Path, count: int) -> list[float]:
     event row). A lone client's claim through the daemon costs this plus
     the transport; the difference from the baseline is the schema's price.
     """
-    conn, next_seq = _board_with_pending_tasks(path, count, Durability.FULL)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    clock = SystemClock()
+    store = _board_with_pending_tasks(path, count, Durability.FULL)
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     latencies = []
     clock_us = time.perf_counter
+    seen: dict[str, Any] = {}
     for task_id in range(1, count + 1):
         start = clock_us()
-        conn.execute("BEGIN IMMEDIATE")
-        txn = transaction.Txn(conn, clock.now(), {}, next_seq)
-        conn.execute("SAVEPOINT command")
-        claims.claim_task(txn, P.ClaimParams(id=task_id, agent="single"))
-        conn.execute("RELEASE command")
-        conn.execute("COMMIT")
-        next_seq = txn.next_seq
+        run_group(store, claims.claim_task, [P.ClaimParams(id=task_id, agent="single")], seen)
         latencies.append((clock_us() - start) * 1e6)
-    conn.close()
+    store.close()
     return latencies

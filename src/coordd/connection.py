@@ -223,14 +223,20 @@ class Connection:
         params: Any = msgspec.UNSET
         if not message.is_batch and isinstance(item, Request):
             try:
-                write = dispatch.decoded_write(item)
+                direct = dispatch.decoded_direct(item)
             except CoordError as exc:
                 dispatch.log_refusal(item, exc)
                 if not item.is_notification:
                     await self._send_responses([error_object(item.id, exc)], False)
                 return
-            if write is not None:
-                method, params = write
+            if direct is not None:
+                method, params = direct
+                if method.inline is not None:
+                    # Answered here: no task, no nursery, no scheduling round.
+                    response = dispatch.run_inline(item, method, params, self._services)
+                    if not item.is_notification:
+                        await self._send_responses([response], False)
+                    return
                 if self._enqueue_write(item, method, params):
                     return
         # Each batch item counts against the cap: one frame of 256 is 256 requests.

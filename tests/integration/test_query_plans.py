@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from coordd.protocol import params as P
 from coordd.store import claims, holding, reads, transaction, writes
 from coordd.store.connections import Durability, open_writer_connection
 from coordd.store.schema import migrate
+from coordd.store.writer import Writer
 from coordd_client.aio import AsyncClient
 
 
@@ -67,13 +69,86 @@ def test_statements_per_claim_stay_fixed(conn: sqlite3.Connection) -> None:
     def claim(task_id: int, agent: str) -> None:
         claims.claim_task(txn, P.ClaimParams(id=task_id, agent=agent))
 
-    # A won claim: the conditional UPDATE, its event, and recording the agent as seen.
-    assert count_statements(conn, lambda: claim(task_ids[0], "a")) == 3
+    # A won claim: the conditional UPDATE and recording the agent as seen (its event
+    # is stored with the rest of its group's, in one statement: the next test).
+    assert count_statements(conn, lambda: claim(task_ids[0], "a")) == 2
     # The same agent again within a second: it is not recorded twice.
-    assert count_statements(conn, lambda: claim(task_ids[1], "a")) == 2
+    assert count_statements(conn, lambda: claim(task_ids[1], "a")) == 1
     # A lost claim: the UPDATE that matched nothing, the read of the holder, the agent.
     assert count_statements(conn, lambda: claim(task_ids[1], "b")) == 3
     conn.execute("ROLLBACK")
+
+
+async def test_a_group_of_claims_costs_its_statements_and_two_per_group(
+    writer: Writer,
+) -> None:
+    """A claim is its UPDATE and its event's INSERT (the group's, in one executemany);
+    the group adds only BEGIN and COMMIT: no savepoints unless a command fails.
+    Counted with SQLite's trace hook (it sees each row of an executemany), not timed."""
+    posted = []
+    for n in range(16):
+        posted.append((await writer.submit(writes.post_task, P.PostParams(title=f"g{n}")))["task"])
+    ids = [int(bytes(raw).split(b'"id":')[1].split(b",")[0]) for raw in posted]
+    seen: list[str] = []
+    db = writer._store.db  # the writer thread's own connection, traced on that thread
+    before = writer.statistics().transactions
+    db.set_trace_callback(seen.append)
+    try:
+        async with trio.open_nursery() as nursery:
+            for task_id in ids:
+                nursery.start_soon(
+                    writer.submit, claims.claim_task, P.ClaimParams(id=task_id, agent="g")
+                )
+    finally:
+        db.set_trace_callback(None)
+    groups = writer.statistics().transactions - before
+    assert not [s for s in seen if "SAVEPOINT" in s or "RELEASE" in s]
+    updates = [s for s in seen if s.startswith("UPDATE tasks SET state = 'claimed'")]
+    assert len(updates) == 16
+    inserts = [s for s in seen if s.startswith("INSERT INTO events")]
+    assert len(inserts) == 16
+    # Per group: BEGIN and COMMIT; plus the agent's last-seen once.
+    assert len(seen) == 16 + 16 + 2 * groups + 1, seen
+
+
+async def test_a_failing_command_is_undone_alone(writer: Writer) -> None:
+    """The optimistic group is rolled back whole and run again with savepoints: the
+    failure undoes only its own command, and the others' events are stored once."""
+    posted = await writer.submit(writes.post_task, P.PostParams(title="held"))
+    task_id = int(bytes(posted["task"]).split(b'"id":')[1].split(b",")[0])
+    errors: list[Exception] = []
+
+    async def complete_unheld() -> None:
+        try:
+            await writer.submit(holding.complete_task, P.CompleteParams(id=task_id, agent="x"))
+        except Exception as exc:
+            errors.append(exc)
+
+    gate = threading.Event()
+    seen: list[str] = []
+    before = writer.statistics().transactions
+    async with trio.open_nursery() as nursery:
+        # Hold the writer thread so the three commands queue up and run as one group.
+        nursery.start_soon(writer.submit_outside_transaction, lambda _db: gate.wait(10))
+        await trio.sleep(0.05)
+        writer._store.db.set_trace_callback(seen.append)
+        nursery.start_soon(writer.submit, writes.post_task, P.PostParams(title="a"))
+        await trio.sleep(0.01)
+        nursery.start_soon(complete_unheld)
+        await trio.sleep(0.01)
+        nursery.start_soon(writer.submit, writes.post_task, P.PostParams(title="b"))
+        await trio.sleep(0.05)
+        gate.set()
+    writer._store.db.set_trace_callback(None)
+    assert writer.statistics().transactions - before == 1  # one group, committed once
+    assert "ROLLBACK" in seen and seen.count("SAVEPOINT command") == 3  # the second run
+    assert [type(e).__name__ for e in errors] == ["LeaseLost"]
+    published = writer.published  # type: ignore[attr-defined]
+    assert [e.seq for e in published] == [1, 2, 3]
+    assert [e.type for e in published] == ["task.posted"] * 3
+    assert reads.last_seq(writer._store.db) == 3
+    titles = [t for (t,) in writer._store.db.execute("SELECT title FROM tasks ORDER BY id")]
+    assert titles == ["held", "a", "b"]
 
 
 class _SpawnCounter(trio.abc.Instrument):
@@ -84,11 +159,12 @@ class _SpawnCounter(trio.abc.Instrument):
         self.spawned += 1
 
 
-async def test_single_writes_spawn_no_task_per_request(aclient: AsyncClient) -> None:
-    """The write fast path stays fast: a lone write is queued by the connection
-    and answered by the writer thread, so it costs the daemon no trio task
-    (the task path spawns one per request, as a ping still does). Counted
-    with a trio instrument over the real socket, not timed."""
+async def test_single_writes_and_pings_spawn_no_task_per_request(aclient: AsyncClient) -> None:
+    """The fast paths stay fast: a lone write is queued by the connection and
+    answered by the writer thread, and a ping is answered where its frame was
+    read, so neither costs the daemon a trio task (the task path spawns one per
+    request, as `task.list` does). Counted with a trio instrument over the real
+    socket, not timed."""
     posted = [(await aclient.post(f"guard {n}")).task.id for n in range(40)]
     counter = _SpawnCounter()
     trio.lowlevel.add_instrument(counter)
@@ -99,7 +175,10 @@ async def test_single_writes_spawn_no_task_per_request(aclient: AsyncClient) -> 
         for _ in posted:
             await aclient.ping()
         pings = counter.spawned - writes
+        for _ in posted:
+            await aclient.list_tasks(limit=1)
+        lists = counter.spawned - writes - pings
     finally:
         trio.lowlevel.remove_instrument(counter)
-    assert writes == 0
-    assert pings == len(posted)  # the instrument sees the daemon's tasks: it can fail
+    assert writes == 0 and pings == 0
+    assert lists >= len(posted)  # the instrument sees the daemon's tasks: it can fail

@@ -54,16 +54,30 @@ def lookup(request: Request) -> Method:
     return method
 
 
-def decoded_write(request: Request) -> tuple[Method, Any] | None:
-    """The method and decoded params of a write the writer thread can answer, else None.
+def decoded_direct(request: Request) -> tuple[Method, Any] | None:
+    """The method and decoded params of a request the connection answers without a
+    task (a write the writer thread answers, or an inline method), else None.
 
     Raises `CoordError` for bad params: the caller answers it at once, so
     params are never decoded twice.
     """
     method = METHODS.get(request.method)
-    if method is None or method.write_fn is None:
+    if method is None or (method.write_fn is None and method.inline is None):
         return None
     return method, decode_params(request.params, method.decoder)
+
+
+def run_inline(request: Request, method: Method, params: Any, services: Services) -> Response:
+    """An inline method's response, its errors caught at the same boundary as `run_item`'s."""
+    assert method.inline is not None
+    try:
+        return result_object(request.id, method.inline(services, params))
+    except CoordError as exc:
+        log_refusal(request, exc)
+        return error_object(request.id, exc)
+    except Exception as exc:
+        log.exception("internal error in %s", request.method)
+        return error_object(request.id, InternalError(f"internal error: {exc!r}"))
 
 
 def has_large_answer(items: list[Item]) -> bool:

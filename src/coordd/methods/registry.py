@@ -80,6 +80,8 @@ class FollowUp:
 
 
 Handler = Callable[[Services, Any, Session], Awaitable[Any]]
+#: A handler that never waits: its answer is computed where the frame was read.
+InlineHandler = Callable[[Services, Any], Any]
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,9 @@ class Method:
     #: Its answer can be megabytes (up to 1,000 tasks of 64 KiB bodies): a
     #: connection holds only a few such answers at once.
     large_answer: bool = False
+    #: It never waits: a lone request is answered in the connection's read
+    #: loop, with no trio task (`inline_method`).
+    inline: InlineHandler | None = None
 
 
 METHODS: dict[str, Method] = {}
@@ -118,5 +123,24 @@ def method(
         decoder = msgspec.json.Decoder(params_type)
         METHODS[name] = Method(name, decoder, handler, write_fn, blocking, large_answer)
         return handler
+
+    return register
+
+
+def inline_method(name: str, params_type: type[Any]) -> Callable[[InlineHandler], InlineHandler]:
+    """Register a handler that never waits (no I/O, no lock): a lone request for it is
+    answered where its frame was read, without spawning a task (in a batch it runs
+    like any other)."""
+
+    def register(fn: InlineHandler) -> InlineHandler:
+        if name in METHODS:
+            raise ValueError(f"method {name} is registered twice")
+
+        async def handler(services: Services, p: Any, session: Session) -> Any:
+            return fn(services, p)
+
+        decoder = msgspec.json.Decoder(params_type)
+        METHODS[name] = Method(name, decoder, handler, inline=fn)
+        return fn
 
     return register

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coordd.methods.registry import Services, Session, method
+from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.protocol import params as P
 from coordd.store import reads
 
@@ -12,8 +12,8 @@ from coordd.store import reads
 FEATURES = ("deps", "assignee", "reservations", "task_history")
 
 
-@method("ping", P.NoParams)
-async def ping(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
+@inline_method("ping", P.NoParams)
+def ping(services: Services, p: P.NoParams) -> dict[str, Any]:
     return {"pong": True}
 
 

@@ -82,7 +82,10 @@ class CommittedEvent(NamedTuple):
     type: str
     project: str
     task_json: str
+    #: The event exactly as sent on the wire (and stored).
     data: bytes
+    task_id: int = 0
+    at: str = ""
 
 
 class _EventOut(msgspec.Struct, kw_only=True):
@@ -114,6 +117,8 @@ class Txn:
     events: list[CommittedEvent] = field(default_factory=list)
     #: Projects whose reservations this command released (other daemons wake waiters).
     freed_projects: set[str] = field(default_factory=set)
+    #: Agents whose last-seen this command wrote (forgotten if it is rolled back).
+    touched: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.now_text = _format_instant(self.now)
@@ -123,6 +128,9 @@ class Txn:
         return _format_instant(self.now + timedelta(seconds=seconds))
 
     def emit(self, event_type: str, row: TaskRow, agent: str | None) -> None:
+        """Append an event. The writer stores a group's events with one call just before
+        COMMIT (`WriteStore.append_events`): one executemany per group on SQLite, one
+        pipelined round trip on PostgreSQL, instead of a statement per event."""
         # The writer is the only writer, so it numbers events itself (gap-free in
         # commit order); it restores `next_seq` when a command rolls back.
         seq = self.next_seq
@@ -137,11 +145,9 @@ class Txn:
                 task=row.raw,
             )
         )
-        self.conn.execute(
-            "INSERT INTO events (seq, type, project, at, data, task_id) VALUES (?, ?, ?, ?, ?, ?)",
-            (seq, event_type, row.project, self.now_text, data.decode(), row.id),
+        self.events.append(
+            CommittedEvent(seq, event_type, row.project, row.json, data, row.id, self.now_text)
         )
-        self.events.append(CommittedEvent(seq, event_type, row.project, row.json, data))
         if event_type in LEAVES_CLAIM:
             # PROTOCOL.md section 10: a task-bound reservation ends in the same
             # transaction as its task leaves `claimed`. Done here, with the
@@ -166,6 +172,7 @@ class Txn:
         if len(self.agents_seen) >= Limits.agent_seen_cache:
             self.agents_seen.clear()
         self.agents_seen[agent] = self.now
+        self.touched.append(agent)
 
 
 def one_row(conn: Db, sql: str, args: Sequence[Any] | dict[str, Any]) -> TaskRow | None:

@@ -23,11 +23,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from coordd.limits import Limits
 from coordd.store.failures import StoreUnavailable
 from coordd.store.postgres import connection as pg
 from coordd.store.postgres.schema import migrate
+from coordd.store.transaction import CommittedEvent
+from coordd.store.write_store import event_row
 from coordd_client.protocol.errors import CoordError, Overloaded
 
 log = logging.getLogger(__name__)
@@ -38,8 +41,16 @@ NOTIFY_PAYLOAD_LIMIT = 7900
 RESERVATIONS_CHANNEL = "coordd_reservations"
 
 _BEGIN_GROUP = (
-    "UPDATE coordd_meta SET node = %s WHERE id = 1"
+    "BEGIN ISOLATION LEVEL READ COMMITTED; UPDATE coordd_meta SET node = {node} WHERE id = 1"
     " RETURNING last_seq, clock_timestamp(), pg_current_xact_id()::text"
+)
+#: Everything a group writes after its commands, as one statement.
+_APPEND_GROUP = (
+    "WITH appended AS (INSERT INTO events (seq, type, project, at, data, task_id)"
+    " SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[],"
+    " %s::bigint[])), counted AS (UPDATE coordd_meta SET last_seq = coalesce(%s, last_seq)"
+    " WHERE id = 1) SELECT pg_notify(channel, payload)"
+    " FROM unnest(%s::text[], %s::text[]) AS doorbell (channel, payload)"
 )
 #: The writer's session: bounded waits for the lock, a frozen holder cut off.
 WRITER_OPTIONS = (
@@ -63,6 +74,8 @@ class PostgresWriteStore:
         self._conn: psycopg.Connection[Any] | None = None
         self._db: pg.PgDb | None = None
         self._xid: str | None = None
+        self._events: list[CommittedEvent] = []
+        self._begin_group = sql.SQL(_BEGIN_GROUP).format(node=sql.Literal(node))
         self._retry_at = 0.0
         self._last_failure: BaseException | None = None
 
@@ -105,8 +118,13 @@ class PostgresWriteStore:
     def begin(self) -> tuple[datetime, int]:
         conn = self._ensure_connected()
         try:
-            conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
-            last_seq, instant, xid = pg.one(conn, _BEGIN_GROUP, (self._node,))
+            # BEGIN and the lock statement in one round trip: two statements in one
+            # simple query, so no pipeline is left open (see `commit`).
+            cursor = conn.execute(self._begin_group)
+            cursor.nextset()
+            row = cursor.fetchone()
+            assert row is not None
+            last_seq, instant, xid = row
         except psycopg.Error as exc:
             self._after_failure(exc)
             raise
@@ -143,15 +161,39 @@ class PostgresWriteStore:
             return False
         return True
 
+    def append_events(self, events: list[CommittedEvent]) -> None:
+        # Written with the group's last seq and its doorbell, in one statement (`commit`).
+        self._events = events
+
     def commit(self, last_seq: int | None, freed_projects: Collection[str]) -> None:
+        """The group's events, `last_seq` and doorbells in one statement; then COMMIT.
+
+        Two round trips, each a whole statement: no pipeline is ever left open
+        between them, because a backend waiting inside an unsynced pipeline is
+        not "idle in transaction" and a daemon frozen there would hold the
+        team's lock past `idle_in_transaction_session_timeout` (measured: the
+        frozen-daemon test hung until it was changed). A connection lost during
+        COMMIT leaves its fate unknown: it is asked of the server
+        (`_resolve_outcome`), never assumed either way.
+        """
         conn = self._conn
         assert conn is not None
+        events, self._events = self._events, []
+        notices = [self._notice(EVENTS_CHANNEL, last_seq)] if last_seq is not None else []
+        notices += [self._notice(RESERVATIONS_CHANNEL, p) for p in sorted(freed_projects)]
         try:
-            if last_seq is not None:
-                conn.execute("UPDATE coordd_meta SET last_seq = %s WHERE id = 1", (last_seq,))
-                self._notify(EVENTS_CHANNEL, last_seq)
-            for project in sorted(freed_projects):
-                self._notify(RESERVATIONS_CHANNEL, project)
+            if events or notices:
+                columns = list(zip(*(event_row(e) for e in events), strict=True)) or [()] * 6
+                conn.execute(
+                    _APPEND_GROUP,
+                    (
+                        *(list(column) for column in columns),
+                        last_seq,
+                        [channel for channel, _ in notices],
+                        [payload for _, payload in notices],
+                    ),
+                    prepare=True,
+                )
         except psycopg.Error as exc:
             self._after_failure(exc)
             raise
@@ -163,14 +205,13 @@ class PostgresWriteStore:
             self._drop()
             self._resolve_outcome(exc)
 
-    def _notify(self, channel: str, subject: str | int) -> None:
-        """Ring the doorbell (delivered only if the group commits); the sender is named so
-        that its own doorbell can ignore it."""
+    def _notice(self, channel: str, subject: str | int) -> tuple[str, str]:
+        """A doorbell (delivered only if the group commits), naming its sender so that
+        the sender's own doorbell can ignore it."""
         payload = json.dumps([self._node, subject])
         if len(payload) >= NOTIFY_PAYLOAD_LIMIT:
             payload = json.dumps([self._node, None])  # a huge project name: "look everywhere"
-        assert self._conn is not None
-        self._conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))
+        return channel, payload
 
     def _resolve_outcome(self, cause: psycopg.Error) -> None:
         """Return if the lost COMMIT took effect; raise -32004 if it did not, or if unknowable."""
@@ -199,6 +240,7 @@ class PostgresWriteStore:
         ) from cause
 
     def rollback(self) -> None:
+        self._events = []
         conn = self._conn
         if conn is None or conn.closed or conn.broken:
             self._drop()

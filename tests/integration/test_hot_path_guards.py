@@ -1,0 +1,120 @@
+"""Regression guards for the hot paths that are not timings: the Python work each request
+costs the daemon, counted (function calls seen by a profile hook), never timed.
+
+A ping is answered in the connection's read loop, and a claim is queued by the
+connection and run and answered by the writer thread. The counts are deterministic
+up to the background duties (the reaper, the checkpointer) that run meanwhile;
+the bounds leave room for those and fail if a request grows a layer of calls.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import trio
+
+from coordd.clock import ManualClock
+from coordd.daemon import Daemon
+from coordd.lifecycle import Lifecycle
+from coordd.protocol import params as P
+from coordd.store import claims, writes
+from coordd.store.connections import Durability
+from coordd.store.write_store import SqliteWriteStore
+from coordd.store.writer import Writer
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUESTS = 400
+
+#: Python (and C) calls per request, measured when the guards were written: a ping
+#: 136 on the event loop (221 when it still spawned a task per request); a claim 208
+#: on the event loop and 59 on the writer thread. The counts repeat to within 1%;
+#: the bounds are about 1.2x, room for the background duties and small changes.
+PING_EVENT_LOOP_BOUND = 165
+CLAIM_EVENT_LOOP_BOUND = 250
+CLAIM_WRITER_BOUND = 72
+
+
+class CallCounter:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
+        if event in ("call", "c_call"):
+            self.calls += 1
+
+
+async def _event_loop_calls_per_request(daemon: Daemon, mode: str, first_id: int) -> float:
+    """Run `bench.worker` (a separate process) for REQUESTS sequential requests while
+    this thread, the daemon's event loop, counts its calls."""
+    command = [sys.executable, "-m", "bench.worker", str(daemon.config.socket_path), mode]
+    command += ["guard", str(REQUESTS), str(first_id)]
+    worker = await trio.lowlevel.open_process(command, stdin=-1, stdout=-1, cwd=str(ROOT))
+    counter = CallCounter()
+    try:
+        assert worker.stdin is not None and worker.stdout is not None
+        buffered = b""
+        while b"ready\n" not in buffered:
+            buffered += await worker.stdout.receive_some()
+        sys.setprofile(counter)
+        try:
+            await worker.stdin.send_all(b"go\n")
+            while not buffered.endswith(b"}\n"):
+                chunk = await worker.stdout.receive_some()
+                assert chunk, "the worker ended without its result"
+                buffered += chunk
+        finally:
+            sys.setprofile(None)
+    finally:
+        await worker.wait()
+        for stream in (worker.stdin, worker.stdout):
+            if stream is not None:
+                await stream.aclose()
+    assert worker.returncode == 0
+    return counter.calls / REQUESTS
+
+
+async def test_a_ping_costs_the_event_loop_a_bounded_number_of_calls(inproc: Daemon) -> None:
+    per_ping = await _event_loop_calls_per_request(inproc, "ping", 0)
+    assert per_ping <= PING_EVENT_LOOP_BOUND, per_ping
+
+
+async def test_a_claim_costs_the_event_loop_a_bounded_number_of_calls(inproc: Daemon) -> None:
+    first = None
+    for n in range(REQUESTS):
+        posted = await inproc.writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))
+        if first is None:
+            first = int(bytes(posted["task"]).split(b'"id":')[1].split(b",")[0])
+    assert first is not None
+    per_claim = await _event_loop_calls_per_request(inproc, "claim", first)
+    assert per_claim <= CLAIM_EVENT_LOOP_BOUND, per_claim
+
+
+async def test_a_claim_costs_the_writer_thread_a_bounded_number_of_calls(workdir: Path) -> None:
+    counter = CallCounter()
+    threading.setprofile(counter)  # threads started from now on: the writer's
+    try:
+        writer = Writer(
+            SqliteWriteStore(workdir / "g.db", durability=Durability.NORMAL, clock=ManualClock()),
+            on_commit=lambda events: None,
+            lifecycle=Lifecycle(),
+        )
+        writer.open()
+        writer.start()
+    finally:
+        threading.setprofile(None)  # type: ignore[arg-type]
+    try:
+        ids = []
+        for n in range(REQUESTS):
+            posted = await writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))
+            ids.append(int(bytes(posted["task"]).split(b'"id":')[1].split(b",")[0]))
+        before = counter.calls
+        for task_id in ids:  # one claim per group, as a lone client's
+            await writer.submit(claims.claim_task, P.ClaimParams(id=task_id, agent="guard"))
+        per_claim = (counter.calls - before) / REQUESTS
+    finally:
+        await writer.stop()
+    assert per_claim <= CLAIM_WRITER_BOUND, per_claim
