@@ -42,7 +42,7 @@ from coordd.platform.launchd import adopt_launchd_socket
 from coordd.platform.lockfile import DatabaseLock
 from coordd.platform.systemd import Notifier, adopt_listen_fd
 from coordd.reservation_queue import ReservationQueue
-from coordd.store import claims
+from coordd.store import claims, reads
 from coordd.store.checkpointer import Checkpointer, restart_wal
 from coordd.store.connections import Durability
 from coordd.store.readers import ReaderPool
@@ -255,7 +255,7 @@ class Daemon:
         async with trio.open_nursery() as root:
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
-            root.start_soon(run_reaper, self.writer)
+            root.start_soon(run_reaper, self.writer, self._look_for_lapses if self.team else None)
             if self.checkpointer is not None:
                 root.start_soon(
                     self.checkpointer.run,
@@ -281,6 +281,11 @@ class Daemon:
                 await self._drain()
                 connections.cancel_scope.cancel()
             root.cancel_scope.cancel()
+
+    async def _look_for_lapses(self) -> bool:
+        """Team mode's reaper asks a reader first (see `run_reaper`)."""
+        now = format_time(self.clock.now())
+        return await self.readers.run(reads.anything_lapsed, now)
 
     def _keep_after(self) -> int:
         """Events after this seq may still be owed to a subscriber (in team mode, of any node)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from functools import partial
 
 import trio
 
@@ -54,13 +53,22 @@ def _reap(tx: Txn) -> int:
     return claims.reap_expired(tx)
 
 
-async def run_reaper(writer: Writer) -> None:
-    await _every(
-        Limits.reap_interval_s,
-        partial(writer.submit, _reap),
-        "reaper",
-        "returned %d expired claim(s) to pending",
-    )
+async def run_reaper(writer: Writer, look: Callable[[], Awaitable[bool]] | None = None) -> None:
+    """Expire lapsed claims and reservations every `reap_interval_s`.
+
+    `look` (team mode) first asks a reader whether anything has lapsed, and
+    the write group runs only if so: on a shared store every group takes the
+    team's write lock, and an idle team should not take it twice a second per
+    daemon. The group itself decides by the database's clock, so a look that
+    runs a little early only defers the expiry to the next tick.
+    """
+
+    async def reap() -> int:
+        if look is not None and not await look():
+            return 0
+        return int(await writer.submit(_reap))
+
+    await _every(Limits.reap_interval_s, reap, "reaper", "returned %d expired claim(s) to pending")
 
 
 async def run_retention(

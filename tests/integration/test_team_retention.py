@@ -74,3 +74,22 @@ async def test_peers_are_live_both_ways_and_leave_on_a_clean_stop(
         while a.team.peers:
             await trio.sleep(0.1)
     assert psql(a.config.store_dsn or "", "SELECT node FROM coordd_daemons") == [("a",)]
+
+
+async def test_an_idle_team_takes_no_write_lock_and_still_expires_leases(
+    pair: tuple[Daemon, Daemon],
+) -> None:
+    a, b = pair
+    await trio.sleep(2 * Limits.reap_interval_s)  # past the start's own groups
+    groups = a.writer.statistics().transactions + b.writer.statistics().transactions
+    await trio.sleep(4 * Limits.reap_interval_s)
+    idle = a.writer.statistics().transactions + b.writer.statistics().transactions
+    assert idle == groups  # the reapers looked through a reader and found nothing
+    async with AsyncClient.connect(a.config.socket_path) as client:
+        task = (await client.post("short lease")).task
+        assert (await client.claim(task.id, "holder", lease_s=1)).won
+        with trio.fail_after(10):
+            while (await client.get(task.id)).task.state != "pending":
+                await trio.sleep(0.1)
+        history = (await client.events_since(task_id=task.id)).events
+    assert [e.type for e in history] == ["task.posted", "task.claimed", "task.expired"]

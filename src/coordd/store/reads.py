@@ -217,3 +217,14 @@ def committed_events_after(conn: Db, after_seq: int, limit: int) -> list[Committ
         task = stored_event_decoder.decode(encoded).task
         events.append(CommittedEvent(seq, event_type, project, bytes(task).decode(), encoded))
     return events
+
+
+def anything_lapsed(conn: Db, now_text: str) -> bool:
+    """Has a claim's lease or a reservation run out by `now_text`? (The reaper's look.)"""
+    (lapsed,) = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_lease WHERE state = 'claimed'"
+        " AND lease_expires_at <= :now) OR EXISTS (SELECT 1 FROM reservations"
+        " WHERE expires_at <= :now)",
+        {"now": now_text},
+    ).fetchone()
+    return bool(lapsed)

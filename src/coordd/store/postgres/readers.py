@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import psycopg
 import trio
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolClosed
 
 from coordd.limits import Limits
 from coordd.store.postgres import connection as pg
@@ -97,13 +97,25 @@ class PgReaderPool:
             return await trio.to_thread.run_sync(self._read, fn, args)
 
     def _read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        pool = self._pool
         try:
-            with self._pool.connection(timeout=Limits.pg_connect_timeout_s) as conn:
+            return self._read_on(pool, fn, args)
+        except PoolClosed:
+            if pool is self._pool:
+                raise pg.unavailable() from None
+            # The pool was renewed while this read waited on the old one: once more.
+            return self._read_on(self._pool, fn, args)
+
+    def _read_on(self, pool: ConnectionPool, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        try:
+            with pool.connection(timeout=Limits.pg_connect_timeout_s) as conn:
                 try:
                     return fn(pg.PgDb(conn), *args)
                 finally:
                     if not conn.broken:
                         conn.rollback()
+        except PoolClosed:
+            raise
         except psycopg.Error as exc:
             if pg.is_disconnect(exc):
                 self._failing = True
