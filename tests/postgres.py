@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from pathlib import Path
 
 import pytest
 from bench.peers import PeerUnavailable, PostgresPeer
@@ -51,7 +50,3 @@ def psql(dsn: str, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object
     with psycopg.connect(dsn, autocommit=True) as conn:
         cursor = conn.execute(sql, args)
         return list(cursor.fetchall()) if cursor.description else []
-
-
-def cluster_directory(cluster: PostgresPeer) -> Path:
-    return cluster.directory

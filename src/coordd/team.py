@@ -33,6 +33,8 @@ Publish = Callable[[list[CommittedEvent]], None]
 
 
 class LogFollower:
+    """Publishes the team's events to this daemon's hub in seq order, each once."""
+
     def __init__(self, readers: PgReaderPool, publish: Publish, published_seq: int) -> None:
         self._readers = readers
         self._publish = publish
