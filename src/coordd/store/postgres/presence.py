@@ -67,19 +67,20 @@ class NodePresence:
         """Take the node's lock and register it; the live peers. Raises NodeInUse."""
         try:
             conn = pg.connect(self._dsn, f"coordd-{self.node}-presence")
+            (locked,) = pg.one(conn, _LOCK, (self.node,))
+            if not locked:
+                conn.close()
+                raise NodeInUse(
+                    f"node {self.node!r} is already live on the team store"
+                    f" {pg.redact(self._dsn)}; give this daemon another name with --node,"
+                    " or stop the other one"
+                )
+            self._conn = conn
+            return self.heartbeat(0).peers
         except psycopg.Error as exc:
             raise StoreUnavailable(
                 f"cannot use the team store {pg.redact(self._dsn)}: {pg.describe(exc)}"
             ) from exc
-        (locked,) = pg.one(conn, _LOCK, (self.node,))
-        if not locked:
-            conn.close()
-            raise NodeInUse(
-                f"node {self.node!r} is already live on the team store {pg.redact(self._dsn)};"
-                " give this daemon another name with --node, or stop the other one"
-            )
-        self._conn = conn
-        return self.heartbeat(0).peers
 
     def heartbeat(self, keep_after: int) -> TeamView:
         """Say this node is alive (reconnecting, and re-taking its lock, if needed)."""
