@@ -45,14 +45,13 @@ from coordd.reservation_queue import ReservationQueue
 from coordd.store import claims, reads
 from coordd.store.checkpointer import Checkpointer, restart_wal
 from coordd.store.connections import Durability
-from coordd.store.readers import ReaderPool
+from coordd.store.readers import ReaderPool, Readers
 from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import SqliteWriteStore, WriteStore
 from coordd.store.writer import Writer
 from coordd_client.protocol.peercred import peer_uid
 
 if TYPE_CHECKING:
-    from coordd.store.postgres.readers import PgReaderPool
     from coordd.team import TeamMode
 
 log = logging.getLogger(__name__)
@@ -98,7 +97,7 @@ class Daemon:
         self.team: TeamMode | None = None
         self.lock: DatabaseLock | None = None
         self.checkpointer: Checkpointer | None = None
-        self.readers: ReaderPool | PgReaderPool
+        self.readers: Readers
         if config.store_dsn is None:
             self.clock: Clock = clock or SystemClock()
             store: WriteStore = SqliteWriteStore(
@@ -122,11 +121,12 @@ class Daemon:
             on_instant = store_clock.observe
             node = config.node_name
             store = PostgresWriteStore(config.store_dsn, node, time_shift=config.store_time_shift)
-            self.readers = PgReaderPool(config.store_dsn, node)
+            readers = PgReaderPool(config.store_dsn, node)
+            self.readers = readers
             self.team = TeamMode(
                 config.store_dsn,
                 node=node,
-                readers=self.readers,
+                readers=readers,
                 publish=self._publish,
                 poke_reservations=self._poke_reservations,
                 keep_after=self.hub.oldest_subscriber_position,

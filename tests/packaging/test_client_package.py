@@ -14,18 +14,23 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "python"
 
 
+def top_level_imports(path: Path) -> set[str]:
+    """The top-level packages a module imports (absolute imports only)."""
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            imported.add(node.module.split(".")[0])
+    return imported
+
+
 def test_client_modules_import_neither_the_daemon_nor_trio_outside_aio() -> None:
     """trio only in aio.py and the MCP bridge, the SDK (and pydantic) only in the bridge:
     each comes with the extra that needs it (`trio`, `mcp`)."""
     for path in (CLIENT / "src" / "coordd_client").rglob("*.py"):
         in_bridge = path.parent.name == "mcp_bridge"
-        tree = ast.parse(path.read_text())
-        imported = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                imported.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                imported.add(node.module.split(".")[0])
+        imported = top_level_imports(path)
         assert "coordd" not in imported, f"{path.name} imports the daemon"
         if path.name != "aio.py" and not in_bridge:
             assert "trio" not in imported, f"{path.name} needs trio; only aio.py may"
@@ -51,17 +56,7 @@ def test_the_cli_and_the_daemon_never_load_the_mcp_sdk_or_psycopg() -> None:
 def test_psycopg_is_imported_only_by_the_team_store() -> None:
     daemon = ROOT / "src" / "coordd"
     for path in daemon.rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        imported = {
-            alias.name.split(".")[0]
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Import)
-            for alias in node.names
-        } | {
-            node.module.split(".")[0]
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-        }
+        imported = top_level_imports(path)
         if imported & {"psycopg", "psycopg_pool"}:
             assert path.parent == daemon / "store" / "postgres", f"{path} imports psycopg"
 

@@ -17,12 +17,11 @@ from coordd.events import EventHub, Subscription
 from coordd.lifecycle import Lifecycle
 from coordd.reservation_queue import ReservationQueue
 from coordd.store.commands import WriteFn
-from coordd.store.readers import ReaderPool
+from coordd.store.readers import Readers
+from coordd.store.writer import Writer
 
 if TYPE_CHECKING:
-    from coordd.store.postgres.readers import PgReaderPool
     from coordd.team import TeamMode
-from coordd.store.writer import Writer
 
 
 @dataclass
@@ -30,7 +29,7 @@ class Services:
     """Everything a handler may touch; built once by the daemon."""
 
     writer: Writer
-    readers: ReaderPool | PgReaderPool
+    readers: Readers
     hub: EventHub
     clock: Clock
     #: The SQLite file; None in team mode (PostgreSQL).

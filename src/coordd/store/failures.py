@@ -12,7 +12,3 @@ class StoreUnavailable(Exception):
 
 class NodeInUse(Exception):
     """Another live daemon already runs under this node name on the team store."""
-
-
-class MissingExtra(Exception):
-    """Team mode was asked for, but its driver is not installed."""

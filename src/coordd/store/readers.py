@@ -16,6 +16,7 @@ read is retried on the pool, which waits for the lock off the event loop.
 from __future__ import annotations
 
 import sqlite3
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,12 +29,52 @@ from coordd.store.connections import is_busy, open_connection
 T = TypeVar("T")
 
 
-class ReaderPool:
+class Readers(ABC):
+    """What handlers read through, on either store: a bounded pool, shared fairly.
+
+    Each store says how one read runs (`_run_pooled`, holding one of the
+    `size` slots) and whether a point read can skip the thread hop.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._limiter = trio.CapacityLimiter(size)
+
+    @abstractmethod
+    def open(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    async def point_read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(db, *args)`, one indexed single-row statement."""
+
+    @abstractmethod
+    async def _run_pooled(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        """Run `fn(db, *args)` off the event loop inside one read transaction."""
+
+    async def run(
+        self, fn: Callable[..., T], *args: Any, share: trio.CapacityLimiter | None = None
+    ) -> T:
+        """Run `fn(db, *args)` in a worker thread inside one read transaction.
+
+        `share` is the caller's connection's own limiter: taken before a pool
+        slot, it caps how many of the pool's connections (and places in its
+        FIFO queue) one client can hold, so a flood of scans on one connection
+        leaves room for everybody else's reads.
+        """
+        if share is None:
+            return await self._run_pooled(fn, args)
+        async with share:
+            return await self._run_pooled(fn, args)
+
+
+class ReaderPool(Readers):
     def __init__(self, path: Path, size: int = Limits.reader_pool_size) -> None:
+        super().__init__(size)
         self._path = path
         self._size = size
         self._free: list[sqlite3.Connection] = []
-        self._limiter = trio.CapacityLimiter(size)
         self._inline: sqlite3.Connection | None = None
 
     def open(self) -> None:
@@ -64,21 +105,6 @@ class ReaderPool:
             if not is_busy(exc):
                 raise
         return await self._run_pooled(fn, args)
-
-    async def run(
-        self, fn: Callable[..., T], *args: Any, share: trio.CapacityLimiter | None = None
-    ) -> T:
-        """Run `fn(connection, *args)` in a worker thread inside one read transaction.
-
-        `share` is the caller's connection's own limiter: taken before a pool
-        slot, it caps how many of the pool's connections (and places in its
-        FIFO queue) one client can hold, so a flood of scans on one connection
-        leaves room for everybody else's reads.
-        """
-        if share is None:
-            return await self._run_pooled(fn, args)
-        async with share:
-            return await self._run_pooled(fn, args)
 
     async def _run_pooled(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         async with self._limiter:

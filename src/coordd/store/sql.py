@@ -1,8 +1,9 @@
 """The one SQL interface the protocol logic is written against, and its two dialects.
 
 Every query in `claims`, `holding`, `writes`, `reads` and `reservations` is
-written once, in SQLite's flavour, against `Db`: `sqlite3.Connection` is one
-as it stands, and `coordd.store.postgres.connection.PgDb` is the other,
+written once, in SQLite's flavour, against `Db`: `connections.SqliteDb` (an
+`sqlite3.Connection` that names its dialect) is one, and
+`coordd.store.postgres.connection.PgDb` is the other,
 translating each statement once (cached) into PostgreSQL's: placeholders,
 `json_object`, `json_group_array`, and SQLite's `INDEXED BY` hints. The few
 functions the shared SQL calls that PostgreSQL lacks (`instr`,

@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool, PoolClosed
 
 from coordd.limits import Limits
 from coordd.store.postgres import connection as pg
+from coordd.store.readers import Readers
 
 T = TypeVar("T")
 
@@ -29,7 +30,7 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.read_only = True
 
 
-class PgReaderPool:
+class PgReaderPool(Readers):
     """Read connections to the team store, replaced at once when the store comes back.
 
     psycopg_pool retries a lost server with a delay that doubles without a
@@ -42,7 +43,7 @@ class PgReaderPool:
         self._dsn = dsn
         self._node = node
         self._size = size
-        self._limiter = trio.CapacityLimiter(size)
+        super().__init__(size)
         self._pool = self._new_pool()
         self._failing = False
 
@@ -82,15 +83,6 @@ class PgReaderPool:
 
     async def point_read(self, fn: Callable[..., T], *args: Any) -> T:
         return await self.run(fn, *args)
-
-    async def run(
-        self, fn: Callable[..., T], *args: Any, share: trio.CapacityLimiter | None = None
-    ) -> T:
-        """Run `fn(db, *args)` in a worker thread inside one read transaction."""
-        if share is None:
-            return await self._run_pooled(fn, args)
-        async with share:
-            return await self._run_pooled(fn, args)
 
     async def _run_pooled(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         async with self._limiter:
