@@ -93,20 +93,35 @@ def map_error(exc: Exception) -> CoordError | None:
         )
     if isinstance(exc, pg_errors.QueryCanceled):
         return Overloaded("the team store took too long to answer; retry later", reason="timeout")
-    if isinstance(exc, psycopg.OperationalError | pg_errors.AdminShutdown) or is_disconnect(exc):
-        return unavailable(exc)
+    if isinstance(exc, psycopg.OperationalError) or is_disconnect(exc):
+        return unavailable(exc)  # gone, or refusing us (too many connections, starting up)
     if isinstance(exc, psycopg.Error):
         log.error("postgresql error: %s", describe(exc), exc_info=exc)
         return InternalError(f"database error: {describe(exc)}")
     return None
 
 
+_SESSION_ENDED = (
+    pg_errors.AdminShutdown,  # 57P01: pg_terminate_backend, a fast shutdown
+    pg_errors.CrashShutdown,
+    pg_errors.CannotConnectNow,
+    # 25P03, idle_in_transaction_session_timeout: psycopg raises it as InternalError.
+    pg_errors.IdleInTransactionSessionTimeout,
+)
+
+
 def is_disconnect(exc: BaseException) -> bool:
-    """The connection is gone (server stopped, backend terminated, network lost)."""
-    if isinstance(exc, psycopg.OperationalError | pg_errors.AdminShutdown):
+    """The connection is gone (server stopped, backend terminated, network lost).
+
+    Not every OperationalError is: a lock timeout (55P03) or a cancelled
+    statement (57014) leaves a good connection with an aborted transaction,
+    which a ROLLBACK mends without reconnecting.
+    """
+    if isinstance(exc, _SESSION_ENDED):
         return True
-    # psycopg raises 25P03 (idle_in_transaction_session_timeout) as InternalError.
-    return isinstance(exc, pg_errors.IdleInTransactionSessionTimeout)
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    return exc.sqlstate is None or exc.sqlstate.startswith("08")  # client-side, or class 08
 
 
 def unavailable(exc: BaseException | None = None) -> Overloaded:
