@@ -30,23 +30,55 @@ def plan(conn: sqlite3.Connection, sql: str) -> str:
 
 
 def test_maintenance_queries_use_their_partial_indexes(conn: sqlite3.Connection) -> None:
-    # A plan on tasks_queue (state=?) would scan every claimed task on each reaper tick.
+    # A plan on the whole table would scan every task on each reaper tick.
     statements = [
         "SELECT id, claimed_by FROM tasks INDEXED BY tasks_lease"
         " WHERE state = 'claimed' AND lease_expires_at <= '1'",
-        "UPDATE tasks INDEXED BY tasks_holder SET lease_expires_at = '1'"
+        "UPDATE tasks INDEXED BY tasks_lease SET lease_expires_at = '1'"
         " WHERE state = 'claimed' AND claimed_by = 'a' AND lease_expires_at > '0'",
     ]
-    assert "tasks_lease" in plan(conn, statements[0])
-    assert "tasks_holder" in plan(conn, statements[1])
+    assert "COVERING INDEX tasks_lease (lease_expires_at<?)" in plan(conn, statements[0])
+    assert "INDEX tasks_lease (lease_expires_at>?)" in plan(conn, statements[1])
     source = "".join(Path(m.__file__).read_text() for m in (claims, holding, writes, reads))
-    assert (
-        source.count("INDEXED BY tasks_lease") >= 3 and source.count("INDEXED BY tasks_holder") >= 2
-    )
+    assert source.count("INDEXED BY tasks_lease") >= 5
     queue = plan(
         conn, "SELECT id FROM tasks WHERE state = 'pending' ORDER BY priority DESC, id LIMIT 1"
     )
-    assert "COVERING INDEX tasks_queue" in queue and "TEMP B-TREE" not in queue
+    assert "COVERING INDEX tasks_pending" in queue and "TEMP B-TREE" not in queue
+
+
+def test_state_counts_and_agent_holdings_read_indexes_only(conn: sqlite3.Connection) -> None:
+    """No index holds every task's state (a claim would move an entry in it): the
+    counts read each state's partial index, and agent.list passes the live claims once."""
+    counts = plan(conn, reads._STATE_COUNTS)
+    for index in ("tasks_pending", "tasks_lease", "tasks_finished"):
+        assert f"COVERING INDEX {index}" in counts, counts
+    assert all("USING COVERING INDEX" in step for step in counts.split(" | ") if "tasks" in step)
+    conn.execute("INSERT INTO agents (agent, last_seen) VALUES ('a', '1'), ('b', '2')")
+    assert reads.list_agents(conn, "0")["agents"] == [
+        {"agent": "b", "last_seen": "2", "holding": 0},
+        {"agent": "a", "last_seen": "1", "holding": 0},
+    ]
+    conn.execute("BEGIN IMMEDIATE")
+    txn = transaction.Txn(conn, datetime.now(UTC), {}, 1)
+    for n, state in enumerate(["pending", "claimed", "done", "failed", "cancelled", "done"]):
+        posted = writes.post_task(txn, P.PostParams(title=f"s{n}"))["task"]
+        task_id = int(bytes(posted).split(b'"id":')[1].split(b",")[0])
+        if state != "pending":
+            claims.claim_task(txn, P.ClaimParams(id=task_id, agent="a"))
+        if state in ("done", "failed"):
+            conn.execute(
+                "UPDATE tasks SET state = ?, lease_expires_at = NULL WHERE id = ?",
+                (state, task_id),
+            )
+        elif state == "cancelled":
+            writes.cancel_task(txn, P.CancelParams(id=task_id, agent="a"))
+    conn.execute("COMMIT")
+    assert reads.state_counts(conn) == {
+        "pending": 1, "claimed": 1, "done": 2, "failed": 1, "cancelled": 1
+    }  # fmt: skip
+    holdings = {a["agent"]: a["holding"] for a in reads.list_agents(conn, "0")["agents"]}
+    assert holdings == {"a": 1, "b": 0}
 
 
 def count_statements(conn: sqlite3.Connection, action) -> int:
@@ -182,3 +214,33 @@ async def test_single_writes_and_pings_spawn_no_task_per_request(aclient: AsyncC
         trio.lowlevel.remove_instrument(counter)
     assert writes == 0 and pings == 0
     assert lists >= len(posted)  # the instrument sees the daemon's tasks: it can fail
+
+
+def test_a_board_from_before_the_claim_indexes_keeps_its_counts(workdir: Path) -> None:
+    """Schema step 4 only swaps indexes: a board written at step 3 comes through
+    with every task counted in its state and the old indexes gone."""
+    from coordd.store.schema import MIGRATIONS
+
+    path = workdir / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:3]:
+        for statement in step:
+            old.execute(statement)
+    old.execute("PRAGMA user_version = 3")
+    for n, state in enumerate(["pending", "pending", "claimed", "done", "failed", "cancelled"]):
+        claimed = state == "claimed"
+        old.execute(
+            "INSERT INTO tasks (project, kind, title, body, state, priority, tags, created_at,"
+            " updated_at, claimed_by, lease_expires_at) VALUES ('p', 'task', ?, '', ?, 0, '[]',"
+            " '1', '1', ?, ?)",
+            (f"t{n}", state, "a" if claimed else None, "9" if claimed else None),
+        )
+    old.close()
+    connection = open_writer_connection(path, Durability.FULL)
+    assert migrate(connection) == len(MIGRATIONS)
+    assert reads.state_counts(connection) == {
+        "pending": 2, "claimed": 1, "done": 1, "failed": 1, "cancelled": 1
+    }  # fmt: skip
+    indexes = {name for (name,) in connection.execute("SELECT name FROM sqlite_schema")}
+    assert {"tasks_pending", "tasks_lease", "tasks_finished"} <= indexes
+    assert not {"tasks_queue", "tasks_holder"} & indexes

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from bench.peers import PostgresPeer
 
+from coordd.store.postgres.schema import SCHEMA_VERSION as TEAM_SCHEMA_VERSION
 from coordd_client import Client
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable
 from postgres import create_database, psql, start_cluster
@@ -217,7 +218,9 @@ def test_two_daemons_starting_at_once_migrate_the_store_once(
             daemon.start(wait=False)
         for daemon in pair:
             daemon.wait_ready()
-        assert psql(store, "SELECT schema_version, last_seq FROM coordd_meta") == [(1, 0)]
+        assert psql(store, "SELECT schema_version, last_seq FROM coordd_meta") == [
+            (TEAM_SCHEMA_VERSION, 0)
+        ]
         with pair[0].client() as client:
             posted = client.post("one store", agent="p").task
         with pair[1].client() as client:

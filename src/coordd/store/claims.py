@@ -115,9 +115,9 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
 def reap_expired(tx: Txn) -> int:
     """Return every expired claim to pending in one statement; one `task.expired` each.
 
-    Without ANALYZE statistics SQLite answers "state = 'claimed' AND ..." from
-    tasks_queue (state, ...), scanning every claimed task; this, the restart
-    grace, heartbeat and agent.list name their partial index (INDEXED BY).
+    The reaper, the restart grace, heartbeat and agent.list name the live
+    claims' partial index (INDEXED BY), so no statistics or schema change can
+    turn a reaper tick into a scan of the table.
     """
     holders = dict(
         tx.conn.execute(
@@ -177,8 +177,10 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
 
 
 def heartbeat(tx: Txn, p: P.HeartbeatParams) -> dict[str, Any]:
+    """Renew the agent's live claims: found among the live claims (the lease index holds
+    the holder), which on a real board are a few per agent at work."""
     cursor = tx.conn.execute(
-        "UPDATE tasks INDEXED BY tasks_holder SET lease_expires_at = ?, updated_at = ?"
+        "UPDATE tasks INDEXED BY tasks_lease SET lease_expires_at = ?, updated_at = ?"
         " WHERE state = 'claimed' AND claimed_by = ? AND lease_expires_at > ?",
         (tx.lease_until(p.lease_s), tx.now_text, p.agent, tx.now_text),
     )

@@ -108,18 +108,29 @@ def require_known_seq(after_seq: int, newest: int) -> None:
         )
 
 
+#: One covering scan of each state's partial index (schema.CLAIM_INDEXES): no
+#: index holds every task's state, so that a claim need not move an entry in one.
+_STATE_COUNTS = (
+    "SELECT 'pending', count(*) FROM tasks WHERE state = 'pending'"
+    " UNION ALL SELECT 'claimed', count(*) FROM tasks WHERE state = 'claimed'"
+    " UNION ALL SELECT state, count(*) FROM tasks"
+    " WHERE state IN ('done', 'failed', 'cancelled') GROUP BY state"
+)
+
+
 def state_counts(conn: Db) -> dict[str, int]:
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
-    counts.update(conn.execute("SELECT state, count(*) FROM tasks GROUP BY state").fetchall())
+    counts.update(conn.execute(_STATE_COUNTS).fetchall())
     return counts
 
 
 def list_agents(conn: Db, now_text: str) -> dict[str, Any]:
+    # One pass over the live claims (the lease index), not one per agent.
     rows = conn.execute(
-        "SELECT agent, last_seen, (SELECT count(*) FROM tasks INDEXED BY tasks_holder"
-        " WHERE state = 'claimed'"
-        " AND claimed_by = agents.agent AND lease_expires_at > ?) FROM agents"
-        " ORDER BY last_seen DESC, agent",
+        "SELECT agents.agent, agents.last_seen, coalesce(live.held, 0) FROM agents"
+        " LEFT JOIN (SELECT claimed_by, count(*) AS held FROM tasks INDEXED BY tasks_lease"
+        " WHERE state = 'claimed' AND lease_expires_at > ? GROUP BY claimed_by) AS live"
+        " ON live.claimed_by = agents.agent ORDER BY agents.last_seen DESC, agents.agent",
         (now_text,),
     ).fetchall()
     return {

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from coordd.store.schema import CLAIM_INDEXES
+
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.
 MIGRATION_LOCK_KEY = 0x636F6F726464
 
@@ -118,6 +120,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             LANGUAGE sql IMMUTABLE PARALLEL SAFE
             AS 'SELECT json_array_elements_text(array_text::json)'""",
     ),
+    # The SQLite schema's step 4, the same indexes (`coordd.store.schema`).
+    CLAIM_INDEXES,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
