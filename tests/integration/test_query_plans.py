@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from datetime import UTC, datetime
@@ -115,7 +116,8 @@ async def test_a_group_of_claims_costs_its_statements_and_two_per_group(
     writer: Writer,
 ) -> None:
     """A claim is its UPDATE and its event's INSERT (the group's, in one executemany);
-    the group adds only BEGIN and COMMIT: no savepoints unless a command fails.
+    the group adds BEGIN, COMMIT and one statement linking the tasks to their newest
+    events: no savepoints unless a command fails.
     Counted with SQLite's trace hook (it sees each row of an executemany), not timed."""
     posted = []
     for n in range(16):
@@ -139,8 +141,10 @@ async def test_a_group_of_claims_costs_its_statements_and_two_per_group(
     assert len(updates) == 16
     inserts = [s for s in seen if s.startswith("INSERT INTO events")]
     assert len(inserts) == 16
-    # Per group: BEGIN and COMMIT; plus the agent's last-seen once.
-    assert len(seen) == 16 + 16 + 2 * groups + 1, seen
+    # Per group: BEGIN, COMMIT and the tasks' newest event seqs in one statement;
+    # plus the agent's last-seen once.
+    assert len([s for s in seen if s.startswith("UPDATE tasks SET event_seq")]) == groups
+    assert len(seen) == 16 + 16 + 3 * groups + 1, seen
 
 
 async def test_a_failing_command_is_undone_alone(writer: Writer) -> None:
@@ -244,3 +248,40 @@ def test_a_board_from_before_the_claim_indexes_keeps_its_counts(workdir: Path) -
     indexes = {name for (name,) in connection.execute("SELECT name FROM sqlite_schema")}
     assert {"tasks_pending", "tasks_lease", "tasks_finished"} <= indexes
     assert not {"tasks_queue", "tasks_holder"} & indexes
+
+
+def test_a_board_from_before_the_event_chain_gets_its_histories_linked(workdir: Path) -> None:
+    """Schema step 5 links the events already stored: each task's history reads
+    the same from the chain as it did from the index the step drops."""
+    from coordd.store.schema import MIGRATIONS
+
+    path = workdir / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:4]:
+        for statement in step:
+            old.execute(statement)
+    old.execute("PRAGMA user_version = 4")
+    for n in range(3):
+        old.execute(
+            "INSERT INTO tasks (project, kind, title, body, state, priority, tags, created_at,"
+            " updated_at) VALUES ('p', 'task', ?, '', 'pending', 0, '[]', '1', '1')",
+            (f"t{n}",),
+        )
+    owners = [1, 2, 1, 3, 1, 2, 3, 3, 1]
+    for seq, task_id in enumerate(owners, start=1):
+        old.execute(
+            "INSERT INTO events (seq, type, project, at, data, task_id)"
+            " VALUES (?, 'task.posted', 'p', '1', ?, ?)",
+            (seq, f'{{"seq":{seq},"task_id":{task_id}}}', task_id),
+        )
+    old.close()
+    connection = open_writer_connection(path, Durability.FULL)
+    migrate(connection)
+    for task_id in (1, 2, 3):
+        expected = [seq for seq, owner in enumerate(owners, start=1) if owner == task_id]
+        history, _ = reads.events_since(connection, 0, 100, None, None, task_id=task_id)
+        assert [json.loads(bytes(e))["seq"] for e in history] == expected
+        later, _ = reads.events_since(connection, expected[0], 100, None, None, task_id=task_id)
+        assert [json.loads(bytes(e))["seq"] for e in later] == expected[1:]
+    indexes = {name for (name,) in connection.execute("SELECT name FROM sqlite_schema")}
+    assert "events_task" not in indexes

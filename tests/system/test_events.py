@@ -34,6 +34,43 @@ def test_events_since_pages_and_filters(daemon: DaemonProcess) -> None:
         assert empty.events == [] and empty.last_seq == 3
 
 
+def test_a_tasks_history_is_its_events_whatever_groups_they_were_written_in(
+    daemon: DaemonProcess,
+) -> None:
+    """A task's history walks a chain of seqs (schema.EVENT_CHAIN), linked once per
+    write group: concurrent claims and releases of a few tasks put several events
+    of one task in one group, and each history must still be exactly the task's
+    events from the whole log, in order, paged by `after_seq` and `limit`."""
+
+    async def churn() -> list[int]:
+        async with AsyncClient.connect(daemon.socket_path) as client:
+            ids = [(await client.post(f"h{n}")).task.id for n in range(4)]
+
+            async def agent(name: str) -> None:
+                for round_number in range(30):
+                    task_id = ids[round_number % len(ids)]
+                    if (await client.claim(task_id, name)).won:
+                        await client.release(task_id, name)
+
+            async with trio.open_nursery() as nursery:
+                for n in range(6):
+                    nursery.start_soon(agent, f"agent-{n}")
+        return ids
+
+    ids = trio.run(churn)
+    with daemon.client() as client:
+        log = client.events_since(limit=10000).events
+        assert len(log) > 4 * 3
+        for task_id in ids:
+            expected = [e.seq for e in log if e.task_id == task_id]
+            history = client.events_since(task_id=task_id, limit=10000).events
+            assert [e.seq for e in history] == expected
+            middle = expected[len(expected) // 2]
+            page = client.events_since(task_id=task_id, after_seq=middle, limit=2)
+            assert [e.seq for e in page.events] == [s for s in expected if s > middle][:2]
+        assert client.events_since(task_id=ids[0], after_seq=log[-1].seq).events == []
+
+
 def test_subscription_replays_then_goes_live_without_gaps_under_concurrent_writers(
     daemon: DaemonProcess,
 ) -> None:

@@ -140,6 +140,14 @@ def list_agents(conn: Db, now_text: str) -> dict[str, Any]:
     }
 
 
+#: The seqs of one task's events after `:after`, newest first.
+_TASK_HISTORY = (
+    "WITH RECURSIVE history (seq) AS (SELECT event_seq FROM tasks WHERE id = :task_id"
+    " UNION ALL SELECT events.prev_seq FROM events JOIN history ON events.seq = history.seq"
+    " WHERE events.prev_seq > :after) SELECT seq FROM history"
+)
+
+
 def events_since(
     conn: Db,
     after_seq: int,
@@ -151,12 +159,14 @@ def events_since(
 ) -> tuple[list[msgspec.Raw], int]:
     """Stored events after `after_seq`, and the `last_seq` to resume from (PROTOCOL 6).
 
-    With `task_id`, one task's history, from the `events_task` index.
+    With `task_id`, one task's history: the walk back along its chain from the
+    task's newest event to `after_seq` (schema.EVENT_CHAIN), as many steps as
+    the task has events after it; it ends where retention cut the log.
     """
     where = ["seq > :after"]
     args: dict[str, Any] = {"after": after_seq}
     if task_id is not None:
-        where.append("task_id = :task_id")
+        where.append(f"seq IN ({_TASK_HISTORY})")
         args["task_id"] = task_id
     if project is not None:
         where.append("project = :project")

@@ -26,6 +26,21 @@ CLAIM_INDEXES: tuple[str, ...] = (
     "CREATE INDEX tasks_finished ON tasks (state) WHERE state IN ('done', 'failed', 'cancelled')",
 )
 
+#: One task's history without an index on the event log (same round): each task
+#: row holds the seq of its newest event and each event the seq of its task's
+#: event before it, so a history is a walk back along the chain from the task
+#: (`reads.events_since`). The `events_task` index it replaces took a page per
+#: event on claims far apart: 37.1 WAL frames per group of 9 bench claims
+#: before, 26.7 after. The backfill links the events stored so far.
+EVENT_CHAIN: tuple[str, ...] = (
+    "ALTER TABLE tasks ADD COLUMN event_seq INTEGER",
+    "ALTER TABLE events ADD COLUMN prev_seq INTEGER",
+    "UPDATE tasks SET event_seq = (SELECT max(seq) FROM events WHERE events.task_id = tasks.id)",
+    "UPDATE events SET prev_seq = (SELECT max(older.seq) FROM events AS older"
+    " WHERE older.task_id = events.task_id AND older.seq < events.seq)",
+    "DROP INDEX events_task",
+)
+
 # Each entry migrates from version i to i + 1. Append only; never edit a shipped step.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -120,6 +135,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX reservations_expiry ON reservations (expires_at)",
     ),
     CLAIM_INDEXES,
+    EVENT_CHAIN,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

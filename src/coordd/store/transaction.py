@@ -39,7 +39,7 @@ TASK_JSON = (
 )
 ROW_COLUMNS = (
     "id, project, state, claimed_by, lease_expires_at, fence, posted_id, assignee, open_deps,"
-    f" {TASK_JSON}"
+    f" event_seq, {TASK_JSON}"
 )
 #: A task nobody but `:agent` may claim now: not blocked, and unassigned or theirs.
 CLAIMABLE_BY_AGENT = "open_deps = 0 AND (assignee IS NULL OR assignee = :agent)"
@@ -68,6 +68,9 @@ class TaskRow(NamedTuple):
     posted_id: int | None
     assignee: str | None
     open_deps: int
+    #: The seq of the task's newest event as stored: the writer sets it once per
+    #: group (`WriteStore.append_events`), so during a group it is the one before.
+    event_seq: int | None
     json: str
 
     @property
@@ -86,6 +89,9 @@ class CommittedEvent(NamedTuple):
     data: bytes
     task_id: int = 0
     at: str = ""
+    #: The task's newest stored event when this one was emitted (`link_events`
+    #: makes it the previous event of the task, counting its own group's).
+    prev_seq: int | None = None
 
 
 class _EventOut(msgspec.Struct, kw_only=True):
@@ -146,7 +152,9 @@ class Txn:
             )
         )
         self.events.append(
-            CommittedEvent(seq, event_type, row.project, row.json, data, row.id, self.now_text)
+            CommittedEvent(
+                seq, event_type, row.project, row.json, data, row.id, self.now_text, row.event_seq
+            )
         )
         if event_type in LEAVES_CLAIM:
             # PROTOCOL.md section 10: a task-bound reservation ends in the same

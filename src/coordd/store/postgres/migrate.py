@@ -37,10 +37,10 @@ TABLES: dict[str, tuple[str, ...]] = {
         "id", "project", "kind", "title", "body", "state", "priority", "tags", "created_by",
         "created_at", "updated_at", "claimed_by", "claimed_at", "lease_expires_at", "fence",
         "attempts", "result", "idempotency_key", "posted_id", "depends_on", "open_deps",
-        "assignee",
+        "assignee", "event_seq",
     ),
     "task_deps": ("dependency", "dependent"),
-    "events": ("seq", "type", "project", "at", "data", "task_id"),
+    "events": ("seq", "type", "project", "at", "data", "task_id", "prev_seq"),
     "agents": ("agent", "last_seen"),
     "reservations": (
         "id", "project", "agent", "pattern", "prefix", "exclusive", "reason", "task_id",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coordd.store.schema import CLAIM_INDEXES
+from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
 
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.
 MIGRATION_LOCK_KEY = 0x636F6F726464
@@ -120,8 +120,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             LANGUAGE sql IMMUTABLE PARALLEL SAFE
             AS 'SELECT json_array_elements_text(array_text::json)'""",
     ),
-    # The SQLite schema's step 4, the same indexes (`coordd.store.schema`).
+    # The SQLite schema's steps 4 and 5, the same SQL (`coordd.store.schema`).
     CLAIM_INDEXES,
+    EVENT_CHAIN,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -30,7 +30,7 @@ from coordd.store.failures import StoreUnavailable
 from coordd.store.postgres import connection as pg
 from coordd.store.postgres.schema import migrate
 from coordd.store.transaction import CommittedEvent
-from coordd.store.write_store import event_row
+from coordd.store.write_store import link_events
 from coordd_client.protocol.errors import CoordError, Overloaded
 
 log = logging.getLogger(__name__)
@@ -46,9 +46,11 @@ _BEGIN_GROUP = (
 )
 #: Everything a group writes after its commands, as one statement.
 _APPEND_GROUP = (
-    "WITH appended AS (INSERT INTO events (seq, type, project, at, data, task_id)"
+    "WITH appended AS (INSERT INTO events (seq, type, project, at, data, task_id, prev_seq)"
     " SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[],"
-    " %s::bigint[])), counted AS (UPDATE coordd_meta SET last_seq = coalesce(%s, last_seq)"
+    " %s::bigint[], %s::bigint[])), linked AS (UPDATE tasks SET event_seq = newest.seq"
+    " FROM unnest(%s::bigint[], %s::bigint[]) AS newest (id, seq) WHERE tasks.id = newest.id),"
+    " counted AS (UPDATE coordd_meta SET last_seq = coalesce(%s, last_seq)"
     " WHERE id = 1) SELECT pg_notify(channel, payload)"
     " FROM unnest(%s::text[], %s::text[]) AS doorbell (channel, payload)"
 )
@@ -183,11 +185,14 @@ class PostgresWriteStore:
         notices += [self._notice(RESERVATIONS_CHANNEL, p) for p in sorted(freed_projects)]
         try:
             if events or notices:
-                columns = list(zip(*(event_row(e) for e in events), strict=True)) or [()] * 6
+                rows, newest = link_events(events)
+                columns = list(zip(*rows, strict=True)) or [()] * 7
                 conn.execute(
                     _APPEND_GROUP,
                     (
                         *(list(column) for column in columns),
+                        list(newest),
+                        list(newest.values()),
                         last_seq,
                         [channel for channel, _ in notices],
                         [payload for _, payload in notices],
