@@ -147,8 +147,8 @@ def coordd_claim_transaction_latencies(path: Path, count: int) -> list[float]:
     """Microseconds per durable transaction of one daemon claim, in-process, sequential.
 
     The same FULL-durability commit per claim as the baseline, but with the
-    daemon's schema and its `claim_task` (the row, three index entries, the
-    event row). A lone client's claim through the daemon costs this plus
+    daemon's schema and its `claim_task` (the row, its pending and live-claim
+    index entries, the event row). A lone client's claim through the daemon costs this plus
     the transport; the difference from the baseline is the schema's price.
     """
     store = _board_with_pending_tasks(path, count, Durability.FULL)
