@@ -46,6 +46,12 @@ def test_maintenance_queries_use_their_partial_indexes(conn: sqlite3.Connection)
         conn, "SELECT id FROM tasks WHERE state = 'pending' ORDER BY priority DESC, id LIMIT 1"
     )
     assert "COVERING INDEX tasks_pending" in queue and "TEMP B-TREE" not in queue
+    # A task's history looks its events up one by one along the chain, never
+    # scanning the log after `after_seq` (the plan of `events.since` with task_id).
+    chain = reads._TASK_HISTORY.replace(":after", "0").replace(":task_id", "1")
+    history = plan(conn, f"SELECT seq, data FROM events WHERE seq > 0 AND seq IN ({chain})")
+    assert "SCAN events" not in history
+    assert history.count("SEARCH events USING INTEGER PRIMARY KEY (rowid=?)") == 2, history
 
 
 def test_state_counts_and_agent_holdings_read_indexes_only(conn: sqlite3.Connection) -> None:

@@ -7,7 +7,8 @@ import sqlite3
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
 #: row. Under load a group's claims land on rows far apart, so every index a
 #: claim moves an entry in costs a B-tree page of its own (a WAL frame at COMMIT):
-#: 53.6 frames per group of 9 bench claims before this step, 36.4 after.
+#: 49.8 frames per group of 8 claims far apart before this step, 39.4 after
+#: (the guard in tests/integration/test_hot_path_guards.py).
 #: - The queue holds pending tasks only. A claim deletes its entry; it used to
 #:   move it from ('pending', ...) to ('claimed', ...), two pages.
 #: - One index of live claims, keyed by lease end then holder, serves the
@@ -30,8 +31,8 @@ CLAIM_INDEXES: tuple[str, ...] = (
 #: row holds the seq of its newest event and each event the seq of its task's
 #: event before it, so a history is a walk back along the chain from the task
 #: (`reads.events_since`). The `events_task` index it replaces took a page per
-#: event on claims far apart: 37.1 WAL frames per group of 9 bench claims
-#: before, 26.7 after. The backfill links the events stored so far.
+#: event on claims far apart: 39.4 WAL frames per group of 8 before, 31.0
+#: after. The backfill links the events stored so far.
 EVENT_CHAIN: tuple[str, ...] = (
     "ALTER TABLE tasks ADD COLUMN event_seq INTEGER",
     "ALTER TABLE events ADD COLUMN prev_seq INTEGER",

@@ -40,7 +40,7 @@ INSERT_EVENT = (
     "INSERT INTO events (seq, type, project, at, data, task_id, prev_seq)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
-#: Each task's newest event, for a group's tasks at once (`newest_per_task`).
+#: Each task's newest event, for a group's tasks at once (`link_events`).
 SET_NEWEST_EVENT = (
     "UPDATE tasks SET event_seq = newest.value ->> 1 FROM json_each(?) AS newest"
     " WHERE tasks.id = newest.value ->> 0"
