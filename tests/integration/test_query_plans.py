@@ -14,7 +14,7 @@ import trio
 from coordd.protocol import params as P
 from coordd.store import claims, holding, reads, transaction, writes
 from coordd.store.connections import Durability, open_writer_connection
-from coordd.store.schema import migrate
+from coordd.store.schema import MIGRATIONS, migrate
 from coordd.store.writer import Writer
 from coordd_client.aio import AsyncClient
 
@@ -118,7 +118,7 @@ def test_statements_per_claim_stay_fixed(conn: sqlite3.Connection) -> None:
     conn.execute("ROLLBACK")
 
 
-async def test_a_group_of_claims_costs_its_statements_and_two_per_group(
+async def test_a_group_of_claims_costs_its_statements_and_three_per_group(
     writer: Writer,
 ) -> None:
     """A claim is its UPDATE and its event's INSERT (the group's, in one executemany);
@@ -229,8 +229,6 @@ async def test_single_writes_and_pings_spawn_no_task_per_request(aclient: AsyncC
 def test_a_board_from_before_the_claim_indexes_keeps_its_counts(workdir: Path) -> None:
     """Schema step 4 only swaps indexes: a board written at step 3 comes through
     with every task counted in its state and the old indexes gone."""
-    from coordd.store.schema import MIGRATIONS
-
     path = workdir / "old.db"
     old = sqlite3.connect(path, isolation_level=None)
     for step in MIGRATIONS[:3]:
@@ -259,8 +257,6 @@ def test_a_board_from_before_the_claim_indexes_keeps_its_counts(workdir: Path) -
 def test_a_board_from_before_the_event_chain_gets_its_histories_linked(workdir: Path) -> None:
     """Schema step 5 links the events already stored: each task's history reads
     the same from the chain as it did from the index the step drops."""
-    from coordd.store.schema import MIGRATIONS
-
     path = workdir / "old.db"
     old = sqlite3.connect(path, isolation_level=None)
     for step in MIGRATIONS[:4]:
