@@ -18,12 +18,13 @@ from types import FrameType
 from typing import Any
 
 import trio
+from bench.diagnostics import run_group
 
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon
 from coordd.lifecycle import Lifecycle
 from coordd.protocol import params as P
-from coordd.store import claims, transaction, writes
+from coordd.store import claims, writes
 from coordd.store.connections import Durability
 from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
@@ -144,7 +145,7 @@ def test_a_group_of_claims_far_apart_writes_a_bounded_number_of_pages(workdir: P
     store.db.execute("PRAGMA wal_autocheckpoint = 0")
     seen: dict[str, Any] = {}
     ranges, per_range, group = 16, 300, 8
-    _run_group(
+    run_group(
         store,
         writes.post_task,
         [P.PostParams(title=f"frames {n}", body="x" * 200) for n in range(ranges * per_range)],
@@ -161,26 +162,9 @@ def test_a_group_of_claims_far_apart_writes_a_bounded_number_of_pages(workdir: P
     frames = []
     for start in range(0, len(order), group):
         before = wal.stat().st_size if wal.exists() else 0
-        results = _run_group(store, claims.claim_task, order[start : start + group], seen)
+        results = run_group(store, claims.claim_task, order[start : start + group], seen)
         assert all(result["won"] for result in results)
         frames.append((wal.stat().st_size - before) / (page_size + 24))
     store.close()
     per_group = sum(frames[2:]) / len(frames[2:])  # past the WAL's header and first pages
     assert per_group <= CLAIM_GROUP_FRAMES_BOUND, per_group
-
-
-def _run_group(
-    store: SqliteWriteStore, fn: Any, params: list[Any], seen: dict[str, Any]
-) -> list[Any]:
-    """One group commit as the writer's fast path runs it (`Writer._run_group`)."""
-    now, last_seq = store.begin()
-    next_seq, events, results = last_seq + 1, [], []
-    for p in params:
-        txn = transaction.Txn(store.db, now, seen, next_seq)
-        results.append(fn(txn, p))
-        next_seq = txn.next_seq
-        events += txn.events
-    if events:
-        store.append_events(events)
-    store.commit(events[-1].seq if events else None, ())
-    return results

@@ -226,15 +226,21 @@ async def test_single_writes_and_pings_spawn_no_task_per_request(aclient: AsyncC
     assert lists >= len(posted)  # the instrument sees the daemon's tasks: it can fail
 
 
+def _board_at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A board as a coordd of schema `version` left it: its first steps, run by hand."""
+    board = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:version]:
+        for statement in step:
+            board.execute(statement)
+    board.execute(f"PRAGMA user_version = {version}")
+    return board
+
+
 def test_a_board_from_before_the_claim_indexes_keeps_its_counts(workdir: Path) -> None:
     """Schema step 4 only swaps indexes: a board written at step 3 comes through
     with every task counted in its state and the old indexes gone."""
     path = workdir / "old.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    for step in MIGRATIONS[:3]:
-        for statement in step:
-            old.execute(statement)
-    old.execute("PRAGMA user_version = 3")
+    old = _board_at_version(path, 3)
     for n, state in enumerate(["pending", "pending", "claimed", "done", "failed", "cancelled"]):
         claimed = state == "claimed"
         old.execute(
@@ -258,11 +264,7 @@ def test_a_board_from_before_the_event_chain_gets_its_histories_linked(workdir: 
     """Schema step 5 links the events already stored: each task's history reads
     the same from the chain as it did from the index the step drops."""
     path = workdir / "old.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    for step in MIGRATIONS[:4]:
-        for statement in step:
-            old.execute(statement)
-    old.execute("PRAGMA user_version = 4")
+    old = _board_at_version(path, 4)
     for n in range(3):
         old.execute(
             "INSERT INTO tasks (project, kind, title, body, state, priority, tags, created_at,"
