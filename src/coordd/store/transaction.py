@@ -68,8 +68,9 @@ class TaskRow(NamedTuple):
     posted_id: int | None
     assignee: str | None
     open_deps: int
-    #: The seq of the task's newest event as stored: the writer sets it once per
-    #: group (`WriteStore.append_events`), so during a group it is the one before.
+    #: The seq of the task's newest event as stored. The write store moves it once
+    #: per group, at the group's end (`write_store.link_events`), so during a group
+    #: it is the newest from before the group.
     event_seq: int | None
     json: str
 

@@ -3,8 +3,9 @@
 The sqlx-sqlite ConnectionWorker pattern in trio: one thread owns the write
 connection; commands arrive on a queue whose admission is gated on the trio
 side; each carries its own reply path. Group commit: every command already
-queued runs in its own SAVEPOINT inside one write transaction, and one
-COMMIT covers them all. Nothing is answered, and no event published, before
+queued runs inside one write transaction (each in a SAVEPOINT of its own
+only when one failed and the group runs again), and one COMMIT covers them
+all. Nothing is answered, and no event published, before
 COMMIT returns. The transaction control that differs between SQLite and
 PostgreSQL is the `WriteStore`'s; everything here is the same for both.
 
