@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
 from coordd_client import Client
+from coordd_client.mcp_bridge.results import error_of
 from support import COORD, DaemonProcess, coord, coord_env, coord_without, git_repo
 
 ERAS = ["legacy", "2026-07-28"]  # the 2025-11-25 handshake most hosts speak, and the new one
@@ -50,6 +51,11 @@ def doc(result: CallToolResult) -> dict[str, Any]:
     assert result.structured_content is not None, result
     assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
     return result.structured_content
+
+
+def headline(result: CallToolResult) -> str:
+    """An error's first text block: the line the model reads."""
+    return result.content[0].text  # type: ignore[union-attr]
 
 
 def text(result: CallToolResult) -> str:
@@ -143,20 +149,31 @@ async def test_protocol_errors_are_tool_errors_that_say_what_to_do(daemon: Daemo
         lost = await c.call_tool("complete_task", {"id": task.id})
         assert lost.is_error
         assert text(lost).startswith("lease_lost: ") and "claim_next" in text(lost)
-        assert lost.structured_content["error"]["kind"] == "lease_lost"  # type: ignore[index]
+        # Errors carry no structured content: it would have to match the tool's
+        # outputSchema (MCP spec), so the protocol error rides in a second text block.
+        assert lost.structured_content is None
+        assert (error_of(lost) or {})["kind"] == "lease_lost"
         missing = await c.call_tool("get_task", {"id": 999})
-        assert missing.is_error and missing.structured_content["error"]["code"] == -32001  # type: ignore[index]
+        assert missing.is_error and (error_of(missing) or {})["code"] == -32001
         malformed = await c.call_tool("claim_task", {"id": "twelve"})
-        assert malformed.is_error and "id" in text(malformed)
+        assert headline(malformed) == (
+            "invalid_params: id must be a whole number; fix the argument named and call again"
+        )
+        assert (error_of(malformed) or {})["data"] == {"kind": "invalid_params", "field": "id"}
         typo = await c.call_tool("renew_task", {"id": task.id, "fense": 1})
         assert typo.is_error and "fense" in text(typo)
         out_of_range = await c.call_tool("wait_for_task", {"timeout_s": 3600})
-        assert out_of_range.is_error and "timeout_s" in text(out_of_range)
+        assert headline(out_of_range).startswith("invalid_params: timeout_s must be at most 50")
+        empty = await c.call_tool("post_task", {"title": "", "priority": 5000})
+        assert headline(empty).startswith(
+            "invalid_params: priority must be at most 1000; title must not be empty;"
+        )
+        assert "pydantic" not in text(empty) and "http" not in text(empty)
         with Client(daemon.socket_path, agent="codex-3", project=PROJECT) as other:
             other.reserve(["src/**"])
         refused = await c.call_tool("reserve_paths", {"patterns": ["src/a.py"]})
         assert refused.is_error and "held by codex-3" in text(refused)
-        assert refused.structured_content["error"]["data"]["conflicts"]  # type: ignore[index]
+        assert (error_of(refused) or {})["data"]["conflicts"]
 
 
 async def test_two_servers_racing_for_one_task_make_one_winner(daemon: DaemonProcess) -> None:

@@ -1,5 +1,14 @@
 """A tool's answer: the protocol's result object as structured content and the same JSON
-as text, or a tool error (`isError`) that says what happened and what to do next."""
+as text, or a tool error (`isError`) that says what happened and what to do next.
+
+An error carries text only, no structured content: the MCP specification
+requires structured results to conform to the tool's `outputSchema`, and
+clients that validate (the official Inspector) would otherwise hide coord's
+message behind a schema failure. The error's kind leads the text
+(`lease_lost: ...`), so a model and a script can both branch on it; a second
+text block carries the protocol's error object as JSON (`{"error": {kind,
+code, message, data}}`), conflicts and all, for a client that wants them.
+"""
 
 from __future__ import annotations
 
@@ -38,13 +47,34 @@ def answer(result: dict[str, Any]) -> CallToolResult:
 def refusal(exc: CoordError) -> CallToolResult:
     kind = str(exc.data.get("kind", exc.kind))
     step = NEXT_STEP.get(kind, "see the message")
-    text = f"{kind}: {exc.message}; {step}"
     error = {"kind": kind, "code": exc.code, "message": exc.message, "data": exc.data}
+    return _error(f"{kind}: {exc.message}; {step}", error)
+
+
+def invalid_params(problem: str, field: str) -> CallToolResult:
+    """Arguments refused before the tool ran, worded like the daemon's own -32602."""
+    text = f"invalid_params: {problem}; {NEXT_STEP['invalid_params']}"
+    data = {"kind": "invalid_params", "field": field}
+    return _error(text, {"kind": "invalid_params", "code": -32602, "message": text, "data": data})
+
+
+def _error(text: str, error: dict[str, Any]) -> CallToolResult:
+    detail = _encoder.encode({"error": error}).decode()
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content={"error": error},
+        content=[TextContent(type="text", text=text), TextContent(type="text", text=detail)],
         is_error=True,
     )
+
+
+def error_of(result: CallToolResult) -> dict[str, Any] | None:
+    """The protocol error object an error result carries (its second text block)."""
+    if not result.is_error or len(result.content) < 2:
+        return None
+    block = result.content[1]
+    if not isinstance(block, TextContent):
+        return None
+    decoded: dict[str, Any] = msgspec.json.decode(block.text)
+    return decoded.get("error")
 
 
 def lost_claim_text(result: dict[str, Any]) -> str | None:

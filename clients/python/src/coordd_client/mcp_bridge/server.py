@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.mcp_bridge.link import DaemonLink
-from coordd_client.mcp_bridge.strict import RefuseUnknownArguments
+from coordd_client.mcp_bridge.strict import CheckArguments
 from coordd_client.mcp_bridge.tools import register
 
 #: What the host puts ahead of the tool list: the workflow, in at most 15 lines.
@@ -43,19 +43,28 @@ def build_server(bridge: Bridge, version: str) -> MCPServer:
         log_level="WARNING",
     )
     register(server, bridge)
-    server.middleware.append(RefuseUnknownArguments(server))
+    server.middleware.append(CheckArguments(server))
     return server
 
 
-def run(socket_path: Path, *, autostart: bool, version: str) -> None:
+def run(
+    socket_path: Path,
+    *,
+    autostart: bool,
+    version: str,
+    host: str | None = None,
+    project: str | None = None,
+) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    trio.run(_serve, socket_path, autostart, version)
+    trio.run(_serve, socket_path, autostart, version, host, project)
 
 
-async def _serve(socket_path: Path, autostart: bool, version: str) -> None:
+async def _serve(
+    socket_path: Path, autostart: bool, version: str, host: str | None, project: str | None
+) -> None:
     async with trio.open_nursery() as nursery:
         link = DaemonLink(nursery, socket_path, autostart=autostart)
-        server = build_server(Bridge(link), version)
+        server = build_server(Bridge(link, host=host, project=project), version)
         try:
             await server.run_stdio_async()
         finally:
