@@ -273,3 +273,68 @@ def query_store(daemon: DaemonProcess, sql: str) -> list[tuple[Any, ...]]:
 
     with psycopg.connect(daemon.store, autocommit=True) as pg:
         return [tuple(row) for row in pg.execute(sql).fetchall()]
+
+
+#: Run a command as the child of a host process of its own, through `sh -c` as the
+#: hosts run hooks: each call is then another tab (coordd_client.tabs keys a tab by
+#: its host process). `FakeHost` keeps one host alive across calls instead.
+_HOST_SCRIPT = """
+import json, subprocess, sys
+for line in sys.stdin:
+    job = json.loads(line)
+    done = subprocess.run(["sh", "-c", 'exec "$@"', "sh", *job["argv"]], input=job["stdin"],
+                          capture_output=True, text=True, env=job["env"], cwd=job["cwd"])
+    print(json.dumps({"rc": done.returncode, "out": done.stdout, "err": done.stderr}), flush=True)
+"""
+
+
+class FakeHost:
+    """A stand-in host process (a tab): its children are started through `sh -c`,
+    as Claude Code and Codex start hooks; `spawn` starts a long-lived child (an
+    MCP server) the way a host does, directly."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _HOST_SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def run(
+        self, argv: list[str], *, env: dict[str, str], stdin: str = "", cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        job = {"argv": argv, "stdin": stdin, "env": env, "cwd": str(cwd) if cwd else None}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        return subprocess.CompletedProcess(argv, answer["rc"], answer["out"], answer["err"])
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(10)
+        self.proc.stdout.close()
+
+    def __enter__(self) -> FakeHost:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_as_new_tab(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    stdin: str = "",
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`argv` under a host process of its own: a tab that lives for this one call."""
+    with FakeHost() as host:
+        return host.run(argv, env=env, stdin=stdin, cwd=cwd)

@@ -14,7 +14,15 @@ import pytest
 
 from coordd_client import Client
 from coordd_client.identity import host_agent
-from support import COORD, DaemonProcess, RawConnection, coord, coord_env, git_repo
+from support import (
+    COORD,
+    DaemonProcess,
+    RawConnection,
+    coord,
+    coord_env,
+    git_repo,
+    run_as_new_tab,
+)
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
 SESSION_A = "aaaaaaaa-1111-4f6e-8b5a-000000000001"
@@ -47,14 +55,9 @@ def hook_env(socket: Path, **env: str) -> dict[str, str]:
 def hook(
     event: str, host: str, stdin: str, socket: Path, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [COORD, "hook", event, "--host", host],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=hook_env(socket, **env),
-        check=False,
+    """One hook run, by a host process of its own (so each call is its own tab)."""
+    return run_as_new_tab(
+        [COORD, "hook", event, "--host", host], env=hook_env(socket, **env), stdin=stdin
     )
 
 

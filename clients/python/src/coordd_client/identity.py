@@ -4,22 +4,32 @@ The CLI, the Python clients' defaults, the MCP server and the host hooks all
 call `resolve_agent` and `resolve_project`, so a name can never depend on
 which of them asked.
 
-The agent, first match wins:
+The agent, first match wins (`identify`, the one entry point every surface calls):
 
 1. an explicit name (`--agent`, `Client(agent=...)`);
 2. `$COORD_AGENT`;
-3. `$CLAUDE_CODE_SESSION_ID` (Claude Code sets it in its Bash tool, its
+3. a Cursor window: `cursor-<workspace folder>-<4 hex of its path>`, from the
+   hook payload's `workspace_roots` or the MCP server's `$COORD_WORKSPACE`
+   (setup passes `${workspaceFolder}`), so each window is one agent and two
+   windows on two worktrees are two;
+4. the tab registry (`coordd_client.tabs`): the name recorded for the host
+   process this process runs under, by that tab's first session-start hook.
+   It is what makes a tab one agent across `/clear` and for surfaces the
+   host tells less (Codex starts MCP servers without `CODEX_THREAD_ID`);
+5. the hook payload's session id: `<host>-` + its first 12 hex digits;
+6. `$CLAUDE_CODE_SESSION_ID` (Claude Code sets it in its Bash tool, its
    hooks and its stdio MCP servers): `claude-` + its first 12 hex digits;
-4. `$CODEX_THREAD_ID` (Codex sets it for the commands it runs):
-   `codex-` + its first 12 hex digits;
-5. the terminal session: every process of one terminal (each subshell,
-   pipeline, `$(...)`, `make` recipe and `subprocess` child) shares the
-   session of the shell that terminal started, so the name is built from
-   that session leader: `<user>-<leader program>-<leader pid>-<4 hex of its
-   start time>`. The start time keeps a reused pid from inheriting a dead
-   terminal's claims.
+   `$CODEX_THREAD_ID` (Codex sets it for the commands it runs): `codex-...`;
+7. the surface's own last resort. The CLI uses the terminal session: every
+   process of one terminal (each subshell, pipeline, `$(...)`, `make` recipe
+   and `subprocess` child) shares the session of the shell that terminal
+   started, so the name is built from that session leader:
+   `<user>-<leader program>-<leader pid>-<4 hex of its start time>` (the
+   start time keeps a reused pid from inheriting a dead terminal's claims).
+   An MCP server has no terminal: it is named from its client's name, its
+   host process and itself (`mcp_bridge.naming`).
 
-The limit of rule 5: a supervisor that starts every command in a new session
+The limit of rule 7: a supervisor that starts every command in a new session
 (`setsid` per command) gives each command a new name. Under such a harness,
 pin the name: `export COORD_AGENT=...` (`coord whoami --export` prints it).
 
@@ -45,6 +55,8 @@ AGENT_ENV = "COORD_AGENT"
 PROJECT_ENV = "COORD_PROJECT"
 CLAUDE_SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 CODEX_THREAD_ENV = "CODEX_THREAD_ID"
+#: A Cursor window's folder, passed to its MCP server by setup (`${workspaceFolder}`).
+WORKSPACE_ENV = "COORD_WORKSPACE"
 #: Hex digits of a host's session or thread id kept in the agent name.
 HOST_ID_DIGITS = 12
 
@@ -63,31 +75,61 @@ def host_agent(prefix: str, session_id: str) -> str:
     return f"{prefix}-{digits or 'unknown'}"
 
 
-def resolve_agent(
-    explicit: str | None = None, environ: Mapping[str, str] | None = None
-) -> Resolved:
-    """The agent name by the rule above."""
+def identify(
+    *,
+    explicit: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    host: str | None = None,
+    session: str | None = None,
+    workspace: str | None = None,
+    use_tabs: bool = True,
+) -> Resolved | None:
+    """Rules 1-6 for any surface; None when only the surface's last resort is left.
+
+    `host` and `session` are what a hook's payload says (None elsewhere);
+    `workspace` is a Cursor window's folder. `use_tabs=False` skips the tab
+    registry (for callers that must not read the state directory).
+    """
     env = os.environ if environ is None else environ
     if explicit:
         return Resolved(explicit, "--agent")
-    return agent_from_environment(env) or Resolved(
-        terminal_session_agent(env), "the terminal session"
-    )
-
-
-def agent_from_environment(env: Mapping[str, str]) -> Resolved | None:
-    """Rules 2-4: `$COORD_AGENT`, then the host's session or thread id; None if neither.
-
-    The MCP server shares these, so a tab's MCP calls, its shell calls and its
-    hooks are one agent; only its last resort differs.
-    """
     if env.get(AGENT_ENV):
         return Resolved(env[AGENT_ENV], f"${AGENT_ENV}")
+    if host == "cursor":
+        folder = workspace if workspace and "${" not in workspace else None
+        folder = folder or env.get(WORKSPACE_ENV) or None
+        if folder and "${" not in folder:
+            return Resolved(cursor_agent(folder), f"the Cursor window's folder {folder}")
+    if use_tabs:
+        from coordd_client import tabs
+
+        tab = tabs.find(env)
+        if tab is not None:
+            return Resolved(tab.agent, f"this tab ({tab.host} process {tab.process})")
+    if host is not None and session:
+        return Resolved(host_agent(host, session), "the hook's session id")
     if env.get(CLAUDE_SESSION_ENV):
         return Resolved(host_agent("claude", env[CLAUDE_SESSION_ENV]), f"${CLAUDE_SESSION_ENV}")
     if env.get(CODEX_THREAD_ENV):
         return Resolved(host_agent("codex", env[CODEX_THREAD_ENV]), f"${CODEX_THREAD_ENV}")
     return None
+
+
+def resolve_agent(
+    explicit: str | None = None, environ: Mapping[str, str] | None = None
+) -> Resolved:
+    """The agent name by the rule above, for a command run in a shell."""
+    env = os.environ if environ is None else environ
+    return identify(explicit=explicit, environ=env) or Resolved(
+        terminal_session_agent(env), "the terminal session"
+    )
+
+
+def cursor_agent(folder: str) -> str:
+    """`cursor-<folder name>-<4 hex>`: one name per Cursor window's workspace folder."""
+    real = os.path.realpath(folder)
+    digest = hashlib.sha1(real.encode()).hexdigest()[:4]
+    return f"cursor-{slug(os.path.basename(real.rstrip('/')))}-{digest}"
 
 
 def default_agent(environ: Mapping[str, str] | None = None) -> str:

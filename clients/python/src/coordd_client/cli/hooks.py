@@ -36,12 +36,15 @@ def hook(ctx: Context) -> int:
     event = ctx.args.event
     if event == "pre-commit":
         return _pre_commit(ctx)
-    environ = dict(os.environ)
-    if getattr(ctx.args, "agent", None):  # --agent wins, as everywhere (setup pins Cursor's)
-        environ["COORD_AGENT"] = ctx.args.agent
-    given = read(sys.stdin.read(), ctx.args.host, environ)
+    given = read(
+        sys.stdin.read(),
+        ctx.args.host,
+        agent=getattr(ctx.args, "agent", None),
+        project=getattr(ctx.args, "project", None),
+    )
     try:
         if event == "session-start":
+            session.register_tab(given)
             text = session.session_start_context(
                 ctx.socket, given.agent.value, given.project.value, autostart=ctx.autostart
             )
@@ -50,11 +53,7 @@ def hook(ctx: Context) -> int:
             return _pre_edit(ctx, given)
         if event == "wake":
             return _wake(ctx, given)
-        claims, reservations = session.end_session(ctx.socket, given.agent.value)
-        sys.stderr.write(
-            f"coord: {given.agent.value} released {claims} claim(s) and"
-            f" {reservations} reservation(s)\n"
-        )
+        return _session_end(ctx, given)
     except CoordError as exc:
         sys.stderr.write(f"coord hook {event}: {exc.message} (the session goes on)\n")
     return EXIT_OK
@@ -73,7 +72,21 @@ def _pre_edit(ctx: Context, given: HookInput) -> int:
     return respond.deny(given.host, f"coord: {verdict.reason}")
 
 
+def _session_end(ctx: Context, given: HookInput) -> int:
+    if not session.tab_ends(given):
+        return EXIT_OK  # `/clear`: the same tab goes on, under the same name
+    claims, reservations = session.end_session(ctx.socket, given.agent.value)
+    sys.stderr.write(
+        f"coord: {given.agent.value} released {claims} claim(s) and {reservations} reservation(s)\n"
+    )
+    return EXIT_OK
+
+
 def _wake(ctx: Context, given: HookInput) -> int:
+    unattended = wake.unattended()
+    if unattended is not None:
+        sys.stderr.write(f"coord hook wake: {unattended}; not waiting\n")
+        return EXIT_OK
     try:
         message = wake.wait_for_assignment(
             ctx.socket, given.agent.value, given.project.value, ctx.args.max_wait

@@ -6,7 +6,7 @@ import os
 import sys
 
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
-from coordd_client.cli.registry import command, package_version
+from coordd_client.cli.registry import arg, command, package_version
 
 #: What to install when the SDK is missing, in both of the ways coordd is installed.
 INSTALL_HINT = (
@@ -19,6 +19,11 @@ INSTALL_HINT = (
     "mcp",
     "serve the board as MCP tools on stdio, for Claude Code, Codex and Cursor",
     "coord mcp   # registered with: claude mcp add -s user coord -- /abs/path/coord mcp",
+    arg(
+        "--host",
+        choices=("claude", "codex", "cursor"),
+        help="the host that starts it (cursor: one agent per window's folder)",
+    ),
 )
 def mcp(ctx: Context) -> int:
     try:
@@ -29,5 +34,11 @@ def mcp(ctx: Context) -> int:
 
     if getattr(ctx.args, "agent", None):  # --agent wins, as everywhere (setup pins Cursor's)
         os.environ["COORD_AGENT"] = ctx.args.agent
-    run(ctx.socket, autostart=ctx.autostart, version=package_version())
+    run(
+        ctx.socket,
+        autostart=ctx.autostart,
+        version=package_version(),
+        host=ctx.args.host,
+        project=getattr(ctx.args, "project", None),
+    )
     return EXIT_OK

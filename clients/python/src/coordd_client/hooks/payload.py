@@ -2,9 +2,14 @@
 
 Claude Code, Codex and Cursor each send one JSON object (HOSTS.md section 3):
 the session (`session_id`; Cursor: `conversation_id`), the working directory,
-and for a tool event the tool's name and input. The agent is named as the MCP
-server and the CLI name it: `$COORD_AGENT`, else `<host>-` and the first 12
-hex digits of the session id, so a tab's reservations are its own.
+and for a tool event the tool's name and input. The agent is named by
+`identity.identify`, as the MCP server and the CLI name it, so a tab's
+reservations are its own.
+
+Which host is calling is read from the payload when it says so, not only
+from `--host`: Cursor also runs the hooks of `.claude/settings.json`, and a
+Claude-registered hook fed a Cursor window's payload must act as that
+window's agent, or it would deny the window its own reserved files.
 """
 
 from __future__ import annotations
@@ -17,10 +22,9 @@ from typing import Any, Literal
 
 from coordd_client.hooks.patch import patch_paths
 from coordd_client.identity import (
-    AGENT_ENV,
     Resolved,
-    host_agent,
     host_project,
+    identify,
     resolve_agent,
 )
 
@@ -41,8 +45,18 @@ class HookInput:
     paths: list[str] = field(default_factory=list)
 
 
-def read(text: str, host: Host | None, environ: Mapping[str, str] | None = None) -> HookInput:
-    """Parse a hook's stdin; a missing or broken payload still yields a usable input."""
+def read(
+    text: str,
+    host: Host | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    agent: str | None = None,
+    project: str | None = None,
+) -> HookInput:
+    """Parse a hook's stdin; a missing or broken payload still yields a usable input.
+
+    `agent` and `project` are the command line's `--agent` and `--project`.
+    """
     env = os.environ if environ is None else environ
     try:
         raw = json.loads(text) if text.strip() else {}
@@ -50,38 +64,48 @@ def read(text: str, host: Host | None, environ: Mapping[str, str] | None = None)
         raw = {}
     if not isinstance(raw, dict):
         raw = {}
-    chosen = host or guess_host(raw)
+    chosen = said_by_payload(raw) or host or "claude"
+    roots = raw.get("workspace_roots")
+    first = roots[0] if isinstance(roots, list) and roots else None
+    workspace = first if isinstance(first, str) else None
     cwd = raw.get("cwd") if isinstance(raw.get("cwd"), str) else None
-    if cwd is None:
-        roots = raw.get("workspace_roots")
-        cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
-    cwd = cwd or os.getcwd()
+    cwd = cwd or workspace or os.getcwd()
     return HookInput(
         host=chosen,
         raw=raw,
-        agent=agent_of(chosen, raw, env),
-        project=host_project(env, cwd),
+        agent=agent_of(chosen, raw, env, explicit=agent, workspace=workspace),
+        project=Resolved(project, "--project") if project else host_project(env, cwd),
         cwd=cwd,
         paths=edited_paths(raw),
     )
 
 
-def guess_host(raw: Mapping[str, Any]) -> Host:
-    if "conversation_id" in raw or "workspace_roots" in raw:
+def said_by_payload(raw: Mapping[str, Any]) -> Host | None:
+    """The host whose payload this is, where its fields tell (None: they do not)."""
+    if any(key in raw for key in ("conversation_id", "workspace_roots", "cursor_version")):
         return "cursor"
     if "turn_id" in raw or raw.get("tool_name") == "apply_patch":
         return "codex"
-    return "claude"
+    return None
 
 
-def agent_of(host: Host, raw: Mapping[str, Any], env: Mapping[str, str]) -> Resolved:
-    if env.get(AGENT_ENV):
-        return Resolved(env[AGENT_ENV], f"${AGENT_ENV}")
-    session = raw.get("conversation_id" if host == "cursor" else "session_id")
-    if isinstance(session, str) and session:
-        key = "conversation_id" if host == "cursor" else "session_id"
-        return Resolved(host_agent(host, session), f"the hook's {key}")
-    return resolve_agent(None, env)
+def agent_of(
+    host: Host,
+    raw: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    explicit: str | None = None,
+    workspace: str | None = None,
+) -> Resolved:
+    session = raw.get("session_id")
+    found = identify(
+        explicit=explicit,
+        environ=env,
+        host=host,
+        session=session if isinstance(session, str) else None,
+        workspace=workspace,
+    )
+    return found or resolve_agent(None, env)
 
 
 def edited_paths(raw: Mapping[str, Any]) -> list[str]:

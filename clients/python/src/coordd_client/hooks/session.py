@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from coordd_client import tabs
 from coordd_client.autostart import connect
 from coordd_client.client import Client
 from coordd_client.hooks import reported
+from coordd_client.hooks.payload import HookInput
 from coordd_client.protocol.errors import CoordError, LeaseLost
 from coordd_client.summary import summarize
 
@@ -19,6 +21,34 @@ post_task what you find instead of doing it unasked."""
 
 #: Seconds session end may spend: Claude Code gives SessionEnd hooks 1.5 s in all.
 SESSION_END_TIMEOUT_S = 1.0
+
+
+#: `SessionEnd` reasons after which the host process goes on as the same tab.
+TAB_CONTINUES = frozenset({"clear"})
+
+
+def register_tab(given: HookInput) -> None:
+    """Record this tab's name for its other surfaces (its MCP server, its shell).
+
+    Cursor windows are named from their folder on every surface, so they need
+    no record; nor does a name pinned by `--agent` or `$COORD_AGENT`.
+    """
+    if given.host == "cursor" or given.agent.source in ("--agent", "$COORD_AGENT"):
+        return
+    session = given.raw.get("session_id")
+    tabs.register(given.agent.value, given.host, session if isinstance(session, str) else "")
+
+
+def tab_ends(given: HookInput) -> bool:
+    """Whether this session end ends the tab (and so gives back what it held).
+
+    Claude Code ends the session on `/clear` and starts the next one in the
+    same process: that is the same tab and agent, which keeps its claims.
+    """
+    if given.raw.get("reason") in TAB_CONTINUES:
+        return False
+    tabs.forget()
+    return True
 
 
 def session_start_context(

@@ -5,7 +5,16 @@ background while the tab is idle, and exiting 2 wakes the tab with the
 message on stderr. It waits edge-triggered (`task.wait` with `after_seq`),
 so a stale match never fires; a task already assigned and ready when it
 starts wakes it at once unless this agent was told of it before
-(`reported`). One waiter per agent: a new one stops the old, which exits 0.
+(`reported`). One waiter per agent: a new one stops the old, which exits 0. It also
+exits 0 when its host process is gone (a closed tab leaves no waiter behind).
+
+A session nobody attends is never made to wait: `claude -p`, the SDK and CI
+runs execute `asyncRewake` hooks in the foreground (there is no idle prompt
+to return to), so a waiter there would hold the run open for the whole wait.
+Claude Code says which sessions those are in the environment of every hook:
+`CLAUDE_CODE_SESSION_ATTENDED=0` (checked on 2.1.332; interactive tabs get
+1), and, for older versions, `CLAUDE_CODE_ENTRYPOINT=sdk-*` (`sdk-cli` for
+`claude -p`, `sdk-ts` and `sdk-py` for the SDKs; interactive: `cli`).
 """
 
 from __future__ import annotations
@@ -15,16 +24,31 @@ import hashlib
 import os
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
 
+from coordd_client import tabs
 from coordd_client.client import Client
 from coordd_client.hooks import reported
 from coordd_client.protocol.paths import state_dir
 from coordd_client.protocol.wire import Task
 
-#: A wait asks the daemon for at most this long at a time (chained by seq).
-WAIT_CHUNK_S = 300.0
+#: A wait asks the daemon for at most this long at a time (chained by seq); between
+#: two asks the waiter checks that its host process is still there.
+WAIT_CHUNK_S = 30.0
+ATTENDED_ENV = "CLAUDE_CODE_SESSION_ATTENDED"
+ENTRYPOINT_ENV = "CLAUDE_CODE_ENTRYPOINT"
+
+
+def unattended(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why nobody would be woken (the run is headless), or None for an attended tab."""
+    env = os.environ if environ is None else environ
+    if env.get(ATTENDED_ENV) == "0":
+        return f"${ATTENDED_ENV}=0 (claude -p, the SDK or CI): the run ends at its last turn"
+    if env.get(ENTRYPOINT_ENV, "").startswith("sdk-"):
+        return f"${ENTRYPOINT_ENV}={env[ENTRYPOINT_ENV]}: a headless run ends at its last turn"
+    return None
 
 
 def _pid_file(agent: str) -> Path:
@@ -66,6 +90,7 @@ def wait_for_assignment(
     """The wake-up message, or None when the time ran out (or the waiter was replaced)."""
     signal.signal(signal.SIGTERM, _stop_quietly)
     pid_file = take_over(agent)
+    host = tabs.host_process()
     deadline = time.monotonic() + max_wait_s
     try:
         with Client(socket, timeout_s=None) as client:
@@ -78,7 +103,7 @@ def wait_for_assignment(
             fresh = next((t for t in waiting if not reported.was_reported(agent, t, told)), None)
             while fresh is None:
                 left = deadline - time.monotonic()
-                if left <= 0:
+                if left <= 0 or (host is not None and not tabs.alive(host)):
                     return None
                 found = client.wait(
                     timeout_s=min(left, WAIT_CHUNK_S),

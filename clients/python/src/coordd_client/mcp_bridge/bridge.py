@@ -19,17 +19,22 @@ from coordd_client.protocol.errors import CoordError
 
 
 class Bridge:
-    def __init__(self, link: DaemonLink, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        link: DaemonLink,
+        environ: Mapping[str, str] | None = None,
+        *,
+        host: str | None = None,
+        project: str | None = None,
+    ) -> None:
         self.link = link
         self._env = dict(os.environ if environ is None else environ)
-        self._agent: Resolved | None = None
-        self.project = host_project(self._env)
+        self._host = host
+        self.project = Resolved(project, "--project") if project else host_project(self._env)
 
     def agent(self, ctx: Context | None) -> Resolved:
-        """Resolved on the first call (the client's name is known from then), then fixed."""
-        if self._agent is None:
-            self._agent = mcp_agent(self._env, _client_name(ctx))
-        return self._agent
+        """Resolved on every call: the tab registry may name this tab only after start."""
+        return mcp_agent(self._env, _client_name(ctx), self._host)
 
     def fill(self, call: methods.Call[Any], ctx: Context | None) -> methods.Call[Any]:
         """The call with this server's agent and project where the method takes them."""

@@ -1,0 +1,195 @@
+"""The tab registry: one agent name per host process, whichever surface asks.
+
+A Claude Code or Codex tab is one host process; its MCP server, its hooks
+(run through `sh -c`) and the commands of its shell tool are all its
+descendants. The hosts do not give every surface the same session id:
+Codex starts MCP servers without `CODEX_THREAD_ID`, and after `/clear` a
+Claude Code MCP server keeps the id it was spawned with while hooks and
+the shell get a new one. So the tab's first session-start hook records the
+name it derived under the host process's identity (pid and start time, so
+a reused pid is another tab), and every surface looks for the nearest
+ancestor that has such a record. The first name stays for the tab's life:
+`/clear`, `/resume` and compaction keep it; a new process is a new tab.
+
+Records are small files in the user's state directory (hosts always pass
+`HOME`), written atomically; a record whose process is gone, or whose pid
+now belongs to a process started at another time, is ignored and pruned.
+The daemon is not involved: a lookup costs a few `/proc` reads and one
+file read, no round trip, so it can sit in front of every hook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordd_client.protocol.paths import state_dir
+
+#: Programs that only wrap a command: a host's hook runs as `sh -c "coord hook ..."`.
+WRAPPERS = frozenset(
+    {"sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "nice", "nohup", "stdbuf"}
+)
+#: How far up the process tree a lookup climbs (a host is a few levels up at most).
+MAX_DEPTH = 24
+#: Claude Code names its own pid for hooks and its shell tool (not for MCP servers).
+CLAUDE_PID_ENV = "CLAUDE_PID"
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    parent: int
+    name: str
+    started: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.pid}-{re.sub(r'[^0-9A-Za-z]+', '_', self.started)}"
+
+
+@dataclass(frozen=True)
+class Tab:
+    """A registered tab: the name its surfaces share, and what it was derived from."""
+
+    agent: str
+    host: str
+    session: str
+    process: int
+
+
+def process(pid: int) -> Process | None:
+    """A process's parent, short name and start time; None if it is gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                raw = stat.read().decode(errors="replace")
+        except OSError:
+            return None
+        # comm may hold spaces and parentheses: split at the last ')'.
+        name = raw[raw.index("(") + 1 : raw.rindex(")")]
+        fields = raw[raw.rindex(")") + 2 :].split()
+        return Process(pid, int(fields[1]), name, fields[19])
+    try:
+        out = subprocess.run(
+            ["ps", "-o", "ppid=,lstart=,comm=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.match(r"(\d+)\s+(\w+\s+\w+\s+\d+\s+[\d:]+\s+\d+)\s+(.*)", out)
+    if not match:
+        return None
+    return Process(pid, int(match.group(1)), os.path.basename(match.group(3)), match.group(2))
+
+
+def alive(known: Process) -> bool:
+    """Whether `known` still runs (the same pid, started at the same time)."""
+    now = process(known.pid)
+    return now is not None and now.key == known.key
+
+
+def ancestors(start: int | None = None) -> Iterator[Process]:
+    """The processes above `start` (default: this one), nearest first, init excluded."""
+    pid = os.getppid() if start is None else start
+    for _ in range(MAX_DEPTH):
+        if pid <= 1:
+            return
+        found = process(pid)
+        if found is None:
+            return
+        yield found
+        pid = found.parent
+
+
+def host_process(environ: Mapping[str, str] | None = None) -> Process | None:
+    """The process of the host that runs this one: `$CLAUDE_PID` when it is an
+    ancestor, else the nearest ancestor that is not a shell or a wrapper."""
+    env = os.environ if environ is None else environ
+    chain = list(ancestors())
+    claimed = env.get(CLAUDE_PID_ENV, "")
+    if claimed.isdigit():
+        for candidate in chain:
+            if candidate.pid == int(claimed):
+                return candidate
+    for candidate in chain:
+        if candidate.name.lstrip("-") not in WRAPPERS:
+            return candidate
+    return None
+
+
+def _directory(environ: Mapping[str, str] | None = None) -> Path:
+    return state_dir(environ) / "tabs"
+
+
+def _path(owner: Process, environ: Mapping[str, str] | None = None) -> Path:
+    return _directory(environ) / f"{owner.key}.json"
+
+
+def _read(path: Path, owner: Process) -> Tab | None:
+    try:
+        record = json.loads(path.read_text())
+        return Tab(str(record["agent"]), str(record["host"]), str(record["session"]), owner.pid)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def find(environ: Mapping[str, str] | None = None) -> Tab | None:
+    """The tab this process belongs to: the nearest ancestor with a record."""
+    directory = _directory(environ)
+    if not directory.is_dir():
+        return None
+    for candidate in ancestors():
+        found = _read(directory / f"{candidate.key}.json", candidate)
+        if found is not None:
+            return found
+    return None
+
+
+def register(
+    agent: str, host: str, session: str, environ: Mapping[str, str] | None = None
+) -> Tab | None:
+    """Record `agent` for this process's host, unless the tab has a name already.
+
+    Returns the tab's name as it stands (the earlier one wins), or None when
+    no host process can be told apart (then nothing is recorded).
+    """
+    owner = host_process(environ)
+    if owner is None:
+        return None
+    path = _path(owner, environ)
+    existing = _read(path, owner)
+    if existing is not None:
+        return existing
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _prune(path.parent)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps({"agent": agent, "host": host, "session": session}))
+    temporary.replace(path)
+    return Tab(agent, host, session, owner.pid)
+
+
+def forget(environ: Mapping[str, str] | None = None) -> None:
+    """The tab ended (its session-end hook): drop its record."""
+    owner = host_process(environ)
+    if owner is not None:
+        _path(owner, environ).unlink(missing_ok=True)
+
+
+def _prune(directory: Path) -> None:
+    """Drop records of processes that are gone (or whose pid was reused)."""
+    for entry in directory.glob("*.json"):
+        pid_text = entry.stem.split("-", 1)[0]
+        running = process(int(pid_text)) if pid_text.isdigit() else None
+        if running is None or running.key != entry.stem:
+            with contextlib.suppress(OSError):
+                entry.unlink()
