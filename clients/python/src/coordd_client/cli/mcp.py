@@ -29,5 +29,5 @@ def mcp(ctx: Context) -> int:
 
     if getattr(ctx.args, "agent", None):  # --agent wins, as everywhere (setup pins Cursor's)
         os.environ["COORD_AGENT"] = ctx.args.agent
-    run(ctx.socket, autostart=ctx.autostart, version=package_version())
+    run(ctx.route, autostart=ctx.autostart, version=package_version())
     return EXIT_OK

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
 import trio
 from mcp.server.mcpserver import MCPServer
 
+from coordd_client.discovery import SocketRoute
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.mcp_bridge.link import DaemonLink
 from coordd_client.mcp_bridge.strict import RefuseUnknownArguments
@@ -47,14 +47,14 @@ def build_server(bridge: Bridge, version: str) -> MCPServer:
     return server
 
 
-def run(socket_path: Path, *, autostart: bool, version: str) -> None:
+def run(route: SocketRoute, *, autostart: bool, version: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    trio.run(_serve, socket_path, autostart, version)
+    trio.run(_serve, route, autostart, version)
 
 
-async def _serve(socket_path: Path, autostart: bool, version: str) -> None:
+async def _serve(route: SocketRoute, autostart: bool, version: str) -> None:
     async with trio.open_nursery() as nursery:
-        link = DaemonLink(nursery, socket_path, autostart=autostart)
+        link = DaemonLink(nursery, route, autostart=autostart)
         server = build_server(Bridge(link), version)
         try:
             await server.run_stdio_async()
