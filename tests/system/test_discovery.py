@@ -119,7 +119,12 @@ def test_a_host_without_the_runtime_dir_reaches_the_one_board(home: Home) -> Non
             "trio.run(main)\n"
         )
         library = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, env=codex, timeout=60
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env=codex,
+            timeout=60,
+            check=False,
         )
         assert library.returncode == 0, library.stderr
         assert library.stdout.split() == [str(daemon.pid), str(home.socket)] * 2
@@ -232,9 +237,7 @@ def test_a_record_naming_a_socket_of_another_uid_is_ignored(home: Home, workdir:
         assert other.stop() == 0
 
 
-def test_a_record_naming_a_socket_that_never_answers_is_ignored(
-    home: Home, workdir: Path
-) -> None:
+def test_a_record_naming_a_socket_that_never_answers_is_ignored(home: Home, workdir: Path) -> None:
     path = workdir / "mute.sock"
     mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     mute.bind(str(path))
@@ -246,3 +249,35 @@ def test_a_record_naming_a_socket_that_never_answers_is_ignored(
         assert time.monotonic() - started < 10
     finally:
         mute.close()
+
+
+@pytest.fixture
+def user_daemon(home: Home) -> Iterator[DaemonProcess]:
+    daemon = home.daemon().start()
+    yield daemon
+    assert daemon.stop() == 0
+
+
+async def test_the_mcp_link_finds_the_daemon_too(
+    home: Home, user_daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`coord mcp` under Codex: the server's link goes through the same fallback."""
+    pytest.importorskip("mcp")
+    import trio
+
+    from coordd_client import methods
+    from coordd_client.discovery import SocketRoute
+    from coordd_client.mcp_bridge.link import DaemonLink
+
+    for name, value in home.env(runtime=False, autostart=False).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    route = SocketRoute.resolve()
+    assert route.path == home.fallback_socket and not route.explicit
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            link = DaemonLink(nursery, route, autostart=False)
+            info = await link.typed(methods.server_info())
+            assert info.pid == user_daemon.pid and link.socket_path == home.socket
+            await link.aclose()
+            nursery.cancel_scope.cancel()
