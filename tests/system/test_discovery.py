@@ -281,3 +281,29 @@ async def test_the_mcp_link_finds_the_daemon_too(
             assert info.pid == user_daemon.pid and link.socket_path == home.socket
             await link.aclose()
             nursery.cancel_scope.cancel()
+
+
+def test_a_codex_session_start_hook_reads_the_one_board(
+    home: Home, user_daemon: DaemonProcess
+) -> None:
+    """Hooks go through the CLI's socket, so they take the fallback too."""
+    repo = home.root / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with user_daemon.client() as client:
+        client.post("ready for the codex tab", project=str(repo))
+    fixture = Path(__file__).parent.parent / "fixtures" / "hooks" / "codex-session-start.json"
+    stdin = fixture.read_text().replace('"CWD"', json.dumps(str(repo)))
+    started = subprocess.run(
+        [COORD, "hook", "session-start", "--host", "codex"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=home.env(runtime=False),
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "ready for the codex tab" in context
+    assert daemons_serving(home.fallback_socket) == []
