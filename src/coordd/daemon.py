@@ -34,6 +34,7 @@ from coordd.listener import (
     BoundSocket,
     ListenerError,
     bind_unix_socket,
+    served_path,
     socket_file_is_ours,
     unlink_if_ours,
 )
@@ -195,6 +196,8 @@ class Daemon:
                     if adopted is not None
                     else bind_unix_socket(config.socket_path)
                 )
+                if self.lock is not None and (served := served_path(self.bound)) is not None:
+                    self.lock.record_socket(served)
                 await self._serve(task_status)
             finally:
                 await self.writer.stop()

@@ -43,6 +43,20 @@ class BoundSocket:
     inode: int | None = None
 
 
+def served_path(bound: BoundSocket) -> Path | None:
+    """The absolute path clients reach this socket at (an adopted one's from its
+    address), or None for an abstract or unnamed socket."""
+    if bound.path is not None:
+        return Path(os.path.abspath(bound.path))
+    try:
+        name = bound.sock.getsockname()
+    except OSError:
+        return None
+    if isinstance(name, str) and name.startswith("/"):
+        return Path(name)
+    return None
+
+
 def bind_unix_socket(path: Path) -> BoundSocket:
     encoded = os.fsencode(path)
     if len(encoded) >= SUN_PATH_MAX:

@@ -6,17 +6,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from coordd_client.protocol.paths import state_dir
+# Clients find the daemon of the default database through its lock file, so the
+# rule is the wire contract's, written once.
+from coordd_client.protocol.paths import DB_ENV, default_db_path
 
-DB_ENV = "COORDD_DB"
-
-
-def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
-    """`$COORDD_DB`, else `coord.db` in the user's state directory."""
-    env = os.environ if environ is None else environ
-    if env.get(DB_ENV):
-        return Path(env[DB_ENV])
-    return state_dir(env) / "coord.db"
+__all__ = ["DB_ENV", "STORE_ENV", "default_db_path", "is_team_store", "resolve_store"]
 
 
 STORE_ENV = "COORDD_STORE"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -25,7 +26,7 @@ import trio
 from coordd_client import methods
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
-from coordd_client.protocol.paths import default_socket_path
+from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
@@ -60,6 +61,25 @@ async def _open_checked(path: Path) -> trio.SocketStream:
         await stream.aclose()
         raise
     return stream
+
+
+async def _open_resolved(
+    socket_path: str | os.PathLike[str] | None,
+) -> tuple[trio.SocketStream, Path]:
+    """Section 1's socket; if it was derived and has no daemon, the user's daemon found
+    elsewhere (`discovery`), as the blocking client does."""
+    path = Path(default_socket_path(socket_path))
+    try:
+        return await _open_checked(path), path
+    except DaemonUnavailable:
+        if socket_is_explicit(socket_path):
+            raise
+        from coordd_client.discovery import discover
+
+        found = await trio.to_thread.run_sync(partial(discover, tried=path))
+        if found is None:
+            raise
+        return await _open_checked(found.socket), found.socket
 
 
 class _Pending:
@@ -107,8 +127,7 @@ class AsyncClient:
         agent: str | None = None,
         project: str | None = None,
     ) -> AsyncIterator[AsyncClient]:
-        path = Path(default_socket_path(socket_path))
-        stream = await _open_checked(path)
+        stream, path = await _open_resolved(socket_path)
         client = cls(stream, path, agent=agent, project=project)
         async with stream, trio.open_nursery() as nursery:
             nursery.start_soon(client._read_loop)
@@ -129,8 +148,7 @@ class AsyncClient:
         """A connection whose reader runs in `nursery`, for an owner that outlives one
         `async with` (a server that reconnects after a daemon restart). Close it with
         `aclose`; `broken` says when it must be replaced."""
-        path = Path(default_socket_path(socket_path))
-        stream = await _open_checked(path)
+        stream, path = await _open_resolved(socket_path)
         client = cls(stream, path, agent=agent, project=project)
         nursery.start_soon(client._read_loop)
         return client

@@ -4,7 +4,9 @@ The daemon is fully detached: its own session, stdin from /dev/null and
 stdout/stderr to a log file in the state directory, so `$(coord ...)` and
 `coord ... | jq` never wait on it. Two CLIs racing to start one end with
 exactly one daemon: the loser's daemon exits at the database lock, and both
-CLIs then find the winner answering.
+CLIs then find the winner answering. A daemon that exits at the lock held by
+a daemon serving another socket is reported at once (`held_elsewhere`):
+that one's pid and socket, never a wait for a socket nobody will serve.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from coordd_client.client import Client
+from coordd_client.discovery import answers, holder_record
 from coordd_client.protocol.errors import DaemonUnavailable
-from coordd_client.protocol.paths import state_dir
+from coordd_client.protocol.paths import default_db_path, state_dir
 
 AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
 #: Seconds to wait for a daemon we started to answer a ping.
@@ -45,7 +48,10 @@ def _daemon_command() -> list[str]:
 
 
 #: What a spawned daemon says when another one, started at the same moment, won.
-_LOST_START_RACE = ("in use by another coordd", "already listening")
+_IN_USE = "in use by another coordd"
+_LOST_START_RACE = (_IN_USE, "already listening")
+#: Seconds the daemon holding the database has to answer, to word the refusal.
+HELD_PROBE_TIMEOUT_S = 0.5
 
 
 class SpawnedDaemon:
@@ -88,6 +94,36 @@ def start_daemon(socket_path: Path) -> SpawnedDaemon:
     return SpawnedDaemon(process, log_path, offset)
 
 
+def held_elsewhere(socket_path: Path) -> DaemonUnavailable | None:
+    """The refusal to give when a live daemon holds the user's database but serves
+    another socket than `socket_path` (then waiting for `socket_path` is futile);
+    None while it serves `socket_path`, is still starting, or holds nothing."""
+    record = holder_record()
+    if record is None or record.socket is None or record.socket == socket_path:
+        return None
+    db = default_db_path()
+    reachable = answers(record.socket, timeout_s=HELD_PROBE_TIMEOUT_S)
+    if reachable:
+        advice = (
+            f"it answers there: use --socket {record.socket} (or set $COORDD_SOCKET to it),"
+            " or stop it to serve the database on this socket"
+        )
+    else:
+        advice = (
+            f"it does not answer there: it may be stuck (kill {record.pid} and retry);"
+            f" see {state_dir() / 'coordd.log'}"
+        )
+    return DaemonUnavailable(
+        f"no second daemon started: the database {db} is held by coordd (pid {record.pid})"
+        f" serving {record.socket}, not {socket_path}; {advice}",
+        socket=str(socket_path),
+        reason="database_held",
+        holder_pid=record.pid,
+        holder_socket=str(record.socket),
+        holder_answers=reachable,
+    )
+
+
 def wait_until_ready(
     socket_path: Path, timeout_s: float = READY_TIMEOUT_S, spawned: SpawnedDaemon | None = None
 ) -> None:
@@ -95,9 +131,12 @@ def wait_until_ready(
 
     A spawned daemon that exits may simply have lost the start-up race to
     another CLI's daemon (it exits at the database lock), so an exit only
-    fails the wait once nobody answers either.
+    fails the wait once nobody answers either. But if the daemon holding the
+    lock records a different socket (`held_elsewhere`), nobody ever will
+    answer here: that fails at once, naming its pid and socket.
     """
     deadline = time.monotonic() + timeout_s
+    lock_lost = False
     while True:
         try:
             with Client(socket_path, timeout_s=5) as client:
@@ -109,7 +148,10 @@ def wait_until_ready(
                     raise DaemonUnavailable(
                         f"{message} (full log: {spawned.log_path})", socket=str(socket_path)
                     ) from None
+                lock_lost = _IN_USE in message
                 spawned = None  # another CLI's daemon won the start: wait for it
+            if lock_lost and (refusal := held_elsewhere(socket_path)) is not None:
+                raise refusal from None
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(
                     f"started coordd but it did not answer on {socket_path}"

@@ -33,7 +33,7 @@ from coordd_client.protocol.errors import (
     ShuttingDown,
 )
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
-from coordd_client.protocol.paths import default_socket_path
+from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
@@ -70,6 +70,9 @@ class Client:
         names none (`identity.default_agent()` and `default_project()` resolve
         them as the CLI does)."""
         self.socket_path = Path(default_socket_path(socket_path))
+        #: A derived socket with no daemon may be a host's wrong guess: look for the
+        #: user's daemon elsewhere (`discovery`). Never for an asked-for socket.
+        self._may_discover = not socket_is_explicit(socket_path)
         self.timeout_s = timeout_s
         self.agent = agent
         self.project = project
@@ -84,6 +87,23 @@ class Client:
     def connect(self) -> Client:
         if self._sock is not None:
             return self
+        try:
+            sock = self._open_socket()
+        except DaemonUnavailable:
+            if not self._may_discover:
+                raise
+            from coordd_client.discovery import discover  # it builds on this class
+
+            found = discover(tried=self.socket_path)
+            if found is None:
+                raise
+            self.socket_path = found.socket
+            sock = self._open_socket()
+        self._sock = sock
+        self._decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
+        return self
+
+    def _open_socket(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(str(self.socket_path))
@@ -99,9 +119,7 @@ class Client:
         except BaseException:
             sock.close()
             raise
-        self._sock = sock
-        self._decoder = FrameDecoder(max_frame=MAX_ANSWER_FRAME)
-        return self
+        return sock
 
     def close(self) -> None:
         if self._sock is not None:

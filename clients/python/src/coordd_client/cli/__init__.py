@@ -21,8 +21,8 @@ from coordd_client.autostart import autostart_enabled
 from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_client.cli.plain import plain_message
 from coordd_client.cli.registry import COMMANDS, UsageError, build_parser
+from coordd_client.discovery import SocketRoute
 from coordd_client.protocol.errors import INVALID_PARAMS, CoordError, LeaseLost
-from coordd_client.protocol.paths import default_socket_path
 
 #: The command groups, in the order `coord --help` lists their commands.
 COMMAND_GROUPS = (
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctx = Context(
         args=args,
         json=json_mode,
-        socket=default_socket_path(getattr(args, "socket", None)),
+        route=SocketRoute.resolve(getattr(args, "socket", None)),
         autostart=autostart_enabled(bool(getattr(args, "no_start", False))),
     )
     try:

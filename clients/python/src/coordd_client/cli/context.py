@@ -13,6 +13,7 @@ import msgspec
 from coordd_client import render
 from coordd_client.autostart import connect
 from coordd_client.client import Client
+from coordd_client.discovery import SocketRoute
 from coordd_client.identity import Resolved, resolve_agent, resolve_project
 
 #: Agents branch on these (README, "exit codes").
@@ -25,10 +26,21 @@ class Context:
 
     args: argparse.Namespace
     json: bool
-    socket: Path
+    #: PROTOCOL.md section 1's socket, and whether it was asked for.
+    route: SocketRoute
     autostart: bool
     _agent: Resolved | None = None
     _project: Resolved | None = None
+    _socket: Path | None = None
+
+    @property
+    def socket(self) -> Path:
+        """The socket this invocation uses: section 1's, or, when that one was derived and
+        nothing accepts on it, the user's daemon found elsewhere (`discovery`); looked up
+        once, on first use, so commands that never reach the daemon never look."""
+        if self._socket is None:
+            self._socket = self.route.locate()
+        return self._socket
 
     @property
     def who(self) -> Resolved:

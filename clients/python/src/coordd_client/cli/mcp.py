@@ -35,7 +35,7 @@ def mcp(ctx: Context) -> int:
     if getattr(ctx.args, "agent", None):  # --agent wins, as everywhere (setup pins Cursor's)
         os.environ["COORD_AGENT"] = ctx.args.agent
     run(
-        ctx.socket,
+        ctx.route,
         autostart=ctx.autostart,
         version=package_version(),
         host=ctx.args.host,

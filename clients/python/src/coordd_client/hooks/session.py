@@ -59,10 +59,9 @@ def session_start_context(
         with connect(Path(socket), autostart=autostart) as client:
             board = summarize(client, agent, project)
     except CoordError as exc:
-        return (
-            f"coordd board unavailable ({exc.message}); you are {agent}. Start it with"
-            f" `coordd serve`.\n{WORKFLOW}"
-        )
+        held = exc.data.get("reason") == "database_held"  # starting one would not help
+        step = "" if held else " Start it with `coordd serve`."
+        return f"coordd board unavailable ({exc.message}); you are {agent}.{step}\n{WORKFLOW}"
     reported.remember(agent, board.assigned)
     return f"{board.text}\n{WORKFLOW}"
 

@@ -2,8 +2,8 @@
 
 A tool call never retries a request it sent (its outcome may be unknown);
 it only refuses to use a connection already seen broken, so after a daemon
-restart the next tool call connects afresh (starting a daemon if allowed,
-as the CLI does).
+restart the next tool call connects afresh (finding the user's daemon or
+starting one if allowed, as the CLI does).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import trio
 from coordd_client import methods
 from coordd_client.aio import AsyncClient
 from coordd_client.autostart import start_daemon, wait_until_ready
+from coordd_client.discovery import SocketRoute
 from coordd_client.protocol.errors import DaemonUnavailable
 from coordd_client.rpc import unwrap
 
@@ -26,9 +27,11 @@ WAIT_SLACK_S = 10.0
 
 
 class DaemonLink:
-    def __init__(self, nursery: trio.Nursery, socket_path: Path, *, autostart: bool) -> None:
+    def __init__(self, nursery: trio.Nursery, route: SocketRoute, *, autostart: bool) -> None:
         self._nursery = nursery
-        self.socket_path = socket_path
+        self.route = route
+        #: The socket of the connection in use (or last tried), for `whoami`.
+        self.socket_path = route.path
         self._autostart = autostart
         self._client: AsyncClient | None = None
         self._connecting = trio.Lock()
@@ -53,23 +56,37 @@ class DaemonLink:
         return await client.request(call)
 
     async def _connected(self) -> AsyncClient:
+        """Section 1's socket; else, if it was derived, the user's daemon found elsewhere
+        (`discovery`: hosts such as Codex drop `$XDG_RUNTIME_DIR`); else a daemon
+        started there, if allowed. Looked up afresh on every reconnect."""
         async with self._connecting:
             if self._client is not None and not self._client.broken:
                 return self._client
             if self._client is not None:
                 await self._client.aclose()
                 self._client = None
-            try:
-                self._client = await AsyncClient.open(self._nursery, self.socket_path)
-            except DaemonUnavailable:
-                if not self._autostart:
-                    raise
-                await trio.to_thread.run_sync(self._start_daemon)
-                self._client = await AsyncClient.open(self._nursery, self.socket_path)
+            self._client = await self._open()
             return self._client
 
+    async def _open(self) -> AsyncClient:
+        path = self.route.path
+        try:
+            return await self._open_at(path)
+        except DaemonUnavailable:
+            found = await trio.to_thread.run_sync(self.route.fallback)
+            if found is not None:
+                return await self._open_at(found.socket)
+            if not self._autostart:
+                raise
+        await trio.to_thread.run_sync(self._start_daemon)
+        return await self._open_at(path)
+
+    async def _open_at(self, path: Path) -> AsyncClient:
+        self.socket_path = path
+        return await AsyncClient.open(self._nursery, path)
+
     def _start_daemon(self) -> None:
-        wait_until_ready(self.socket_path, spawned=start_daemon(self.socket_path))
+        wait_until_ready(self.route.path, spawned=start_daemon(self.route.path))
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -35,6 +35,13 @@ NEXT_STEP = {
     ),
     "untrusted_socket": "the socket belongs to another user: set $COORDD_SOCKET to your own",
 }
+#: A `data.reason` whose next step differs from its kind's.
+NEXT_STEP_BY_REASON = {
+    "database_held": (
+        "another coordd holds the board (its pid and socket are in the message): point"
+        " $COORDD_SOCKET at its socket in this server's configuration, or stop it"
+    ),
+}
 
 _encoder = msgspec.json.Encoder()
 
@@ -46,7 +53,9 @@ def answer(result: dict[str, Any]) -> CallToolResult:
 
 def refusal(exc: CoordError) -> CallToolResult:
     kind = str(exc.data.get("kind", exc.kind))
-    step = NEXT_STEP.get(kind, "see the message")
+    step = NEXT_STEP_BY_REASON.get(str(exc.data.get("reason"))) or NEXT_STEP.get(
+        kind, "see the message"
+    )
     error = {"kind": kind, "code": exc.code, "message": exc.message, "data": exc.data}
     return _error(f"{kind}: {exc.message}; {step}", error)
 

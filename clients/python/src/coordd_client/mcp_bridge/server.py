@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
 import trio
 from mcp.server.mcpserver import MCPServer
 
+from coordd_client.discovery import SocketRoute
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.mcp_bridge.link import DaemonLink
 from coordd_client.mcp_bridge.strict import CheckArguments
@@ -48,7 +48,7 @@ def build_server(bridge: Bridge, version: str) -> MCPServer:
 
 
 def run(
-    socket_path: Path,
+    route: SocketRoute,
     *,
     autostart: bool,
     version: str,
@@ -56,14 +56,14 @@ def run(
     project: str | None = None,
 ) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    trio.run(_serve, socket_path, autostart, version, host, project)
+    trio.run(_serve, route, autostart, version, host, project)
 
 
 async def _serve(
-    socket_path: Path, autostart: bool, version: str, host: str | None, project: str | None
+    route: SocketRoute, autostart: bool, version: str, host: str | None, project: str | None
 ) -> None:
     async with trio.open_nursery() as nursery:
-        link = DaemonLink(nursery, socket_path, autostart=autostart)
+        link = DaemonLink(nursery, route, autostart=autostart)
         server = build_server(Bridge(link, host=host, project=project), version)
         try:
             await server.run_stdio_async()

@@ -1,0 +1,64 @@
+"""The daemon's record in its lock file: which process holds the database, and the socket it serves.
+
+The lock file (`<db>.lock`, `paths.lock_path`) has always held the holder's
+pid on its first line, for the "in use by another coordd (pid N)" refusal.
+The second line is the socket the daemon serves, written once it is bound.
+A client whose socket path has no daemon (a host that dropped
+`$XDG_RUNTIME_DIR` from its children's environment) reads it to find the
+daemon that holds the user's database instead of starting a second one
+(docs/PROTOCOL-1.2.md). Nothing here trusts the record: a client still
+checks that the pid lives and that the socket is this user's and answers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: More than any pid and socket path (sun_path is at most 108 bytes) take.
+MAX_RECORD_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class DaemonRecord:
+    pid: int
+    #: None while the daemon is still starting (it holds the lock, not yet a socket).
+    socket: Path | None
+
+
+def format_record(pid: int, socket: Path | None) -> bytes:
+    return f"{pid}\n{socket}\n".encode() if socket is not None else f"{pid}\n".encode()
+
+
+def parse_record(raw: bytes) -> DaemonRecord | None:
+    """The record, or None for an empty or garbled file (never raises)."""
+    lines = raw.decode(errors="replace").split("\n")
+    try:
+        pid = int(lines[0].strip())
+    except ValueError:
+        return None
+    if pid <= 0:
+        return None
+    socket = lines[1] if len(lines) > 1 and lines[1].startswith("/") else None
+    return DaemonRecord(pid, Path(socket) if socket else None)
+
+
+def read_record(lock_file: Path) -> DaemonRecord | None:
+    """The record in a lock file, or None if there is none to read."""
+    try:
+        with open(lock_file, "rb") as handle:
+            return parse_record(handle.read(MAX_RECORD_BYTES))
+    except OSError:
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this user has that pid (another user's is not our daemon)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    return True
