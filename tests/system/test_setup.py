@@ -224,3 +224,67 @@ def test_the_git_guard_refuses_reserved_files_and_chains_the_old_hook(
     assert setup("git", "--remove", home=home, cwd=repo, socket=daemon.socket_path).returncode == 0
     assert old_hook.read_bytes() == old_bytes
     assert not (hooks_dir / "pre-commit.coord-chained").exists()
+
+
+def git_in(where: Path, *args: str, socket: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(where), "-c", "user.email=a@b", "-c", "user.name=a", *args],
+        capture_output=True, text=True, env=coord_env(socket, **env), timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_the_git_guard_refuses_reserved_files_in_a_linked_worktree(
+    daemon: DaemonProcess, home: Path, workdir: Path
+) -> None:
+    """git runs the hook of a linked worktree with $GIT_DIR (and $GIT_INDEX_FILE) set:
+    paths must still be named from that worktree's top, for staged files, `commit -a`,
+    both names of a rename and names with spaces, and the board is the main worktree's."""
+    repo = git_repo(workdir / "guarded").resolve()
+    socket = daemon.socket_path
+
+    def ok(where: Path, *args: str) -> None:
+        done = git_in(where, *args, socket=socket)
+        assert done.returncode == 0, done.stderr
+
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "my file.py").write_text("one\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "a.md").write_text("a\n")
+    ok(repo, "add", ".")
+    ok(repo, "commit", "-q", "-m", "files")
+    linked = (workdir / "linked").resolve()
+    ok(repo, "worktree", "add", "-q", str(linked))
+    assert setup("git", home=home, cwd=repo, socket=socket).returncode == 0
+    with Client(socket, agent="claude-other", project=str(repo)) as other:
+        other.reserve(["src/auth/**"])
+    env = {"COORD_AGENT": "me", "HOME": str(home)}
+
+    def refused(where: Path, *args: str) -> str:
+        done = git_in(where, "commit", "-q", "-m", "change", *args, socket=socket, **env)
+        assert done.returncode != 0, f"committed in {where}: {done.stdout}{done.stderr}"
+        assert "claude-other" in done.stderr
+        return done.stderr
+
+    for where in (repo, linked):
+        (where / "src" / "auth" / "session.py").write_text("new\n")
+        ok(where, "add", "src/auth/session.py")
+        assert "src/auth/session.py is reserved" in refused(where)
+        ok(where, "reset", "-q")
+        (where / "src" / "auth" / "session.py").unlink()
+    # `commit -a`: the index committed is a temporary one ($GIT_INDEX_FILE).
+    (linked / "src" / "auth" / "my file.py").write_text("two\n")
+    assert "src/auth/my file.py is reserved" in refused(linked, "-a")
+    assert "src/auth/my file.py is reserved" in refused(linked, "src/auth/my file.py")
+    ok(linked, "checkout", "--", ".")
+    # A rename out of the reserved directory, and one into it.
+    ok(linked, "mv", "src/auth/my file.py", "docs/moved.py")
+    assert "src/auth/my file.py is reserved" in refused(linked)
+    ok(linked, "mv", "docs/moved.py", "src/auth/my file.py")
+    ok(linked, "mv", "docs/a.md", "src/auth/a.md")
+    assert "src/auth/a.md is reserved" in refused(linked)
+    ok(linked, "mv", "src/auth/a.md", "docs/a.md")
+    # What nobody reserved still commits from the linked worktree.
+    (linked / "docs" / "free.md").write_text("free\n")
+    ok(linked, "add", "docs/free.md")
+    free = git_in(linked, "commit", "-q", "-m", "free", socket=socket, **env)
+    assert free.returncode == 0, free.stderr

@@ -6,6 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from coordd_client.identity import (
     default_project,
     host_agent,
@@ -13,6 +15,7 @@ from coordd_client.identity import (
     resolve_agent,
     resolve_project,
 )
+from coordd_client.worktree import board_path
 from support import git_repo
 
 
@@ -53,3 +56,21 @@ def test_the_project_rule(tmp_path: Path) -> None:
     assert main_worktree(repo / "sub") == top
     assert main_worktree(linked) == top  # every worktree of a repository: one board
     assert resolve_project(None, {}, cwd=linked).source == "the git repository's main worktree"
+
+
+def test_git_exporting_its_repository_does_not_mislead_a_directorys_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a linked worktree's git hook $GIT_DIR is set: asked about a directory, git
+    would answer the current directory for its top. Its own repository decides."""
+    repo = git_repo(tmp_path / "repo")
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    (linked / "src" / "auth").mkdir(parents=True)
+    gitdir = repo.resolve() / ".git" / "worktrees" / "linked"
+    monkeypatch.chdir(linked)
+    monkeypatch.setenv("GIT_DIR", str(gitdir))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(gitdir / "index"))
+    assert board_path(str(linked / "src" / "auth" / "session.py")) == "src/auth/session.py"
+    assert main_worktree(linked / "src" / "auth") == str(repo.resolve())
+    assert resolve_project(None).value == str(repo.resolve())  # the hook's own repository

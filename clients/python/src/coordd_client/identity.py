@@ -232,7 +232,33 @@ def main_worktree(cwd: str | os.PathLike[str] | None = None) -> str | None:
     return lines[1] if len(lines) > 1 else None
 
 
+#: What git exports to its hooks (and a user may export) to name *one* repository:
+#: GIT_DIR set and GIT_WORK_TREE not makes git take the current directory for the
+#: top of the worktree, whatever directory it is asked about. A question about a
+#: given directory drops them, so git finds that directory's repository itself.
+REPOSITORY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_GRAFT_FILE",
+)
+
+
 def git_output(cwd: str | os.PathLike[str] | None, *args: str) -> str | None:
+    """git's answer in `cwd` (the repository around it), or None.
+
+    With no `cwd` the question is about the repository this process is in,
+    as git itself sees it (in a git hook: the one being committed to).
+    """
+    env = None
+    if cwd is not None:
+        env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_ENV}
     try:
         out = subprocess.run(
             ["git", *args],
@@ -241,6 +267,7 @@ def git_output(cwd: str | os.PathLike[str] | None, *args: str) -> str | None:
             timeout=5,
             check=False,
             cwd=cwd,
+            env=env,
         )
     except (OSError, subprocess.SubprocessError):
         return None

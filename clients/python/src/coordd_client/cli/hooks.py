@@ -101,19 +101,30 @@ def _wake(ctx: Context, given: HookInput) -> int:
 
 
 def _pre_commit(ctx: Context) -> int:
-    """git's pre-commit: refuse staged files another agent holds exclusively."""
+    """git's pre-commit: refuse staged files another agent holds exclusively.
+
+    git runs it at the top of the worktree being committed, with `$GIT_DIR`
+    naming that worktree's repository (in a linked worktree) and
+    `$GIT_INDEX_FILE` the index the commit is made of (a temporary one for
+    `commit -a` and `commit PATHS`). The paths come from that index, relative
+    to that top: exactly how the board names them, in every worktree. A
+    rename is its old and its new name (`--no-renames`): both files change.
+    """
     staged = subprocess.run(
-        ["git", "diff", "--cached", "--name-only", "-z"],
+        ["git", "diff", "--cached", "--name-only", "--no-renames", "-z"],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
+        errors="replace",
         check=False,
     )
-    top = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    paths = [os.path.join(top, p) for p in staged.stdout.split("\0") if p]
+    if staged.returncode != 0:
+        sys.stderr.write(
+            f"coord pre-commit: git diff --cached failed ({staged.stderr.strip()}); allowed\n"
+        )
+        return EXIT_OK
+    paths = {p: p for p in staged.stdout.split("\0") if p}
     agent, project = resolve_agent(None).value, resolve_project(None).value
-    verdict = guard.check_paths(ctx.socket, paths, agent=agent, project=project, cwd=top)
+    verdict = guard.check_board_paths(ctx.socket, paths, agent=agent, project=project)
     if verdict.allowed:
         if verdict.unreachable:
             sys.stderr.write(f"coord pre-commit: {verdict.reason}\n")

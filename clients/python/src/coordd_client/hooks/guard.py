@@ -7,7 +7,7 @@ reservation covers a file in every worktree of the repository.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from coordd_client.client import Client
@@ -38,17 +38,28 @@ def check_paths(
     cwd: str,
     strict: bool | None = None,
 ) -> Verdict:
-    if not paths:
-        return Verdict(True, "")
-    strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
     asked = {}
     for path in paths:
         key = board_path(path, cwd)
         # A file outside the project (outside every worktree of it) is nobody's here.
         if not os.path.isabs(key) or key.startswith(project.rstrip("/") + "/"):
             asked[key] = path
+    return check_board_paths(socket, asked, agent=agent, project=project, strict=strict)
+
+
+def check_board_paths(
+    socket: os.PathLike[str] | str,
+    asked: Mapping[str, str],
+    *,
+    agent: str,
+    project: str,
+    strict: bool | None = None,
+) -> Verdict:
+    """`asked` maps each path as the board names it (relative to its worktree's top)
+    to the path to show in the verdict."""
     if not asked:
         return Verdict(True, "")
+    strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
     try:
         with Client(socket, timeout_s=GUARD_TIMEOUT_S) as client:
             found = client.check_paths(list(asked), project=project, agent=agent).conflicts
