@@ -284,3 +284,43 @@ def test_session_end_gives_back_claims_and_reservations(daemon: DaemonProcess, r
     with Client(daemon.socket_path) as client:
         assert client.get(task.id).task.state == "pending"
         assert client.reservations().reservations == []
+
+
+def test_the_git_guard_honours_agent_and_project(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """`coord --agent X --project P hook pre-commit`: X's own reservations never block
+    it, and P is the board asked (setup pins them where a host curates the environment)."""
+    (repo / "src" / "auth" / "login.py").write_text("x\n")
+    subprocess.run(["git", "-C", str(repo), "add", "src/auth/login.py"], check=True)
+    with Client(daemon.socket_path, agent="holder", project=str(repo)) as holder:
+        holder.reserve(["src/auth/**"])
+    elsewhere = str(workdir / "other-board")
+    with Client(daemon.socket_path, agent="someone", project=elsewhere) as someone:
+        someone.reserve(["src/**"])
+
+    def pre_commit(*options: str) -> subprocess.CompletedProcess[str]:
+        return coord(*options, "hook", "pre-commit", socket=daemon.socket_path, cwd=repo)
+
+    own = pre_commit("--agent", "holder")
+    assert own.returncode == 0, own.stderr
+    other = pre_commit("--agent", "intruder")
+    assert other.returncode == 1 and "you (intruder)" in other.stderr and "holder" in other.stderr
+    there = pre_commit("--agent", "holder", "--project", elsewhere)
+    assert there.returncode == 1 and "someone" in there.stderr and "src/**" in there.stderr
+    after = coord("hook", "pre-commit", "--agent", "holder", socket=daemon.socket_path, cwd=repo)
+    assert after.returncode == 0, after.stderr  # after the command's name too
+    # The host hooks take --project as well (their agent already honoured --agent).
+    edit = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B,
+                   FILE=str(repo / "src" / "main.py"))  # fmt: skip
+    assert hook("pre-edit", "claude", edit, daemon.socket_path).stdout == ""
+    pinned = subprocess.run(
+        [COORD, "--project", elsewhere, "hook", "pre-edit", "--host", "claude"],
+        input=edit, capture_output=True, text=True, timeout=30,
+        env=hook_env(daemon.socket_path), check=False,
+    )  # fmt: skip
+    decision = json.loads(pinned.stdout)["hookSpecificOutput"]
+    assert (
+        decision["permissionDecision"] == "deny"
+        and "someone" in decision["permissionDecisionReason"]
+    )

@@ -14,7 +14,6 @@ from coordd_client.cli.context import EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.hooks import guard, respond, session, wake
 from coordd_client.hooks.payload import HOSTS, HookInput, read
-from coordd_client.identity import resolve_agent, resolve_project
 from coordd_client.protocol.errors import CoordError
 
 EVENTS = ("session-start", "pre-edit", "wake", "session-end", "pre-commit")
@@ -123,7 +122,7 @@ def _pre_commit(ctx: Context) -> int:
         )
         return EXIT_OK
     paths = {p: p for p in staged.stdout.split("\0") if p}
-    agent, project = resolve_agent(None).value, resolve_project(None).value
+    agent, project = ctx.agent, ctx.project  # --agent and --project win, as everywhere
     verdict = guard.check_board_paths(ctx.socket, paths, agent=agent, project=project)
     if verdict.allowed:
         if verdict.unreachable:
