@@ -129,6 +129,37 @@ def test_codex_setup_keeps_toml_comments_and_order(
     assert snapshot(home, project) == original
 
 
+def test_codex_setup_keeps_the_keys_and_comments_it_did_not_write(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    """A hand-added `env` (and a comment) in `[mcp_servers.coord]` survive a re-run of
+    setup and its removal; removal takes out setup's keys only."""
+    socket = workdir / "s.sock"
+    assert setup("codex", home=home, cwd=project, socket=socket).returncode == 0
+    config = home / ".codex" / "config.toml"
+    pinned = '# pinned by hand: this Codex is one agent\nenv = { COORD_AGENT = "codex-main" }\n'
+    edited = (
+        config.read_text().replace("tool_timeout_sec = 90", "tool_timeout_sec = 90  # my note")
+        + pinned
+    )
+    config.write_text(edited)
+    again = setup("codex", home=home, cwd=project, socket=socket)
+    assert again.returncode == 0, again.stderr
+    assert config.read_text() == edited  # nothing of ours was missing: the same bytes
+    # An older setup's command (a moved venv) is rewritten in place, theirs kept.
+    config.write_text(edited.replace(f'command = "{COORD}"', 'command = "/old/venv/bin/coord"'))
+    moved = setup("codex", home=home, cwd=project, socket=socket)
+    assert moved.returncode == 0, moved.stderr
+    assert config.read_text() == edited
+    removed = setup("codex", "--remove", home=home, cwd=project, socket=socket)
+    assert removed.returncode == 0, removed.stderr
+    assert config.read_text() == CODEX_CONFIG + "\n[mcp_servers.coord]\n" + pinned
+    # Once only setup's keys are left, removal takes the table with them.
+    config.write_text(edited.replace(pinned, ""))
+    assert setup("codex", "--remove", home=home, cwd=project, socket=socket).returncode == 0
+    assert config.read_text() == CODEX_CONFIG
+
+
 def test_cursor_setup_writes_its_three_files(home: Path, project: Path, workdir: Path) -> None:
     socket = workdir / "s.sock"
     assert setup("cursor", home=home, cwd=project, socket=socket).returncode == 0

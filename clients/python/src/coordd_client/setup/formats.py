@@ -166,7 +166,13 @@ def json_hooks(
 
 
 def toml_table(name: str, path: tuple[str, str], values: dict[str, Any]) -> Piece:
-    """`[a.b]` with `values`, through tomlkit: comments, order and spacing survive."""
+    """`[a.b]` with `values`, through tomlkit: comments, order and spacing survive.
+
+    Setup owns the keys of `values` in that table, nothing else: a key someone
+    added by hand (Codex's `env = { COORD_AGENT = ... }`) and their comments
+    stay through a re-run and through removal, which drops the table only when
+    no key is left in it.
+    """
     try:
         import tomlkit  # light, but only setup needs it
         from tomlkit.exceptions import TOMLKitError
@@ -181,35 +187,53 @@ def toml_table(name: str, path: tuple[str, str], values: dict[str, Any]) -> Piec
         except TOMLKitError as exc:
             raise Unparsable(f"{name} is not valid TOML ({exc}); fix it, then run again") from None
 
+    def _table(doc: Any) -> Any:
+        """The `[a.b]` table (or inline table), else None."""
+        outer = doc.get(path[0])
+        current = outer.get(path[1]) if isinstance(outer, dict) else None
+        return current if isinstance(current, dict) else None
+
     def add(text: str | None) -> str:
         doc = _parse(text)
-        outer = doc.get(path[0])
-        if outer is None:
-            outer = tomlkit.table(is_super_table=True)
-            doc[path[0]] = outer
-        current = outer.get(path[1])
-        if current is not None and current.unwrap() == values and text is not None:
+        current = _table(doc)
+        if current is None:
+            outer = doc.get(path[0])
+            if not isinstance(outer, dict):
+                outer = tomlkit.table(is_super_table=True)
+                doc[path[0]] = outer
+            table = tomlkit.table()
+            for key, value in values.items():
+                table[key] = value
+            outer[path[1]] = table
+            return tomlkit.dumps(doc)
+        stale = [k for k, v in values.items() if k not in current or current[k].unwrap() != v]
+        if not stale and text is not None:
             return text
-        table = tomlkit.table()
-        for key, value in values.items():
-            table[key] = value
-        outer[path[1]] = table
+        for key in stale:
+            current[key] = values[key]  # in place: the line's own comment stays
         return tomlkit.dumps(doc)
 
     def remove(text: str) -> str | None:
         doc = _parse(text)
-        outer = doc.get(path[0])
-        if outer is None or path[1] not in outer:
+        current = _table(doc)
+        if current is None or not any(key in current for key in values):
             return text
-        del outer[path[1]]
+        for key in values:
+            if key in current:
+                del current[key]
+        outer = doc[path[0]]
+        if not current:
+            del outer[path[1]]
         if not outer:
             del doc[path[0]]
         rendered = tomlkit.dumps(doc)
+        if not text.endswith("\n\n"):  # the blank line that set the table apart goes too
+            rendered = rendered.rstrip("\n") + "\n"
         return rendered if rendered.strip() else None
 
     def present(text: str) -> bool:
-        outer = _parse(text).get(path[0])
-        return outer is not None and path[1] in outer
+        current = _table(_parse(text))
+        return current is not None and any(key in current for key in values)
 
     return Piece(add, remove, present)
 
