@@ -324,3 +324,33 @@ def test_the_git_guard_honours_agent_and_project(
         decision["permissionDecision"] == "deny"
         and "someone" in decision["permissionDecisionReason"]
     )
+
+
+def test_session_end_hands_back_the_work_assigned_to_the_tab(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """An assigned task is skipped by everyone else's claim_next: session end clears the
+    ended tab's assignments of this project's pending tasks (claimed ones released first)."""
+    with Client(daemon.socket_path, agent="lead", project=str(repo)) as lead:
+        held = lead.post("claimed and assigned", assignee=AGENT_A).task
+        waiting = lead.post("assigned, never started", assignee=AGENT_A).task
+        theirs = lead.post("for the other tab", assignee=AGENT_B).task
+        elsewhere = lead.post("another board", assignee=AGENT_A, project="/other").task
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        assert a.claim(held.id).won
+    started = time.monotonic()
+    ended = hook("session-end", "claude", payload("claude-session-end", CWD=str(repo),
+                 SESSION=SESSION_A), daemon.socket_path)  # fmt: skip
+    assert time.monotonic() - started < 1.5  # SessionEnd's whole budget
+    assert ended.returncode == 0, ended.stderr
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        for task in (held, waiting):
+            now = client.get(task.id).task
+            assert (now.state, now.assignee, now.claimed_by) == ("pending", None, None)
+            last = client.events_since(task_id=task.id).events[-1]
+            assert (last.type, last.agent, last.task.assignee) == ("task.assigned", AGENT_A, None)
+        assert client.get(theirs.id).task.assignee == AGENT_B
+        assert client.get(elsewhere.id).task.assignee == AGENT_A  # not this project's
+        picked = [client.claim_next("someone-else").task for _ in range(2)]
+        assert {t.id for t in picked if t is not None} == {held.id, waiting.id}
+    assert "released 1 claim(s)" in ended.stderr and "unassigned 2 pending task(s)" in ended.stderr

@@ -74,9 +74,11 @@ def _pre_edit(ctx: Context, given: HookInput) -> int:
 def _session_end(ctx: Context, given: HookInput) -> int:
     if not session.tab_ends(given):
         return EXIT_OK  # `/clear`: the same tab goes on, under the same name
-    claims, reservations = session.end_session(ctx.socket, given.agent.value)
+    ended = session.end_session(ctx.socket, given.agent.value, given.project.value)
     sys.stderr.write(
-        f"coord: {given.agent.value} released {claims} claim(s) and {reservations} reservation(s)\n"
+        f"coord: {given.agent.value} released {ended.claims} claim(s) and"
+        f" {ended.reservations} reservation(s), and unassigned {ended.unassigned}"
+        " pending task(s)\n"
     )
     return EXIT_OK
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from coordd_client import tabs
@@ -10,7 +12,7 @@ from coordd_client.autostart import connect
 from coordd_client.client import Client
 from coordd_client.hooks import reported
 from coordd_client.hooks.payload import HookInput
-from coordd_client.protocol.errors import CoordError, LeaseLost
+from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
 from coordd_client.summary import summarize
 
 WORKFLOW = """\
@@ -66,18 +68,60 @@ def session_start_context(
     return f"{board.text}\n{WORKFLOW}"
 
 
-def end_session(socket: os.PathLike[str] | str, agent: str) -> tuple[int, int]:
-    """Release every claim and reservation of `agent`: (claims, reservations) released."""
-    released_claims = released_reservations = 0
+@dataclass(frozen=True)
+class Ended:
+    """What session end gave back."""
+
+    claims: int = 0
+    reservations: int = 0
+    #: Pending tasks of the project that no longer wait for the ended agent.
+    unassigned: int = 0
+
+
+def end_session(socket: os.PathLike[str] | str, agent: str, project: str) -> Ended:
+    """Give back everything `agent` held, within `SESSION_END_TIMEOUT_S` in all.
+
+    Every claim and reservation (in any project), then the assignment of
+    every pending task of `project` assigned to it: `claim_next` skips an
+    assigned task for everyone else, so work handed to an ended tab would
+    otherwise wait for it forever. Each is cleared with `task.assign` to
+    null, so the task's history says who let it go. A task it held claimed
+    and assigned is released first, and so ends pending and unassigned.
+    """
+    deadline = time.monotonic() + SESSION_END_TIMEOUT_S
+    claims = reservations = unassigned = 0
     with Client(socket, timeout_s=SESSION_END_TIMEOUT_S) as client:
+
+        def in_time() -> bool:
+            """Whether budget is left; the next call may take only what is."""
+            client.timeout_s = deadline - time.monotonic()
+            return client.timeout_s > 0
+
         held = client.list_tasks(state="claimed", claimed_by=agent, limit=1000).tasks
         for task in held:
+            if not in_time():
+                break
             try:
                 client.release(task.id, agent, fence=task.fence)
-                released_claims += 1
+                claims += 1
             except LeaseLost:
                 continue  # it lapsed or was taken meanwhile: not ours to give back
-        mine = client.reservations(agent=agent).reservations
-        for project in sorted({r.project for r in mine}):
-            released_reservations += client.unreserve(agent=agent, project=project).released
-    return released_claims, released_reservations
+        if in_time():
+            mine = client.reservations(agent=agent).reservations
+            for of_project in sorted({r.project for r in mine}):
+                if not in_time():
+                    break
+                reservations += client.unreserve(agent=agent, project=of_project).released
+        if in_time():
+            waiting = client.list_tasks(
+                project=project, state="pending", assignee=agent, limit=1000
+            ).tasks
+            for task in waiting:
+                if not in_time():
+                    break
+                try:
+                    client.assign(task.id, None, agent=agent)
+                    unassigned += 1
+                except Conflict:
+                    continue  # claimed meanwhile: its holder has it now
+    return Ended(claims, reservations, unassigned)
