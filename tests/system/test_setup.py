@@ -70,7 +70,7 @@ def test_claude_setup_merges_is_idempotent_and_removes_exactly(
 ) -> None:
     socket = workdir / "s.sock"
     original = snapshot(home, project)
-    done = setup("claude", home=home, cwd=project, socket=socket)
+    done = setup("claude", "--worktree", home=home, cwd=project, socket=socket)
     assert done.returncode == 0, done.stderr
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers["github"] == OTHER_SERVER["mcpServers"]["github"]  # others' keys stay
@@ -83,15 +83,19 @@ def test_claude_setup_merges_is_idempotent_and_removes_exactly(
     assert "hook pre-edit --host claude" in pre[1]["hooks"][0]["command"]
     stop = settings["hooks"]["Stop"][0]["hooks"][0]
     assert stop["asyncRewake"] is True and "hook wake" in stop["command"]
-    assert stop["timeout"] > 3300  # longer than the hook's own --max-wait
+    assert stop["timeout"] > float(stop["command"].split("--max-wait ")[1])  # outlives it
+    # A wake is announced as coord's, not as "Stop hook feedback" (a failed hook).
+    assert stop["rewakeSummary"].startswith("coord:") and stop["rewakeMessage"]
+    # Every session source gets the board: startup, resume, clear, compact and fork.
+    assert "matcher" not in settings["hooks"]["SessionStart"][0]
     assert set(settings["hooks"]) == {"PreToolUse", "SessionStart", "Stop", "SessionEnd"}
     notes = (project / "CLAUDE.md").read_text()
     assert notes.startswith("<!-- BEGIN COORD -->") and "<!-- END COORD -->" in notes
     after_first = snapshot(home, project)
-    again = setup("claude", home=home, cwd=project, socket=socket)
+    again = setup("claude", "--worktree", home=home, cwd=project, socket=socket)
     assert again.returncode == 0 and "already set up; nothing changed" in again.stdout
     assert snapshot(home, project) == after_first
-    removed = setup("claude", "--remove", home=home, cwd=project, socket=socket)
+    removed = setup("claude", "--worktree", "--remove", home=home, cwd=project, socket=socket)
     assert removed.returncode == 0, removed.stderr
     assert snapshot(home, project) == original  # the original bytes, files it made gone
 
@@ -100,12 +104,12 @@ def test_removal_after_someone_edited_the_file_takes_out_only_ours(
     home: Path, project: Path, workdir: Path
 ) -> None:
     socket = workdir / "s.sock"
-    setup("claude", home=home, cwd=project, socket=socket)
+    setup("claude", "--worktree", home=home, cwd=project, socket=socket)
     mcp_file = project / ".mcp.json"
     doc = json.loads(mcp_file.read_text())
     doc["mcpServers"]["added-later"] = {"command": "x"}
     mcp_file.write_text(json.dumps(doc))
-    setup("claude", "--remove", home=home, cwd=project, socket=socket)
+    setup("claude", "--worktree", "--remove", home=home, cwd=project, socket=socket)
     assert json.loads(mcp_file.read_text())["mcpServers"] == {
         "github": OTHER_SERVER["mcpServers"]["github"],
         "added-later": {"command": "x"},
@@ -117,15 +121,21 @@ def test_codex_setup_keeps_toml_comments_and_order(
 ) -> None:
     socket = workdir / "s.sock"
     original = snapshot(home, project)
-    assert setup("codex", home=home, cwd=project, socket=socket).returncode == 0
+    assert setup("codex", "--worktree", home=home, cwd=project, socket=socket).returncode == 0
     config = (home / ".codex" / "config.toml").read_text()
     assert config.startswith(CODEX_CONFIG)  # comments, order and spacing survive
     assert "[mcp_servers.coord]" in config and "startup_timeout_sec = 20" in config
     hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
     assert hooks["PreToolUse"][0]["matcher"] == "^apply_patch$"
+    # A Codex tab gives its claims back when it exits (its default timeout is 1 s).
+    end = hooks["SessionEnd"][0]["hooks"][0]
+    assert "hook session-end --host codex" in end["command"] and end["timeout"] >= 5
     agents = (project / "AGENTS.md").read_text()
     assert agents.startswith(AGENTS_MD) and "<!-- BEGIN COORD -->" in agents
-    assert setup("codex", "--remove", home=home, cwd=project, socket=socket).returncode == 0
+    assert (
+        setup("codex", "--worktree", "--remove", home=home, cwd=project, socket=socket).returncode
+        == 0
+    )
     assert snapshot(home, project) == original
 
 
@@ -135,7 +145,7 @@ def test_codex_setup_keeps_the_keys_and_comments_it_did_not_write(
     """A hand-added `env` (and a comment) in `[mcp_servers.coord]` survive a re-run of
     setup and its removal; removal takes out setup's keys only."""
     socket = workdir / "s.sock"
-    assert setup("codex", home=home, cwd=project, socket=socket).returncode == 0
+    assert setup("codex", "--worktree", home=home, cwd=project, socket=socket).returncode == 0
     config = home / ".codex" / "config.toml"
     pinned = '# pinned by hand: this Codex is one agent\nenv = { COORD_AGENT = "codex-main" }\n'
     edited = (
@@ -143,46 +153,69 @@ def test_codex_setup_keeps_the_keys_and_comments_it_did_not_write(
         + pinned
     )
     config.write_text(edited)
-    again = setup("codex", home=home, cwd=project, socket=socket)
+    again = setup("codex", "--worktree", home=home, cwd=project, socket=socket)
     assert again.returncode == 0, again.stderr
     assert config.read_text() == edited  # nothing of ours was missing: the same bytes
     # An older setup's command (a moved venv) is rewritten in place, theirs kept.
     config.write_text(edited.replace(f'command = "{COORD}"', 'command = "/old/venv/bin/coord"'))
-    moved = setup("codex", home=home, cwd=project, socket=socket)
+    moved = setup("codex", "--worktree", home=home, cwd=project, socket=socket)
     assert moved.returncode == 0, moved.stderr
     assert config.read_text() == edited
-    removed = setup("codex", "--remove", home=home, cwd=project, socket=socket)
+    removed = setup("codex", "--worktree", "--remove", home=home, cwd=project, socket=socket)
     assert removed.returncode == 0, removed.stderr
     assert config.read_text() == CODEX_CONFIG + "\n[mcp_servers.coord]\n" + pinned
     # Once only setup's keys are left, removal takes the table with them.
     config.write_text(edited.replace(pinned, ""))
-    assert setup("codex", "--remove", home=home, cwd=project, socket=socket).returncode == 0
+    assert (
+        setup("codex", "--worktree", "--remove", home=home, cwd=project, socket=socket).returncode
+        == 0
+    )
     assert config.read_text() == CODEX_CONFIG
 
 
 def test_cursor_setup_writes_its_three_files(home: Path, project: Path, workdir: Path) -> None:
     socket = workdir / "s.sock"
-    assert setup("cursor", home=home, cwd=project, socket=socket).returncode == 0
+    assert setup("cursor", "--worktree", home=home, cwd=project, socket=socket).returncode == 0
     hooks = json.loads((project / ".cursor" / "hooks.json").read_text())
     assert hooks["version"] == 1 and "hook pre-edit --host cursor" in json.dumps(hooks)
-    # One pinned name for the window's server and its hooks: its reservations are its own.
+    # The window's server and its hooks both name the agent from the window's folder
+    # (identity.cursor_agent), so each worktree's window is its own agent; the socket is
+    # pinned, since Cursor curates the environment it gives them.
     server = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["coord"]
-    assert server["args"] == ["--agent", "cursor-project", "mcp"]
-    assert "--agent cursor-project hook pre-edit" in json.dumps(hooks)
-    again = setup("cursor", home=home, cwd=project, socket=socket)
+    assert server["args"][-3:] == ["mcp", "--host", "cursor"]
+    assert server["args"][0] == "--socket" and server["env"] == {
+        "COORD_WORKSPACE": "${workspaceFolder}"
+    }
+    assert "--agent" not in json.dumps(hooks) and "--socket" in json.dumps(hooks)
+    again = setup("cursor", "--worktree", home=home, cwd=project, socket=socket)
     assert "already set up" in again.stdout
     rule = (project / ".cursor" / "rules" / "coord.mdc").read_text()
     assert rule.startswith("---\ndescription:") and "alwaysApply: true" in rule
-    assert setup("cursor", "--remove", home=home, cwd=project, socket=socket).returncode == 0
+    assert (
+        setup("cursor", "--worktree", "--remove", home=home, cwd=project, socket=socket).returncode
+        == 0
+    )
     assert not (project / ".cursor").joinpath("hooks.json").exists()
 
 
-def test_user_scope_writes_the_user_files(home: Path, project: Path, workdir: Path) -> None:
+def test_user_scope_is_the_default_and_writes_nothing_in_the_repository(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    """The default covers every worktree, later ones too, with nothing to commit."""
     socket = workdir / "s.sock"
-    assert setup("claude", "--user", home=home, cwd=workdir, socket=socket).returncode == 0
+    inside = snapshot(project)
+    done = setup("claude", home=home, cwd=project, socket=socket)
+    assert done.returncode == 0, done.stderr
     assert "coord" in json.loads((home / ".claude.json").read_text())["mcpServers"]
     assert "hooks" in json.loads((home / ".claude" / "settings.json").read_text())
     assert "BEGIN COORD" in (home / ".claude" / "CLAUDE.md").read_text()
+    assert snapshot(project) == inside
+    codex = setup("codex", home=home, cwd=workdir, socket=socket)
+    assert codex.returncode == 0 and "/hooks" in codex.stdout  # the trust review, said
+    assert "SessionEnd" in json.loads((home / ".codex" / "hooks.json").read_text())["hooks"]
+    assert setup("claude", "--user", home=home, cwd=workdir, socket=socket).returncode == 0
+    worktree = setup("claude", "--worktree", home=home, cwd=project, socket=socket)
+    assert "do not commit them" in worktree.stdout
 
 
 def test_dry_run_and_survey_write_nothing(home: Path, project: Path, workdir: Path) -> None:
@@ -202,7 +235,7 @@ def test_an_unparsable_file_stops_the_whole_host(home: Path, project: Path, work
     socket = workdir / "s.sock"
     (project / ".claude" / "settings.json").write_text("{ this is not json")
     original = snapshot(home, project)
-    refused = setup("claude", home=home, cwd=project, socket=socket)
+    refused = setup("claude", "--worktree", home=home, cwd=project, socket=socket)
     assert refused.returncode == 1
     assert "settings.json is not valid JSON" in refused.stderr
     assert "nothing was written" in refused.stderr

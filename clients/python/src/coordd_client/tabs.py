@@ -11,8 +11,11 @@ a reused pid is another tab), and every surface looks for the nearest
 ancestor that has such a record. The first name stays for the tab's life:
 `/clear`, `/resume` and compaction keep it; a new process is a new tab.
 
-Records are small files in the user's state directory (hosts always pass
-`HOME`), written atomically; a record whose process is gone, or whose pid
+Records are small files in the user's state directory as `HOME` places it
+(`~/.local/state/coordd/tabs`; `$XDG_STATE_HOME` is not used here, because
+Codex starts MCP servers with `HOME`, `PATH`, `LANG` and `TERM` only, and a
+tab's hooks and its MCP server must find the same directory), written
+atomically; a record whose process is gone, or whose pid
 now belongs to a process started at another time, is ignored and pruned.
 The daemon is not involved: a lookup costs a few `/proc` reads and one
 file read, no round trip, so it can sit in front of every hook.
@@ -128,7 +131,7 @@ def host_process(environ: Mapping[str, str] | None = None) -> Process | None:
 
 
 def _directory(environ: Mapping[str, str] | None = None) -> Path:
-    return state_dir(environ) / "tabs"
+    return state_dir({}) / "tabs"  # HOME's, whatever else the host passed (see above)
 
 
 def _path(owner: Process, environ: Mapping[str, str] | None = None) -> Path:

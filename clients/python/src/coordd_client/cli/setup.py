@@ -10,12 +10,22 @@ from coordd_client.cli.registry import arg, command
 from coordd_client.setup import apply, hosts
 from coordd_client.setup.formats import Unparsable
 
+#: What the user still has to do after setup, per host (README, "by hand").
 RESTART = {
-    "claude": "start a new Claude Code session here (approve the `coord` MCP server once)",
-    "codex": "start a new Codex session",
+    "claude": "start a new Claude Code session (in any worktree; tabs already open keep"
+    " their old settings)",
+    "codex": "start Codex and trust the new hooks once: Codex skips new or changed hooks"
+    " until you review them in /hooks (again after an upgrade of coord changes a command);"
+    " `coord doctor` shows which are trusted",
     "cursor": "reload Cursor and approve the `coord` MCP server in its MCP settings",
-    "git": "commits now check reservations",
+    "git": "commits in every worktree of this repository now check reservations",
 }
+#: With --worktree, the files hold this machine's path to coord: say so.
+PROJECT_NOTE = (
+    "these files are this worktree's and hold this machine's path to coord: do not"
+    " commit them, and run `coord setup HOST --worktree` in each one (or use the"
+    " default user scope, which covers every worktree)"
+)
 
 
 @command(
@@ -23,15 +33,22 @@ RESTART = {
     "register coord's MCP server, hooks and instructions with a host (none: detect, write nothing)",
     "coord setup claude   # then: coord setup claude --remove",
     arg("host", nargs="?", choices=sorted(hosts.HOSTS), help="claude, codex, cursor or git"),
-    arg("--user", action="store_true", help="the user-wide files, not this repository's"),
+    arg("--user", action="store_true", help="the user-wide files (the default)"),
+    arg(
+        "--worktree",
+        dest="per_worktree",
+        action="store_true",
+        help="this worktree's files instead of the user-wide ones",
+    ),
     arg("--dry-run", action="store_true", help="print the diff it would apply; write nothing"),
     arg("--remove", action="store_true", help="take out exactly what setup added"),
 )
 def setup(ctx: Context) -> int:
     args = ctx.args
     home = Path.home()
+    user = not args.per_worktree and args.host != "git"
     try:
-        root = None if args.user else hosts.project_root()
+        root = None if user and args.host is not None else hosts.project_root()
     except hosts.SetupError as exc:
         if args.host is not None:
             sys.stderr.write(f"coord setup: {exc}\n")
@@ -40,7 +57,7 @@ def setup(ctx: Context) -> int:
     if args.host is None:
         return _survey(ctx, home, root)
     try:
-        targets = hosts.HOSTS[args.host](args.user, hosts.coord_command(), home, root)
+        targets = hosts.HOSTS[args.host](user, hosts.coord_command(), home, root)
         changes = apply.plan_remove(targets) if args.remove else apply.plan_add(targets)
     except (hosts.SetupError, Unparsable) as exc:
         sys.stderr.write(f"coord setup {args.host}: {exc}; nothing was written\n")
@@ -57,6 +74,8 @@ def setup(ctx: Context) -> int:
     lines = [f"{_verb(c)} {c.path}" for c in changed]
     if not args.remove:
         lines.append(f"next: {RESTART[args.host]}")
+        if not user and args.host != "git":
+            lines.append(f"note: {PROJECT_NOTE}")
     ctx.emit({"host": args.host, "changed": [str(c.path) for c in changed]}, "\n".join(lines))
     return EXIT_OK
 
@@ -74,7 +93,7 @@ def _survey(ctx: Context, home: Path, root: Path | None) -> int:
         return EXIT_OK
     lines = []
     for host in found:
-        scope_user = root is None
+        scope_user = host != "git"
         try:
             targets = hosts.HOSTS[host](scope_user, hosts.coord_command(), home, root)
             pending = [c for c in apply.plan_add(targets) if c.changes]

@@ -1,9 +1,16 @@
 """What `coord setup HOST` writes, where, for each host (HOSTS.md sections 2 and 3).
 
-Project scope (the repository's top level) by default; `--user` for the
-user-wide files where the host has them. The MCP server's key is `coord`
-everywhere. Commands are the absolute path of this `coord`, so they work
-from a host's reduced environment.
+User scope by default: the host's user-wide files, which apply in every
+repository and every worktree of it, including worktrees created later
+(Claude Code and Cursor read project files from the session's own worktree
+only, with no fallback to the main one, and Codex lists no project hooks in
+a linked worktree without a `.codex/` directory). Nothing is written into
+the repository, so nothing machine-local can be committed. `--worktree`
+writes the per-worktree files instead (run it in each worktree; do not
+commit them: they hold this machine's path to `coord`).
+
+The MCP server's key is `coord` everywhere. Commands are the absolute path
+of this `coord`, so they work from a host's reduced environment.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coordd_client.identity import slug
+from coordd_client.identity import WORKSPACE_ENV
 from coordd_client.setup.apply import Target
 from coordd_client.setup.formats import Piece, json_entry, json_hooks, markdown_block, toml_table
 
@@ -27,8 +34,18 @@ CODEX_STARTUP_TIMEOUT_S = 20
 #: `wait_for_task` answers within 50 s; a tool call may take that plus the round trip.
 CODEX_TOOL_TIMEOUT_S = 90
 #: The wake hook exits 0 after `--max-wait` seconds; its host timeout is a little longer.
-WAKE_MAX_WAIT_S = 3300
-WAKE_TIMEOUT_S = 3600
+#: No hook can re-arm itself without waking the model, so the horizon is long: a tab
+#: idle for a day is not woken (the session-start context and the README say so).
+WAKE_MAX_WAIT_S = 86_100
+WAKE_TIMEOUT_S = 86_400
+#: What the user sees, and what the model is told, when the wake hook wakes a tab
+#: (Claude Code's hook fields `rewakeSummary` and `rewakeMessage`, checked on
+#: 2.1.332; without them it shows "Stop hook feedback" as if a hook had failed).
+WAKE_SUMMARY = "coord: work was assigned to this tab"
+WAKE_MESSAGE = "coordd (the shared task board) woke this tab:"
+#: Codex gives a SessionEnd hook 1 s unless told otherwise (0.171.0); session end
+#: hands back claims, reservations and assignments within 1 s of its own.
+CODEX_SESSION_END_TIMEOUT_S = 5
 
 INSTRUCTIONS = """\
 ## Working alongside other agents (coordd)
@@ -38,6 +55,7 @@ Other agents work on this repository at the same time; the coordd board keeps yo
   `coord next` / `coord claim ID` in a shell. A lost claim means someone else has it.
 - Reserve files before editing them: `reserve_paths` or `coord reserve 'src/auth/**'`.
   Edits of files another agent reserved are refused; ask them with a task assigned to them.
+- An idle tab is woken when work is assigned to it (Claude Code, for up to a day).
 - On long work, `heartbeat`; when done, `complete_task` with your fence and an ack
   (`then_post`), or `coord done ID`.
 - Found a bug or follow-up? Post it (`post_task`, kind bug) instead of doing it unasked.
@@ -103,10 +121,13 @@ def claude(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
         **command("wake", "--max-wait", str(WAKE_MAX_WAIT_S)),
         "asyncRewake": True,
         "timeout": WAKE_TIMEOUT_S,
+        "rewakeSummary": WAKE_SUMMARY,
+        "rewakeMessage": WAKE_MESSAGE,
     }
     end = {**command("session-end"), "timeout": 5}
     hooks: dict[str, list[dict[str, Any]]] = {
-        "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [start]}],
+        # No matcher: every source (startup, resume, clear, compact, fork, and any to come).
+        "SessionStart": [{"hooks": [start]}],
         "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [guard]}],
         "Stop": [{"hooks": [wake]}],
         "SessionEnd": [{"hooks": [end]}],
@@ -131,12 +152,13 @@ def claude(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
 
 
 def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
-    def command(event: str) -> dict[str, object]:
-        return {"type": "command", "command": _hook(coord, event, "codex"), "timeout": 10}
+    def command(event: str, timeout: int = 10) -> dict[str, object]:
+        return {"type": "command", "command": _hook(coord, event, "codex"), "timeout": timeout}
 
     hooks: dict[str, list[dict[str, Any]]] = {
-        "SessionStart": [{"matcher": "startup|resume|clear", "hooks": [command("session-start")]}],
+        "SessionStart": [{"hooks": [command("session-start")]}],
         "PreToolUse": [{"matcher": "^apply_patch$", "hooks": [command("pre-edit")]}],
+        "SessionEnd": [{"hooks": [command("session-end", CODEX_SESSION_END_TIMEOUT_S)]}],
     }
     server = {
         "command": coord,
@@ -161,18 +183,20 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
 
 def cursor(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
     # Cursor gives servers and hooks a curated environment that may drop the variables
-    # the socket path comes from: user-wide files pin it (never project files, which
-    # are committed).
+    # the socket path comes from: every command pins it.
     # Cursor runs one MCP server for every chat of a window, and its hooks see each chat
-    # apart: one pinned name for both keeps a window's reservations its own.
-    name = f"cursor-{slug(home.name if user else _root(root).name)}"
-    pin: list[str] = ["--agent", name]
-    if user:
-        from coordd_client.protocol.paths import default_socket_path
+    # apart: both name the window's agent from its folder (`identity.cursor_agent`), the
+    # hooks from their payload's `workspace_roots`, the server from `${workspaceFolder}`,
+    # which Cursor expands in mcp.json.
+    from coordd_client.protocol.paths import default_socket_path
 
-        pin += ["--socket", str(default_socket_path())]
-    prefix = [shlex.quote(coord), *pin]
-    server = {"command": coord, "args": [*pin, "mcp"]}
+    pin = ["--socket", str(default_socket_path())]
+    prefix = [shlex.quote(coord), *[shlex.quote(p) for p in pin]]
+    server = {
+        "command": coord,
+        "args": [*pin, "mcp", "--host", "cursor"],
+        "env": {WORKSPACE_ENV: "${workspaceFolder}"},
+    }
     start = " ".join([*prefix, "hook", "session-start", "--host", "cursor"])
     guard = " ".join([*prefix, "hook", "pre-edit", "--host", "cursor"])
     hooks: dict[str, list[dict[str, Any]]] = {
