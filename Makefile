@@ -11,8 +11,14 @@ CONSTRAINTS := constraints.txt
 LOCKED_EXTRAS := dev,bench,mcp,tui,team
 TS := clients/ts
 TS_STAMP := $(TS)/node_modules/.installed
+# The host tier's real Claude Code and Codex, pinned by tests/hosts/package-lock.json
+# and installed beside it (never globally); `make lock-hosts` bumps them on purpose.
+HOSTS := tests/hosts
+HOSTS_STAMP := $(HOSTS)/node_modules/.installed
+# npm itself sends nothing but the install: no update check, audit or funding call.
+NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test lint bench bench-peers soak lock clean
+.PHONY: run test test-hosts lint bench bench-peers soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,10 +32,23 @@ run: $(STAMP)
 
 ## The whole suite (unit, integration, system, then the TypeScript client's); `make soak` is long.
 ## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how.
-test: $(STAMP) $(TS_STAMP)
+test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	scripts/ensure-postgres.sh
 	$(BIN)/python -m pytest -q -m "not soak"
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
+
+## The host tier alone: real Claude Code and Codex against local fake model APIs.
+test-hosts: $(STAMP) $(HOSTS_STAMP)
+	$(BIN)/python -m pytest -q tests/hosts
+
+$(HOSTS_STAMP): $(HOSTS)/package.json $(HOSTS)/package-lock.json
+	cd $(HOSTS) && $(NPM_QUIET) npm ci --loglevel=error
+	touch $(HOSTS_STAMP)
+
+## Bump the host tier's Claude Code and Codex to their newest releases (then run make test-hosts).
+lock-hosts:
+	cd $(HOSTS) && $(NPM_QUIET) npm install --save-exact --package-lock-only --loglevel=error \
+	  @anthropic-ai/claude-code@latest @openai/codex@latest
 
 ## The TypeScript client's dev dependencies, pinned by its package-lock.json.
 $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json
@@ -64,4 +83,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(TS)/node_modules $(TS)/dist $(TS)/build-test
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(HOSTS)/node_modules $(TS)/node_modules $(TS)/dist $(TS)/build-test
