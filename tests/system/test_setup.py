@@ -129,7 +129,9 @@ def test_codex_setup_keeps_toml_comments_and_order(
     assert hooks["PreToolUse"][0]["matcher"] == "^apply_patch$"
     # A Codex tab gives its claims back when it exits (its default timeout is 1 s).
     end = hooks["SessionEnd"][0]["hooks"][0]
-    assert "hook session-end --host codex" in end["command"] and end["timeout"] >= 5
+    assert (
+        "hook session-end --host codex" in end["command"] and end["timeout"] == 3
+    )  # Codex clamps it to 3 s
     agents = (project / "AGENTS.md").read_text()
     assert agents.startswith(AGENTS_MD) and "<!-- BEGIN COORD -->" in agents
     assert (

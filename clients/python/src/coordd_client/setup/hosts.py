@@ -43,9 +43,9 @@ WAKE_TIMEOUT_S = 86_400
 #: 2.1.332; without them it shows "Stop hook feedback" as if a hook had failed).
 WAKE_SUMMARY = "coord: work was assigned to this tab"
 WAKE_MESSAGE = "coordd (the shared task board) woke this tab:"
-#: Codex gives a SessionEnd hook 1 s unless told otherwise (0.171.0); session end
-#: hands back claims, reservations and assignments within 1 s of its own.
-CODEX_SESSION_END_TIMEOUT_S = 5
+#: Codex gives a SessionEnd hook 1 s unless told otherwise, and clamps it to 3 s
+#: (0.171.0); session end hands back claims, reservations and assignments within 1 s.
+CODEX_SESSION_END_TIMEOUT_S = 3
 
 INSTRUCTIONS = """\
 ## Working alongside other agents (coordd)

@@ -1,0 +1,82 @@
+"""Real Codex (0.171.0, tests/hosts/package.json) against coord, as a new user sets it up.
+
+`coord setup codex` (user scope) once, the hooks trusted once as a user does
+in `/hooks`, then `codex exec` in the main worktree and in a linked one made
+after setup, with the scripted fake Responses API as the model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from coordd_client import Client
+from hosts.codex_host import Step, codex_exec, configure, list_hooks, trust_hooks
+from hosts.fake_openai import FakeResponsesAPI
+from hosts.world import CODEX, World, require
+
+
+def answer(output: str) -> dict[str, object]:
+    """An MCP tool's JSON result, as Codex hands it back (after `Wall time` and `Output:`)."""
+    decoded: dict[str, object] = json.loads(output.split("Output:\n", 1)[-1])
+    return decoded
+
+
+def patch(path: str, old: str, new: str) -> str:
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
+
+
+@pytest.mark.parametrize("where", ["main", "linked"])
+def test_a_codex_tab_is_one_agent_and_its_guard_holds(world: World, where: str) -> None:
+    with Client(world.daemon.socket_path, agent="other-tab", project=str(world.repo)) as other:
+        other.reserve(["src/owned.py"])
+        task = other.post("fix the parser").task
+    steps: list[Step] = [
+        {"mcp": "coord", "tool": "whoami", "arguments": {}},
+        {"mcp": "coord", "tool": "claim_task", "arguments": {"id": task.id}},
+        {"apply_patch": patch("src/owned.py", "# owned.py", "# mine now")},
+        {"mcp": "coord", "tool": "reserve_paths", "arguments": {"patterns": ["src/mine.py"]}},
+        {"apply_patch": patch("src/mine.py", "# mine.py", "# edited")},
+        {"text": "done"},
+    ]
+    with FakeResponsesAPI(steps) as fake:
+        configure(world, fake)
+        done = world.coord("setup", "codex")
+        assert done.returncode == 0 and "/hooks" in done.stdout, done.stderr
+        cwd = world.repo if where == "main" else world.worktree("feature")
+        listed = subprocess.run(
+            [require(CODEX), "mcp", "list"],
+            cwd=cwd,
+            env=world.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert re.search(r"^coord\s", listed.stdout, re.M), listed.stdout + listed.stderr
+        # Codex skips new hooks until they are reviewed: before, all coord's are untrusted.
+        before = [h for h in list_hooks(world, cwd) if "coord" in json.dumps(h)]
+        assert {h["eventName"] for h in before} >= {"sessionStart", "preToolUse", "sessionEnd"}
+        assert {h["trustStatus"] for h in before} == {"untrusted"}
+        trust_hooks(world, cwd)
+        run = codex_exec(world, cwd, fake)
+        assert run.returncode == 0, run.stderr[-4000:]
+    match = re.search(r"coordd board: project [^;]*; you are ([\w.-]+)", fake.text())
+    assert match, "the session-start context did not reach the model"
+    agent = match.group(1)
+    # The MCP server (started without CODEX_THREAD_ID) is the hooks' agent: the tab registry.
+    assert answer(fake.tool_output(0))["agent"] == agent, fake.tool_output(0)
+    assert agent.startswith("codex-") and "mcp-client" not in agent
+    assert answer(fake.tool_output(1))["won"] is True
+    # Another agent's file: the patch is refused, the model told why, the file unchanged.
+    assert "other-tab" in fake.tool_output(2) and "reserved" in fake.tool_output(2)
+    assert (cwd / "src" / "owned.py").read_text() == "# owned.py\n"
+    # The tab's own reservation (made through MCP) does not block its own patch.
+    assert (cwd / "src" / "mine.py").read_text() == "# edited\n", fake.tool_output(4)
+    # The run ended: SessionEnd gave the claim and the reservation back.
+    with Client(world.daemon.socket_path, project=str(world.repo)) as look:
+        assert look.get(task.id).task.state == "pending"
+        assert look.reservations(agent=agent).reservations == []
