@@ -224,3 +224,25 @@ def test_the_cli_posts_plans_and_hands_work_over(daemon: DaemonProcess) -> None:
         socket=s,
     )  # fmt: skip
     assert inbox.returncode == 0 and json.loads(inbox.stdout)["task"]["id"] in (1, 3)
+
+
+def test_a_dependency_on_another_projects_task_is_shown_where_it_waits(
+    daemon: DaemonProcess,
+) -> None:
+    """PROTOCOL.md section 9 lets `depends_on` name a task of any project; this
+    project's `coord ls` never lists that task, so the CLI names its project."""
+    with Client(daemon.socket_path, agent="a", project="/work/parser") as other:
+        upstream = other.post("ship the parser").task
+    posted = coord(
+        "--project", "/work/app", "post", "use the parser", "--after", str(upstream.id),
+        socket=daemon.socket_path,
+    )  # fmt: skip
+    assert posted.returncode == 0, posted.stderr
+    assert f"#{upstream.id} is a task of project /work/parser" in posted.stderr
+    listed = coord("--project", "/work/app", "ls", socket=daemon.socket_path)
+    assert f"#{upstream.id}@parser" in listed.stdout, listed.stdout
+    with Client(daemon.socket_path, agent="a", project="/work/parser") as other:
+        other.complete(upstream.id, "a", fence=other.claim(upstream.id).task.fence)
+    assert (
+        "BLOCKED BY" not in coord("--project", "/work/app", "ls", socket=daemon.socket_path).stdout
+    )

@@ -6,8 +6,9 @@ only when stdout is a terminal.
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from coordd_client.protocol.wire import Event, Reservation, Task
@@ -70,9 +71,21 @@ def one_line(task: Task) -> str:
     return f"#{task.id} [{task.kind}, {task.state}] {clean(task.title)}"
 
 
-def task_table(tasks: Sequence[Task], *, with_project: bool = False) -> str:
+def task_table(
+    tasks: Sequence[Task], *, with_project: bool = False, elsewhere: Mapping[int, str] | None = None
+) -> str:
     """An aligned table, one task a row; `with_project` adds the project column, and
-    the assignee and blocked-by columns appear when any row has one."""
+    the assignee and blocked-by columns appear when any row has one. A blocker of
+    another project (`elsewhere`: id -> project) shows as `#1@<its folder name>`."""
+    others = elsewhere or {}
+
+    def blocker(i: int) -> str:
+        return (
+            f"#{i}@{clean(os.path.basename(others[i].rstrip('/')) or others[i])}"
+            if i in others
+            else f"#{i}"
+        )
+
     if not tasks:
         return "no tasks"
     columns: list[tuple[str, Callable[[Task], str], bool]] = [
@@ -90,7 +103,7 @@ def task_table(tasks: Sequence[Task], *, with_project: bool = False) -> str:
         columns.append(("ASSIGNEE", lambda t: clean(t.assignee or "-"), False))
     if any(t.blocked_by for t in tasks):
         columns.append(
-            ("BLOCKED BY", lambda t: ",".join(f"#{i}" for i in t.blocked_by) or "-", False)
+            ("BLOCKED BY", lambda t: ",".join(blocker(i) for i in t.blocked_by) or "-", False)
         )
     columns.append(("UPDATED", lambda t: relative(t.updated_at), False))
     cells = [[value(t) for _, value, _ in columns] for t in tasks]

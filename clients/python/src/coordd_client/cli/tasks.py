@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from coordd_client import render
@@ -10,7 +11,9 @@ from coordd_client.cli import held
 from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_ID, task_id
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
+from coordd_client.client import Client
 from coordd_client.paging import all_tasks, task_history
+from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import ListResult, Task
 
 #: The states `ls` shows without --all.
@@ -55,9 +58,41 @@ def post(ctx: Context) -> int:
             depends_on=args.depends_on,
             assignee=args.assignee,
         )
+        elsewhere = blockers_elsewhere(client, [result.task], ctx.project, every=True)
     verb = "posted" if result.created else "already posted (same --key)"
     ctx.emit(result, f"{verb} {render.one_line(result.task)}")
+    for dependency, other in sorted(elsewhere.items()):
+        # PROTOCOL.md section 9 allows any project; say so, since ls here will not list it.
+        sys.stderr.write(f"coord: note: #{dependency} is a task of project {render.clean(other)}\n")
     return EXIT_OK
+
+
+#: At most this many dependencies are looked up to find the ones of other projects.
+MAX_BLOCKER_LOOKUPS = 50
+
+
+def blockers_elsewhere(
+    client: Client, tasks: Sequence[Task], project: str, *, every: bool = False
+) -> dict[int, str]:
+    """{id: its project} for the dependencies of `tasks` that are another project's.
+
+    Dependencies may name a task of any project (PROTOCOL.md section 9), which
+    this project's `ls` never lists: it marks them instead. `every` looks at all
+    dependencies, not only the ones still blocking.
+    """
+    listed = {t.id for t in tasks}
+    wanted = sorted({i for t in tasks for i in (t.depends_on if every else t.blocked_by)} - listed)[
+        :MAX_BLOCKER_LOOKUPS
+    ]
+    found: dict[int, str] = {}
+    for dependency in wanted:
+        try:
+            other = client.get(dependency).task
+        except CoordError:
+            continue
+        if other.project != project:
+            found[dependency] = other.project
+    return found
 
 
 @command(
@@ -102,6 +137,7 @@ def ls(ctx: Context) -> int:
             tasks, next_after = result.tasks, result.next_after_id
         else:
             tasks, left_out = _most_urgent(all_tasks(client, **filters), args.limit)
+        elsewhere = {} if project is None else blockers_elsewhere(client, tasks, project)
     scope = "every project" if project is None else f"project {render.clean(project)}"
     if not tasks:
         narrowed = bool(args.all or args.state or args.ready or args.blocked)
@@ -117,7 +153,7 @@ def ls(ctx: Context) -> int:
         )
         human = f"no {what} in {scope}" + (f" ({'; '.join(hints)})" if hints else "")
     else:
-        human = render.task_table(tasks, with_project=project is None)
+        human = render.task_table(tasks, with_project=project is None, elsewhere=elsewhere)
         if next_after is not None:
             human += f"\n(more: coord ls --all --after {next_after})"
         elif left_out:
