@@ -48,7 +48,7 @@ $(HOSTS_STAMP): $(HOSTS)/package.json $(HOSTS)/package-lock.json
 ## Bump the host tier's Claude Code and Codex to their newest releases (then run make test-hosts).
 lock-hosts:
 	cd $(HOSTS) && $(NPM_QUIET) npm install --save-exact --package-lock-only --loglevel=error \
-	  @anthropic-ai/claude-code@latest @openai/codex@latest
+	  @anthropic-ai/claude-code@latest @openai/codex@latest @modelcontextprotocol/inspector@latest
 
 ## The TypeScript client's dev dependencies, pinned by its package-lock.json.
 $(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json

@@ -25,6 +25,7 @@ HOSTS_DIR = Path(__file__).parent
 BIN = HOSTS_DIR / "node_modules" / ".bin"
 CLAUDE = BIN / "claude"
 CODEX = BIN / "codex"
+INSPECTOR = BIN / "mcp-inspector"
 #: How the tier is installed when a binary is missing (the tests fail, never skip).
 INSTALL_HINT = "the host tier's hosts are not installed: run `make test-hosts` (npm ci)"
 

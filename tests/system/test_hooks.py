@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from coordd_client import Client
-from coordd_client.identity import host_agent
+from coordd_client.identity import cursor_agent, host_agent
 from support import (
     COORD,
     DaemonProcess,
@@ -354,3 +354,24 @@ def test_session_end_hands_back_the_work_assigned_to_the_tab(
         picked = [client.claim_next("someone-else").task for _ in range(2)]
         assert {t.id for t in picked if t is not None} == {held.id, waiting.id}
     assert "released 1 claim(s)" in ended.stderr and "unassigned 2 pending task(s)" in ended.stderr
+
+
+def test_a_claude_registered_hook_fed_a_cursor_payload_acts_as_that_window(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """Cursor also runs `.claude/settings.json` hooks: the payload says it is Cursor's,
+    so the window's own reservation does not block it, and the answer is Cursor's shape."""
+    window = cursor_agent(str(repo))
+    with Client(daemon.socket_path, agent=window, project=str(repo)) as client:
+        client.reserve(["src/auth/**"])
+    target = str(repo / "src" / "auth" / "session.py")
+    stdin = payload("cursor-pre-edit", CWD=str(repo), SESSION="c0ffee00-2", FILE=target)
+    allowed = hook("pre-edit", "claude", stdin, daemon.socket_path)
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout) == {"permission": "allow"}
+    with Client(daemon.socket_path, agent="someone-else", project=str(repo)) as client:
+        client.reserve(["docs/**"])
+    stdin = payload("cursor-pre-edit", CWD=str(repo), SESSION="c0ffee00-2",
+                    FILE=str(repo / "docs" / "a.md"))  # fmt: skip
+    denied = json.loads(hook("pre-edit", "claude", stdin, daemon.socket_path).stdout)
+    assert denied["permission"] == "deny" and "someone-else" in denied["agent_message"]
