@@ -8,6 +8,7 @@ same one the CLI and both Python clients use.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Literal
 
 import trio
@@ -61,8 +62,11 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
 
     @server.tool(annotations=READ_ONLY)
     async def whoami(ctx: Context) -> Annotated[CallToolResult, m.WhoamiResult]:
-        """The agent name and project this server acts as, and where each came from."""
+        """The agent name and project this server acts as, where each came from, and the
+        socket of the daemon it reaches."""
         agent, project = bridge.agent(ctx), bridge.project
+        with contextlib.suppress(CoordError):  # connect first: report the socket in use
+            await bridge.link.request(methods.ping())
         return results.answer(
             {
                 "agent": agent.value,
