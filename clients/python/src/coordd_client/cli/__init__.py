@@ -36,6 +36,7 @@ COMMAND_GROUPS = (
     "mcp",
     "hooks",
     "setup",
+    "doctor",
     "top",
 )
 for _group in COMMAND_GROUPS:

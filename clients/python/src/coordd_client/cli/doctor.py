@@ -1,0 +1,61 @@
+"""`coord doctor`: ask the daemon and each host what they loaded; say what is missing.
+
+Exit 0 when nothing is missing (hosts not installed are skipped, saying so),
+1 otherwise. It never starts a daemon and never writes a file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coordd_client import doctor
+from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
+from coordd_client.cli.registry import command, package_version
+
+SECTIONS = ("daemon", "claude", "codex", "worktrees")
+
+
+@command("doctor", "check the daemon and each host's coord setup; name the fixes", "coord doctor")
+def doctor_command(ctx: Context) -> int:
+    findings = doctor.run_checks(
+        ctx.route, ctx.socket, ctx.autostart, Path.cwd(), package_version()
+    )
+    problems = [f for f in findings if not f.ok]
+    fixes = list(dict.fromkeys(f.fix for f in problems if f.fix))
+    report = {
+        "ok": not problems,
+        "problems": len(problems),
+        "fixes": fixes,
+        "checks": [f.as_json() for f in findings],
+    }
+    ctx.emit(report, render(findings, fixes))
+    return EXIT_ERROR if problems else EXIT_OK
+
+
+def render(findings: list[doctor.Finding], fixes: list[str]) -> str:
+    lines = []
+    for section in SECTIONS:
+        mine = [f for f in findings if f.section == section]
+        if not mine:
+            continue
+        lines.append(f"{section}:")
+        for finding in mine:
+            mark = (
+                "skip"
+                if finding.skipped
+                else "note"
+                if finding.note
+                else "ok  "
+                if finding.ok
+                else "FAIL"
+            )
+            lines.append(f"  {mark} {finding.detail}")
+            if not finding.ok and finding.fix:
+                lines.append(f"       fix: {finding.fix}")
+    problems = sum(1 for f in findings if not f.ok)
+    if problems:
+        lines.append(f"{problems} problem(s); to fix them:")
+        lines += [f"  {fix}" for fix in fixes]
+    else:
+        lines.append("nothing missing")
+    return "\n".join(lines)
