@@ -13,10 +13,11 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 
+import pytest
 from rich.text import Text
-from textual.widgets import DataTable, Label, RichLog, Static
+from textual.widgets import DataTable, Label, RichLog, Static, TabbedContent
 
-from coordd_client import Client
+from coordd_client import Client, LeaseLost
 from coordd_client.tui.app import Confirm, Detail, TopApp
 from support import DaemonProcess, coord, coord_without
 
@@ -219,3 +220,35 @@ def test_agents_text_is_shown_as_text_never_as_markup(daemon: DaemonProcess) -> 
         await pilot.press("n")  # type: ignore[attr-defined]
 
     run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
+def test_x_releases_the_selected_agents_holdings_after_a_confirmation(
+    daemon: DaemonProcess,
+) -> None:
+    dead = "codex-mcp-client-4242-1a2b"
+    with Client(daemon.socket_path, agent=dead, project=PROJECT) as client:
+        task = client.post("held by a crashed tab").task
+        held = client.claim(task.id).task
+        client.reserve(["src/**"])
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: cell(app, task.id, "WHO") == dead, pilot)
+        await pilot.press("x", "n")  # type: ignore[attr-defined]  # no: nothing happens
+        await pilot.pause(0.3)  # type: ignore[attr-defined]
+        assert cell(app, task.id, "WHO") == dead
+        agents = app.query_one("#agents", DataTable)
+        await until(lambda: agents.row_count == 1, pilot)
+        app.query_one(TabbedContent).active = "tab-agents"
+        await pilot.press("x")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        assert dead in str(app.screen.query(Label).first().render())
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: cell(app, task.id, "STATE") == "pending", pilot)
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+    with Client(daemon.socket_path, agent=dead) as client:
+        last = client.events_since(task_id=task.id).events[-1]
+        assert (last.type, last.agent, last.of) == ("task.released", "human-test", dead)
+        assert client.reservations(agent=dead).reservations == []
+        with pytest.raises(LeaseLost):
+            client.complete(task.id, fence=held.fence)

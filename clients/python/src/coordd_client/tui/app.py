@@ -162,6 +162,7 @@ class TopApp(App[None]):
         Binding("a", "assign", "assign"),
         Binding("c", "cancel_task", "cancel"),
         Binding("o", "reopen", "reopen"),
+        Binding("x", "release_agent", "release agent"),
         Binding("enter", "detail", "detail", show=False),
         Binding("f", "cycle_states", "states"),
         Binding("slash", "search", "search"),
@@ -489,6 +490,31 @@ class TopApp(App[None]):
                 self._do(f"{verb} #{task.id}", method, task.id, agent=self.agent)
 
         self.push_screen(Confirm(f"{verb.capitalize()} #{task.id} {task.title[:60]!r}?"), go)
+
+    def _selected_agent(self) -> str | None:
+        """On the Agents tab, the agent under the cursor; elsewhere the selected task's
+        holder (or, for a pending task, its assignee)."""
+        if self.query_one(TabbedContent).active == "tab-agents":
+            people = self.query_one("#agents", DataTable)
+            row = people.cursor_row
+            return self._agents[row].agent if 0 <= row < len(self._agents) else None
+        task = self._selected()
+        return None if task is None else task.claimed_by or task.assignee
+
+    def action_release_agent(self) -> None:
+        """Let go of everything the selected agent holds (1.2 `agent.release`), as me."""
+        of = self._selected_agent()
+        if of is None:
+            return
+        where = self.project or "every project"
+
+        def go(yes: bool | None) -> None:
+            if yes:
+                self._do(f"release {render.clean(of)}", "release_agent", of, agent=self.agent,
+                         project=self.project, reason="released from coord top")  # fmt: skip
+
+        question = f"Release everything {render.clean(of)} holds in {where}?"
+        self.push_screen(Confirm(question + " (claims, reservations, assignments)"), go)
 
     def action_detail(self) -> None:
         task = self._selected()
