@@ -13,10 +13,12 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 
-from textual.widgets import DataTable, RichLog
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable, Label, RichLog, Static, TabbedContent
 
-from coordd_client import Client
-from coordd_client.tui.app import TopApp
+from coordd_client import Client, LeaseLost
+from coordd_client.tui.app import Confirm, Detail, TopApp
 from support import DaemonProcess, coord, coord_without
 
 PROJECT = "/top"
@@ -162,3 +164,91 @@ def test_without_textual_coord_top_says_what_to_install() -> None:
     result = coord_without("textual", "top")
     assert result.returncode == 1
     assert "pip install 'coordd-client[tui]'" in result.stderr
+
+
+#: Board text that Rich would read as markup: a closing tag with nothing open (raised
+#: MarkupError in every redraw, so `coord top` crashed at start), a link, a restyle.
+MARKUP_TITLES = (
+    "Handle [/api/v1] prefix",
+    "[link=https://evil.example]click[/link] me",
+    "[bold red on white]loud[/] and [reverse]hidden",
+)
+MARKUP_AGENT = "[/]x"
+
+
+def test_agents_text_is_shown_as_text_never_as_markup(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent=MARKUP_AGENT, project=PROJECT) as client:
+        tasks = [client.post(title, kind="task").task for title in MARKUP_TITLES]
+        client.claim(tasks[0].id)
+        client.reserve(["docs/[ab]*.md"])
+
+    def shown(value: object) -> tuple[str, list[object]]:
+        assert isinstance(value, Text), value
+        return value.plain, list(value.spans)
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: board(app).row_count == len(tasks), pilot)
+        for task in tasks:
+            assert shown(board(app).get_cell(str(task.id), "TITLE")) == (task.title, [])
+        assert shown(board(app).get_cell(str(tasks[0].id), "WHO")) == (MARKUP_AGENT, [])
+        agents = app.query_one("#agents", DataTable)
+        await until(lambda: agents.row_count == 1, pilot)
+        assert shown(agents.get_row_at(0)[0]) == (MARKUP_AGENT, [])
+        reserved = app.query_one("#reservations", DataTable).get_row_at(0)
+        assert [shown(c)[0] for c in reserved[1:3]] == ["docs/[ab]*.md", MARKUP_AGENT]
+        # The feed, live: a change by the same agent while the app runs.
+        coord("release", str(tasks[0].id), "--agent", MARKUP_AGENT, socket=daemon.socket_path)
+        feed = app.query_one("#feed", RichLog)
+        await until(lambda: any("task.released" in str(line) for line in feed.lines), pilot)
+        line = next(str(line) for line in feed.lines if "task.released" in str(line))
+        assert MARKUP_AGENT in line and MARKUP_TITLES[0] in line
+        # The status line, with a search for text that is markup too.
+        await pilot.press("slash", *"[/]", "enter")  # type: ignore[attr-defined]
+        await until(lambda: "search: '[/]'" in str(app.query_one("#counts").render()), pilot)
+        await pilot.press("slash", "enter")  # type: ignore[attr-defined]
+        # The detail view and its history, and a dialog quoting the title.
+        board(app).move_cursor(row=board(app).get_row_index(str(tasks[1].id)))
+        await pilot.press("enter")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Detail), pilot)
+        detail = str(app.screen.query_one(Static).render())
+        assert MARKUP_TITLES[1] in detail and MARKUP_AGENT in detail
+        await pilot.press("escape")  # type: ignore[attr-defined]
+        await pilot.press("c")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        question = str(app.screen.query(Label).first().render())
+        assert "[link=https://evil.example]click[/link]" in question
+        await pilot.press("n")  # type: ignore[attr-defined]
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
+def test_x_releases_the_selected_agents_holdings_after_a_confirmation(
+    daemon: DaemonProcess,
+) -> None:
+    dead = "codex-mcp-client-4242-1a2b"
+    with Client(daemon.socket_path, agent=dead, project=PROJECT) as client:
+        task = client.post("held by a crashed tab").task
+        held = client.claim(task.id).task
+        client.reserve(["src/**"])
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: cell(app, task.id, "WHO") == dead, pilot)
+        await pilot.press("x", "n")  # type: ignore[attr-defined]  # no: nothing happens
+        await pilot.pause(0.3)  # type: ignore[attr-defined]
+        assert cell(app, task.id, "WHO") == dead
+        agents = app.query_one("#agents", DataTable)
+        await until(lambda: agents.row_count == 1, pilot)
+        app.query_one(TabbedContent).active = "tab-agents"
+        await pilot.press("x")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        assert dead in str(app.screen.query(Label).first().render())
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: cell(app, task.id, "STATE") == "pending", pilot)
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+    with Client(daemon.socket_path, agent=dead) as client:
+        last = client.events_since(task_id=task.id).events[-1]
+        assert (last.type, last.agent, last.of) == ("task.released", "human-test", dead)
+        assert client.reservations(agent=dead).reservations == []
+        with pytest.raises(LeaseLost):
+            client.complete(task.id, fence=held.fence)

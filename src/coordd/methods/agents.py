@@ -1,4 +1,4 @@
-"""`agent.heartbeat` and `agent.list`."""
+"""`agent.heartbeat`, `agent.list` and 1.2 `agent.release`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method
 from coordd.protocol import params as P
-from coordd.store import claims, reads
+from coordd.store import claims, holding, reads
 
 
 @method("agent.heartbeat", P.HeartbeatParams)
@@ -20,3 +20,15 @@ async def list_agents(services: Services, p: P.NoParams, session: Session) -> An
     return await services.readers.run(
         reads.list_agents, format_time(services.clock.now()), share=session.reads
     )
+
+
+@method("agent.release", P.ReleaseAgentParams)
+async def release(services: Services, p: P.ReleaseAgentParams, session: Session) -> Any:
+    result = await services.writer.submit(holding.release_agent, p)
+    if result["reservations"]:
+        # Free-standing reservations end with no task event to wake the queue.
+        if p.project is None:
+            services.reservation_queue.poke_all()
+        else:
+            services.reservation_queue.poke(p.project)
+    return result

@@ -8,8 +8,9 @@ from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.protocol import params as P
 from coordd.store import reads
 
-#: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`).
-FEATURES = ("deps", "assignee", "reservations", "task_history")
+#: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
+#: the 1.2 ones (docs/PROTOCOL-1.2.md).
+FEATURES = ("deps", "assignee", "reservations", "task_history", "agent_release")
 
 
 @inline_method("ping", P.NoParams)

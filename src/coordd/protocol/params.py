@@ -70,7 +70,7 @@ DEFAULT_TTL_S = 3600.0
 
 
 #: The fields that hold an agent name, in whichever Struct they appear.
-AGENT_FIELDS = ("agent", "claimed_by", "assignee")
+AGENT_FIELDS = ("agent", "claimed_by", "assignee", "of")
 
 
 class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -213,6 +213,18 @@ class WaitParams(Params):
 class HeartbeatParams(Params):
     agent: Agent
     lease_s: LeaseSeconds | None = None
+
+
+class ReleaseAgentParams(Params):
+    """1.2 `agent.release` (docs/PROTOCOL-1.2.md section 2): `agent` lets go of what `of` holds."""
+
+    #: The caller, named in the history (e.g. `human-alice`); may equal `of`.
+    agent: Agent
+    #: The agent whose claims, reservations and assignments end.
+    of: Agent
+    #: A filter: omitted, every project.
+    project: Project | None = None
+    reason: Reason | None = None
 
 
 class EventsSinceParams(Params):

@@ -1,11 +1,13 @@
 """The holder operations (PROTOCOL.md section 5): renew, release, complete and fail,
-each allowed only to the agent holding a live lease, and all of one shape."""
+each allowed only to the agent holding a live lease, and all of one shape; and
+1.2 `agent.release`, where another agent lets go of everything one agent holds."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
 from coordd.protocol import params as P
+from coordd.store.reservations import LIVE
 from coordd.store.transaction import (
     CLEAR_CLAIM,
     LIVE_HOLDER,
@@ -146,3 +148,66 @@ def fail_task(tx: Txn, p: P.FailParams) -> dict[str, Any]:
         repeat_state=repeat_state,
     )
     return {"task": row.raw}
+
+
+def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
+    """1.2 `agent.release` (docs/PROTOCOL-1.2.md section 2), in one transaction.
+
+    `p.agent` lets go of what `p.of` holds in `p.project` (omitted: every
+    project): each claim is released as `task.release` would (pending, the
+    claim cleared, the fence kept, so the old holder's later calls are
+    refused), its reservations end, and its assignment of pending tasks is
+    cleared. Each event names `p.agent` as its agent, and carries `of` and
+    `reason`. An agent holding nothing gets zeros.
+    """
+    args: dict[str, Any] = {"of": p.of, "project": p.project, "now": tx.now_text}
+    in_project = "" if p.project is None else " AND project = :project"
+    # Counted before the claims go: a task-bound reservation ends with its
+    # task's `task.released` (Txn.emit), and it is one of theirs that ended.
+    live = tx.conn.execute(
+        f"SELECT r.project, count(*) FROM reservations AS r WHERE r.agent = :of"
+        f"{'' if p.project is None else ' AND r.project = :project'} AND {LIVE}"
+        " GROUP BY r.project",
+        args,
+    ).fetchall()
+    # Every claim of theirs, a lapsed one too: the reaper would only expire it.
+    released = sorted(
+        (
+            TaskRow(*values)
+            for values in tx.conn.execute(
+                f"UPDATE tasks SET state = 'pending', {CLEAR_CLAIM}, updated_at = :now"
+                f" WHERE state = 'claimed' AND claimed_by = :of{in_project}"
+                f" RETURNING {ROW_COLUMNS}",
+                args,
+            ).fetchall()
+        ),
+        key=lambda row: row.id,
+    )
+    for row in released:
+        tx.emit("task.released", row, p.agent, of=p.of, reason=p.reason)
+    tx.conn.execute(
+        f"DELETE FROM reservations WHERE agent = :of{in_project}",
+        {"of": p.of, "project": p.project},
+    )
+    tx.freed_projects.update(project for project, _ in live)
+    # After the claims: a task it held claimed and assigned ends unassigned too.
+    unassigned = sorted(
+        (
+            TaskRow(*values)
+            for values in tx.conn.execute(
+                f"UPDATE tasks SET assignee = NULL, updated_at = :now"
+                f" WHERE state = 'pending' AND assignee = :of{in_project}"
+                f" RETURNING {ROW_COLUMNS}",
+                args,
+            ).fetchall()
+        ),
+        key=lambda row: row.id,
+    )
+    for row in unassigned:
+        tx.emit("task.assigned", row, p.agent, of=p.of, reason=p.reason)
+    tx.touch_agent(p.agent)
+    return {
+        "claims": len(released),
+        "reservations": sum(n for _, n in live),
+        "unassigned": len(unassigned),
+    }

@@ -104,6 +104,13 @@ class _EventOut(msgspec.Struct, kw_only=True):
     task: msgspec.Raw
 
 
+class _HandedBackOut(_EventOut, kw_only=True):
+    """1.2 `agent.release`: the event also names whose holding went, and why."""
+
+    of: str
+    reason: str | None
+
+
 encoder = msgspec.json.Encoder()
 
 
@@ -134,24 +141,36 @@ class Txn:
         seconds = P.DEFAULT_LEASE_S if lease_s is None else lease_s
         return _format_instant(self.now + timedelta(seconds=seconds))
 
-    def emit(self, event_type: str, row: TaskRow, agent: str | None) -> None:
+    def emit(
+        self,
+        event_type: str,
+        row: TaskRow,
+        agent: str | None,
+        *,
+        of: str | None = None,
+        reason: str | None = None,
+    ) -> None:
         """Append an event. The writer stores a group's events with one call just before
         COMMIT (`WriteStore.append_events`): one executemany per group on SQLite, one
-        pipelined round trip on PostgreSQL, instead of a statement per event."""
+        pipelined round trip on PostgreSQL, instead of a statement per event.
+
+        `of` (and `reason`): the event is `agent` letting go of what `of` held
+        (1.2 `agent.release`); every other event has neither member."""
         # The writer is the only writer, so it numbers events itself (gap-free in
         # commit order); it restores `next_seq` when a command rolls back.
         seq = self.next_seq
         self.next_seq += 1
-        data = encoder.encode(
-            _EventOut(
-                seq=seq,
-                at=self.now_text,
-                type=event_type,
-                task_id=row.id,
-                agent=agent,
+        if of is None:  # the hot path: no dict, no second Struct
+            out: _EventOut = _EventOut(
+                seq=seq, at=self.now_text, type=event_type, task_id=row.id, agent=agent,
                 task=row.raw,
-            )
-        )
+            )  # fmt: skip
+        else:
+            out = _HandedBackOut(
+                seq=seq, at=self.now_text, type=event_type, task_id=row.id, agent=agent,
+                task=row.raw, of=of, reason=reason,
+            )  # fmt: skip
+        data = encoder.encode(out)
         self.events.append(
             CommittedEvent(
                 seq, event_type, row.project, row.json, data, row.id, self.now_text, row.event_seq

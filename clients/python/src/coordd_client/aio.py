@@ -236,6 +236,7 @@ class AsyncClient:
     reopen = _async(methods.reopen)
     wait = _async(methods.wait)
     heartbeat = _async(methods.heartbeat)
+    release_agent = _async(methods.release_agent)
     agents = _async(methods.agents)
     events_since = _async(methods.events_since)
     reserve = _async(methods.reserve)

@@ -219,6 +219,7 @@ class Client:
     reopen = _sync(methods.reopen)
     wait = _sync(methods.wait)
     heartbeat = _sync(methods.heartbeat)
+    release_agent = _sync(methods.release_agent)
     agents = _sync(methods.agents)
     events_since = _sync(methods.events_since)
     reserve = _sync(methods.reserve)

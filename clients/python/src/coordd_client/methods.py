@@ -241,6 +241,23 @@ def heartbeat(
     return Call("agent.heartbeat", {"agent": agent, "lease_s": lease_s}, wire.HeartbeatResult)
 
 
+def release_agent(
+    of: str,
+    agent: str | None = None,
+    *,
+    project: str | None = None,
+    reason: str | None = None,
+) -> Call[wire.ReleaseAgentResult]:
+    """Let go of every claim, reservation and pending assignment `of` holds (1.2, feature
+    `agent_release`), as `agent` (the caller, named in the history; `of` itself is allowed).
+
+    `project` narrows it to one project; omitted, every project (a client's default
+    project does not narrow it: a dead tab's holdings anywhere are dead).
+    """
+    params = {"agent": agent, "of": of, "project": project, "reason": reason}
+    return Call("agent.release", params, wire.ReleaseAgentResult)
+
+
 def agents() -> Call[wire.AgentsResult]:
     return Call("agent.list", None, wire.AgentsResult)
 

@@ -158,6 +158,9 @@ def history_line(event: Event) -> str:
     outcome = ""
     if event.type in ("task.completed", "task.failed", "task.cancelled") and event.task.result:
         outcome = f": {clean(event.task.result)}"
+    if event.of is not None:  # 1.2 agent.release: whose it was, and why
+        outcome += f"  (released {clean(event.of)}'s"
+        outcome += f": {clean(event.reason)})" if event.reason else ")"
     return (
         f"{event.seq:>6}  {relative(event.at):<22}  {event.type.removeprefix('task.'):<9}"
         f"  by {clean(event.agent or '-'):<20}  -> {event.task.state}{outcome}"

@@ -70,3 +70,27 @@ def agents(ctx: Context) -> int:
         rows.append(f"({hidden} not seen for a day: coord agents --all)")
     ctx.emit(type(result)(agents=shown), "\n".join(rows) or "no agents yet")
     return EXIT_OK
+
+
+@command(
+    "release-agent",
+    "let go of everything a dead agent holds: claims, reservations, pending assignments",
+    "coord release-agent codex-mcp-client-4242-1a2b --reason 'tab crashed'",
+    arg("of", metavar="NAME", help="the agent whose holdings go (see coord agents)"),
+    arg("--reason", help="why, kept in each task's history"),
+    arg("--here", action="store_true", help="only in this project (default: every project)"),
+)
+def release_agent(ctx: Context) -> int:
+    project = ctx.where.value if ctx.args.here else None
+    with ctx.client() as client:
+        result = client.release_agent(
+            ctx.args.of, ctx.agent, project=project, reason=ctx.args.reason
+        )
+    where = "here" if project is not None else "in every project"
+    human = (
+        f"released {render.clean(ctx.args.of)} {where}: {result.claims} claim(s),"
+        f" {result.reservations} reservation(s), {result.unassigned} assignment(s);"
+        f" recorded as {render.clean(ctx.agent)}"
+    )
+    ctx.emit(result, human)
+    return EXIT_OK

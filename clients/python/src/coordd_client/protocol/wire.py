@@ -68,6 +68,10 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     task_id: int
     agent: str | None
     task: Task
+    #: 1.2 `agent.release` (feature `agent_release`): `agent` let go of what this
+    #: agent held, and why. None on every other event.
+    of: str | None = None
+    reason: str | None = None
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,6 +151,14 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):
     agents: list[AgentInfo]
+
+
+class ReleaseAgentResult(msgspec.Struct, frozen=True, kw_only=True):
+    """1.2 `agent.release`: what ended of the agent's holdings."""
+
+    claims: int
+    reservations: int
+    unassigned: int
 
 
 class HeartbeatResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -73,6 +73,16 @@ def human_agent() -> str:
     return f"human-{render.clean(getpass.getuser())}"
 
 
+def plain(text: str) -> Text:
+    """Someone else's text (a title, an agent's name, a pattern) as a cell or a label.
+
+    Textual parses a `str` as Rich markup: a title `Handle [/api/v1] prefix` raises
+    MarkupError in every redraw, and `[link=...]` or `[on red]` restyles the screen.
+    Everything agents wrote is shown as a `Text`, never parsed.
+    """
+    return Text(render.clean(text), end="")
+
+
 class Confirm(ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
         ("y", "answer(True)", "yes"),
@@ -85,7 +95,7 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question)
+            yield Label(self.question, markup=False)
             yield Label("y: yes   n: no")
 
     def action_answer(self, yes: bool) -> None:
@@ -104,7 +114,7 @@ class Ask(ModalScreen[dict[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.form_title)
+            yield Label(self.form_title, markup=False)
             for name, placeholder in self.fields:
                 yield Input(placeholder=placeholder, id=f"field-{name}")
             yield Button("OK (enter)", id="ok")
@@ -152,6 +162,7 @@ class TopApp(App[None]):
         Binding("a", "assign", "assign"),
         Binding("c", "cancel_task", "cancel"),
         Binding("o", "reopen", "reopen"),
+        Binding("x", "release_agent", "release agent"),
         Binding("enter", "detail", "detail", show=False),
         Binding("f", "cycle_states", "states"),
         Binding("slash", "search", "search"),
@@ -251,7 +262,7 @@ class TopApp(App[None]):
             self._update_rows(changed)
             feed = self.query_one("#feed", RichLog)
             for event in batch:
-                feed.write(render.event_line(event))
+                feed.write(plain(render.event_line(event)))
         self._show_status()
 
     def _now(self) -> datetime:
@@ -265,12 +276,12 @@ class TopApp(App[None]):
             task.id,
             Text(word, style=STYLE.get(word, "")),
             task.priority,
-            render.clean(task.kind),
-            render.clean(who),
+            plain(task.kind),
+            plain(who),
             lease_left(task, now),
             blocked,
             age(task.updated_at, now),
-            render.clean(task.title),
+            plain(task.title),
         ]
 
     def _rebuild(self) -> None:
@@ -357,7 +368,7 @@ class TopApp(App[None]):
         line = status + "  |  " + ", ".join(extras)
         if line != self._status_line:  # unchanged: no repaint
             self._status_line = line
-            self.query_one("#counts", Static).update(line)
+            self.query_one("#counts", Static).update(plain(line))
 
     @work(thread=True, exclusive=True, group="side")
     def _refresh_side(self) -> None:
@@ -377,7 +388,7 @@ class TopApp(App[None]):
         for r in reservations:
             mode = "exclusive" if r.exclusive else "shared"
             task = f"#{r.task_id}" if r.task_id else ""
-            table.add_row(r.id, render.clean(r.pattern), render.clean(r.agent), mode,
+            table.add_row(r.id, plain(r.pattern), plain(r.agent), mode,
                           render.relative(r.expires_at, now), task)  # fmt: skip
         held = self.model.holdings()
         reserved: dict[str, int] = {}
@@ -389,7 +400,7 @@ class TopApp(App[None]):
             seen = age(a.last_seen, now)
             stale = (now - render.parse_time(a.last_seen)).total_seconds() > 600
             holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
-            people.add_row(render.clean(a.agent), f"{seen}{' (stale)' if stale else ''}", holds,
+            people.add_row(plain(a.agent), f"{seen}{' (stale)' if stale else ''}", holds,
                            str(reserved.get(a.agent, 0)))  # fmt: skip
 
     # --- actions ----------------------------------------------------------------------
@@ -407,9 +418,11 @@ class TopApp(App[None]):
             with Client(self.socket, timeout_s=10) as client:
                 getattr(client, method)(*args, **kwargs)
         except CoordError as exc:
-            self.call_from_thread(self.notify, f"{what}: {exc.message}", severity="error")
+            self.call_from_thread(
+                self.notify, f"{what}: {exc.message}", severity="error", markup=False
+            )
             return
-        self.call_from_thread(self.notify, f"{what}: done")
+        self.call_from_thread(self.notify, f"{what}: done", markup=False)
 
     def action_post(self) -> None:
         fields = [
@@ -478,6 +491,31 @@ class TopApp(App[None]):
 
         self.push_screen(Confirm(f"{verb.capitalize()} #{task.id} {task.title[:60]!r}?"), go)
 
+    def _selected_agent(self) -> str | None:
+        """On the Agents tab, the agent under the cursor; elsewhere the selected task's
+        holder (or, for a pending task, its assignee)."""
+        if self.query_one(TabbedContent).active == "tab-agents":
+            people = self.query_one("#agents", DataTable)
+            row = people.cursor_row
+            return self._agents[row].agent if 0 <= row < len(self._agents) else None
+        task = self._selected()
+        return None if task is None else task.claimed_by or task.assignee
+
+    def action_release_agent(self) -> None:
+        """Let go of everything the selected agent holds (1.2 `agent.release`), as me."""
+        of = self._selected_agent()
+        if of is None:
+            return
+        where = self.project or "every project"
+
+        def go(yes: bool | None) -> None:
+            if yes:
+                self._do(f"release {render.clean(of)}", "release_agent", of, agent=self.agent,
+                         project=self.project, reason="released from coord top")  # fmt: skip
+
+        question = f"Release everything {render.clean(of)} holds in {where}?"
+        self.push_screen(Confirm(question + " (claims, reservations, assignments)"), go)
+
     def action_detail(self) -> None:
         task = self._selected()
         if task is not None:
@@ -490,7 +528,7 @@ class TopApp(App[None]):
                 task = client.get(task_id).task
                 history = task_history(client, task_id)
         except CoordError as exc:
-            self.call_from_thread(self.notify, exc.message, severity="error")
+            self.call_from_thread(self.notify, exc.message, severity="error", markup=False)
             return
         text = render.task_detail(task) + "\n\nHistory:\n"
         text += "\n".join(render.history_line(e) for e in history)
