@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Label, RichLog, Static, TabbedContent
+from textual.widgets.data_table import CellDoesNotExist
 
 from coordd_client import Client, LeaseLost
 from coordd_client.tui.app import Confirm, Detail, TopApp
@@ -25,10 +26,18 @@ PROJECT = "/top"
 
 
 async def until(check: Callable[[], bool], pilot: object, timeout_s: float = 10) -> None:
-    """Let the app run (frames, the feed thread) until `check` holds."""
+    """Let the app run (frames, the feed thread) until `check` holds; a check that
+    raises because what it reads is not on screen yet (a row still to come) is a no."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
-    while not check():
+
+    def holds() -> bool:
+        try:
+            return check()
+        except (LookupError, CellDoesNotExist):
+            return False
+
+    while not holds():
         assert loop.time() < deadline, "the screen never showed it"
         await pilot.pause(0.05)  # type: ignore[attr-defined]
 
