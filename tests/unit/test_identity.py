@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from coordd_client.identity import (
+    cursor_agent,
     default_project,
     host_agent,
+    identify,
     main_worktree,
     resolve_agent,
     resolve_project,
@@ -28,6 +30,63 @@ def test_the_order_of_the_agent_rule() -> None:
     assert resolve_agent(None, claude).value == "claude-3cda0b494380"
     assert resolve_agent(None, claude).source == "$CLAUDE_CODE_SESSION_ID"
     assert resolve_agent(None, codex).value == "codex-019d1afbb2c7"
+
+
+CLAUDE_ENV = {"CLAUDE_CODE_SESSION_ID": "3cda0b49-4380-4c2e-9f5e-0a1b2c3d4e5f"}
+CODEX_ENV = {"CODEX_THREAD_ID": "019d1afb-b2c7-72d3-b240"}
+PINNED = {"COORD_AGENT": "pinned"}
+#: (surface, --agent, environment, payload host, payload session, workspace) -> name.
+#: Every surface asks `identify` the same question; what differs is what it knows.
+IDENTITY_TABLE = [
+    ("cli", None, CLAUDE_ENV, None, None, None, "claude-3cda0b494380"),
+    ("cli", None, CODEX_ENV, None, None, None, "codex-019d1afbb2c7"),
+    ("cli", "flag", {**PINNED, **CLAUDE_ENV}, None, None, None, "flag"),
+    ("cli", None, {**PINNED, **CLAUDE_ENV}, None, None, None, "pinned"),
+    ("hook", None, CLAUDE_ENV, "claude", "3cda0b49-4380", None, "claude-3cda0b494380"),
+    ("hook", None, {}, "codex", "019d1afb-b2c7-72d3", None, "codex-019d1afbb2c7"),
+    ("hook", "flag", CLAUDE_ENV, "claude", "ffff", None, "flag"),
+    ("hook", None, PINNED, "codex", "019d", None, "pinned"),
+    # A new session id in the payload wins over a stale one in the environment.
+    ("hook", None, CLAUDE_ENV, "claude", "aaaa1111bbbb2222", None, "claude-aaaa1111bbbb"),
+    ("hook", None, {}, "cursor", "c0ffee", "/w/shop", cursor_agent("/w/shop")),
+    ("mcp", None, CLAUDE_ENV, None, None, None, "claude-3cda0b494380"),
+    ("mcp", None, {"COORD_WORKSPACE": "/w/shop"}, "cursor", None, None, cursor_agent("/w/shop")),
+    # Cursor's unexpanded `${workspaceFolder}` is no folder: the next rule decides.
+    (
+        "mcp",
+        None,
+        {"COORD_WORKSPACE": "${workspaceFolder}", **PINNED},
+        "cursor",
+        None,
+        None,
+        "pinned",
+    ),
+    ("mcp", None, {}, None, None, None, None),  # the server's own last resort follows
+]
+
+
+@pytest.mark.parametrize(
+    ("surface", "flag", "env", "host", "session", "workspace", "expected"), IDENTITY_TABLE
+)
+def test_one_rule_for_every_surface(  # noqa: PLR0917 (one parameter per column)
+    surface: str,
+    flag: str | None,
+    env: dict[str, str],
+    host: str | None,
+    session: str | None,
+    workspace: str | None,
+    expected: str | None,
+) -> None:
+    found = identify(
+        explicit=flag, environ=env, host=host, session=session, workspace=workspace, use_tabs=False
+    )
+    assert (found.value if found else None) == expected, surface
+
+
+def test_a_cursor_window_is_named_by_its_folder() -> None:
+    assert cursor_agent("/w/shop") == cursor_agent("/w/shop/")
+    assert cursor_agent("/w/shop").startswith("cursor-shop-")
+    assert cursor_agent("/a/shop") != cursor_agent("/b/shop")  # two worktrees, two agents
 
 
 def test_host_ids_keep_twelve_hex_digits() -> None:
