@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from coordd_client.cli import WORKFLOW
+from coordd_client.cli import WORKFLOW, load_groups
 from coordd_client.cli.registry import COMMANDS, UsageError, build_parser, command
 from coordd_client.protocol.wire import STATES
+
+load_groups()
 
 
 def test_every_command_has_a_summary_an_example_and_a_handler() -> None:
@@ -28,3 +30,26 @@ def test_the_parser_is_built_from_the_declarations() -> None:
     assert parser.parse_args(["ls", "--state", STATES[-1]]).state == [STATES[-1]]
     with pytest.raises(UsageError, match="invalid choice"):
         parser.parse_args(["ls", "--state", "sleeping"])
+
+
+def test_a_hook_loads_its_group_only() -> None:
+    """A host runs `coord hook` before every edit: it imports what hooks need, not the
+    other groups (setup, top, mcp's launchers). Counted, not timed."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from coordd_client import cli; cli.load_groups(cli._groups_for(sys.argv[1:]));"
+        " print(sorted(m for m in sys.modules if m.startswith('coordd_client.')))"
+    )
+    hook = subprocess.run(
+        [sys.executable, "-c", probe, "--socket", "/s", "hook", "pre-edit"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    every = subprocess.run(
+        [sys.executable, "-c", probe, "ls"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "coordd_client.cli.hooks" in hook and "coordd_client.cli.setup" not in hook
+    assert "coordd_client.setup.apply" not in hook and "coordd_client.cli.top" not in hook
+    assert "coordd_client.cli.setup" in every
+    assert hook.count("coordd_client.") < every.count("coordd_client.")

@@ -7,7 +7,10 @@ as JSON lines for `watch`), errors included.
 
 Each command lives in the module of its group and is declared once there
 (`registry.command`); importing the modules below registers them, in the
-order `COMMAND_GROUPS` gives.
+order `COMMAND_GROUPS` gives. `coord hook ...` loads its own group only: a
+host runs it before every edit of every tab, and the other groups' imports
+(setup, the TUI's and MCP's launchers, paging) are time it would pay for
+nothing (issue 32; `test_a_hook_loads_its_group_only` counts the modules).
 """
 
 from __future__ import annotations
@@ -39,8 +42,30 @@ COMMAND_GROUPS = (
     "doctor",
     "top",
 )
-for _group in COMMAND_GROUPS:
-    importlib.import_module(f"coordd_client.cli.{_group}")
+#: The groups `coord hook ...` needs (its own); everything else loads them all.
+HOOK_GROUPS = ("hooks",)
+
+
+def load_groups(groups: Sequence[str] = COMMAND_GROUPS) -> None:
+    """Register the commands of `groups` (importing a group twice is a no-op)."""
+    for group in groups:
+        importlib.import_module(f"coordd_client.cli.{group}")
+
+
+#: Global options that take a value (`registry.global_options`): `--socket S hook ...`.
+_VALUED = frozenset({"--socket", "--agent", "--project"})
+
+
+def _groups_for(arguments: Sequence[str]) -> Sequence[str]:
+    """The groups the command named in `arguments` needs."""
+    words = iter(arguments)
+    for word in words:
+        if word in _VALUED:
+            next(words, None)
+        elif not word.startswith("-"):
+            return HOOK_GROUPS if word == "hook" and "--help" not in arguments else COMMAND_GROUPS
+    return COMMAND_GROUPS
+
 
 WORKFLOW = """\
 The bulletin board for agents working side by side. A typical turn:
@@ -64,6 +89,7 @@ Exit codes: 0 ok, 1 error, 2 wait timed out, 3 lost, 4 nothing to claim.
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    load_groups(_groups_for(arguments))
     json_mode = "--json" in arguments
     try:
         args = build_parser(WORKFLOW).parse_args(arguments)
