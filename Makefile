@@ -60,11 +60,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src clients/python/src tests bench scripts
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(STAMP) $(HOSTS_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 ## The same, plus Redis and PostgreSQL peers (installs them from the distribution as root).
-bench-peers: $(STAMP)
+bench-peers: $(STAMP) $(HOSTS_STAMP)
 	bench/install-peers.sh
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' -c $(CONSTRAINTS)
 	$(BIN)/python -m bench --peers $(BENCH_ARGS)

@@ -34,6 +34,7 @@ from bench.harness import (
     writer_stats,
 )
 from bench.hooks import measure_hooks
+from bench.hosts import measure_hosts
 from bench.mcp import measure_mcp
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
@@ -388,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             extra.update(measure_reservations(daemon.socket, sizes))
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
             extra.update(measure_hooks(daemon.socket, runs=10 if args.quick else 40))
+            extra.update(measure_hosts(runs=3 if args.quick else 7))
             stats = writer_stats(daemon)
         finally:
             daemon.stop()

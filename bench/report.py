@@ -212,6 +212,7 @@ def render_report(m: Measured) -> str:
         *reservation_lines(extra),
         *mcp_lines(extra),
         *hook_lines(extra),
+        *host_lines(extra),
         "Absolute figures drift with the machine's load; compare ratios within one run.",
     ]
     return "\n".join(lines) + "\n"
@@ -322,3 +323,23 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
         lines.append(f"| {event} | {p50:,.0f} ms | {p99:,.0f} ms | {p50 / bare:.1f}x |")
     lines.append("")
     return lines
+
+
+def host_lines(extra: dict[str, float]) -> list[str]:
+    """A real host's headless run with coord set up, against the same run without it."""
+    if "host_claude_p_ratio" not in extra:
+        return []
+    return [
+        "## A real host's run (`claude -p`)",
+        "",
+        "The host tier's pinned Claude Code and its fake model: one turn that ends at once,"
+        " in a repository set up with `coord setup claude` and in one that is not,"
+        " alternated in the same run (median of the per-pair ratios).",
+        "",
+        "| run | median |",
+        "| --- | --- |",
+        f"| without coord | {extra['host_claude_p_plain_s']:.2f} s |",
+        f"| with coord (hooks and MCP server) | {extra['host_claude_p_coord_s']:.2f} s |",
+        f"| with / without | {extra['host_claude_p_ratio']:.2f}x |",
+        "",
+    ]
