@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from coordd_client import Client
+from coordd_client.hooks import guard
 from coordd_client.identity import host_agent
 from support import (
     COORD,
@@ -354,3 +355,29 @@ def test_session_end_hands_back_the_work_assigned_to_the_tab(
         picked = [client.claim_next("someone-else").task for _ in range(2)]
         assert {t.id for t in picked if t is not None} == {held.id, waiting.id}
     assert "released 1 claim(s)" in ended.stderr and "unassigned 2 pending task(s)" in ended.stderr
+
+
+def test_the_git_guard_checks_a_commit_of_more_paths_than_one_check_takes(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """A check takes at most 256 paths (PROTOCOL.md section 10): a 301-file commit is
+    asked about in chunks, and the one reserved file among them still refuses it
+    (issue 29, item 4: the oversized check was refused and taken for "daemon down")."""
+    files = [f"src/f{index:03}.py" for index in range(300)] + ["src/auth/login.py"]
+    for name in files:
+        (repo / name).write_text("x\n")
+    subprocess.run(["git", "-C", str(repo), "add", "src"], check=True)
+    with Client(daemon.socket_path, agent="holder", project=str(repo)) as holder:
+        holder.reserve(["src/auth/login.py"])
+    refused = coord("hook", "pre-commit", "--agent", "intruder", socket=daemon.socket_path,
+                    cwd=repo)  # fmt: skip
+    assert refused.returncode == 1, refused.stderr
+    assert "src/auth/login.py" in refused.stderr and "holder" in refused.stderr
+    assert "could not check" not in refused.stderr
+    # The guard's own function, as the pre-edit hook calls it, chunks too.
+    asked = {name: name for name in files}
+    verdict = guard.check_board_paths(
+        daemon.socket_path, asked, agent="intruder", project=str(repo), strict=False
+    )
+    assert not verdict.allowed and verdict.unreachable is None
+    assert "src/auth/login.py" in verdict.reason

@@ -14,7 +14,7 @@ from msgspec import Meta
 
 from coordd.patterns import BadPattern
 from coordd.patterns import parse as parse_pattern
-from coordd_client.protocol.wire import EventType, State
+from coordd_client.protocol.wire import MAX_CHECK_PATHS, EventType, State
 
 MAX_SQLITE_INT = 2**63 - 1
 
@@ -51,7 +51,8 @@ DependsOn = Annotated[list[TaskId], Meta(max_length=32)]
 PatternText = Annotated[str, Meta(min_length=1, max_length=1024)]
 Patterns = Annotated[list[PatternText], Meta(min_length=1, max_length=64)]
 CheckPaths = Annotated[
-    list[Annotated[str, Meta(min_length=1, max_length=4096)]], Meta(min_length=1, max_length=256)
+    list[Annotated[str, Meta(min_length=1, max_length=4096)]],
+    Meta(min_length=1, max_length=MAX_CHECK_PATHS),
 ]
 TtlSeconds = Annotated[float, Meta(ge=1, le=86400)]
 WaitSeconds = Annotated[float, Meta(ge=0, le=600)]
