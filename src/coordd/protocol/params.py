@@ -7,12 +7,12 @@ omitted field.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 from msgspec import Meta
 
-from coordd.patterns import BadPattern
+from coordd.patterns import BadPattern, check_bounds
 from coordd.patterns import parse as parse_pattern
 from coordd_client.protocol.wire import MAX_CHECK_PATHS, EventType, State
 
@@ -78,6 +78,11 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Base: by-name, strict. (Not frozen: mypy's dataclass_transform would then
     demand `frozen=True` repeated on every subclass; nothing mutates params.)"""
 
+    #: Whether `patterns` are new ones, held to the bounds on what a pattern may
+    #: contain (patterns.check_bounds). Releasing names stored ones, which may predate
+    #: the bounds: they must stay releasable by name.
+    NEW_PATTERNS: ClassVar[bool] = False
+
     def __post_init__(self) -> None:
         # msgspec turns a ValueError here into a ValidationError (-32602).
         for name in AGENT_FIELDS:
@@ -90,7 +95,9 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         patterns = getattr(self, "patterns", None)
         for index, text in enumerate(patterns or ()):
             try:
-                parse_pattern(text)
+                pattern = parse_pattern(text)
+                if self.NEW_PATTERNS:
+                    check_bounds(pattern)
             except BadPattern as exc:
                 raise ValueError(f"{exc} - at `$.patterns[{index}]`") from None
         ready = getattr(self, "ready", None)
@@ -235,6 +242,8 @@ class UnsubscribeParams(Params):
 
 
 class AcquireParams(Params):
+    NEW_PATTERNS: ClassVar[bool] = True
+
     agent: Agent
     project: Project
     patterns: Patterns
