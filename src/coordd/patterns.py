@@ -1,13 +1,17 @@
-"""Reservation patterns (PROTOCOL.md section 10): syntax, coverage, and overlap.
+"""Reservation patterns (PROTOCOL.md section 10): syntax, bounds, coverage, and overlap.
 
-Matching a path is gitignore's wildmatch, done by `pathspec` (the library
-made for it), with every pattern anchored at the project root. What no
-library answers is whether two *patterns* could cover a common path; that
-is decided here:
+Matching a path is gitignore's wildmatch as `pathspec` decides it, with
+every pattern anchored at the project root, done in linear time by
+`coordd.wildmatch` (pathspec's backtracking regexes let one pattern hold
+the GIL for minutes: issue 29). A new pattern is also bounded in what it
+may contain (`check_bounds`: wildcards and `**` segments), so the overlap
+search below stays small; a pattern stored before the bounds existed is
+still matched in linear time. What no library answers is whether two
+*patterns* could cover a common path; that is decided here:
 
 - When either pattern is literal (no wildcard), exactly: a segment-by-segment
   search for a path under the literal one that the other pattern covers,
-  with `pathspec` deciding each segment. `tests/unit/test_patterns.py`
+  with the matcher deciding each segment. `tests/unit/test_patterns.py`
   checks it against brute force over generated path sets.
 - When both have wildcards, conservatively, as the protocol allows: up to
   the first `**` in either, segments at the same position name the same
@@ -24,11 +28,19 @@ found by equality and range lookups rather than a scan.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import random
+import threading
+from dataclasses import dataclass, field
 
-import pathspec
+from coordd.wildmatch import Matcher, PathBits, Unmatchable, compile_pattern
 
 MAX_PATTERN_CHARS = 1024
+#: Wildcards (`*`, `?`, `[...]`; a `**` segment counts as one) a new pattern may
+#: hold. Real patterns hold 1 to 4 (`src/**/*.test.[jt]s`); the bound keeps the
+#: overlap search and a match's pieces few (docs/PROTOCOL-1.2.md, section 10a).
+MAX_PATTERN_WILDCARDS = 16
+#: `**` segments a new pattern may hold (`a/**/b/**/c` has 2).
+MAX_PATTERN_GLOBSTARS = 4
 _WILDCARDS = frozenset("*?[")
 _DOUBLE_STAR = "**"
 
@@ -46,6 +58,8 @@ class Pattern:
     segments: tuple[str, ...]
     #: How many leading segments are literal (all of them for a literal pattern).
     literal_count: int
+    #: The linear-time matcher, compiled once with the pattern.
+    matcher: Matcher = field(repr=False, compare=False)
 
     @property
     def is_literal(self) -> bool:
@@ -58,7 +72,58 @@ class Pattern:
 
     def covers(self, path: str) -> bool:
         """gitignore coverage: the pattern matches `path` or one of its parent directories."""
-        return _spec(self.text).match_file(path)
+        return self.matcher.matches(_normalised(path))
+
+    def covers_bits(self, bits: PathBits) -> bool:
+        """`covers` for a path prepared once (`PathBits`) and asked about by many patterns."""
+        return self.matcher.matches_bits(bits)
+
+    @property
+    def globstars(self) -> int:
+        return sum(1 for segment in self.segments if segment == _DOUBLE_STAR)
+
+    @property
+    def wildcards(self) -> int:
+        """`*`, `?` and `[` not escaped, outside `**` segments; each `**` segment is one."""
+        return self.globstars + sum(
+            _wildcard_count(segment) for segment in self.segments if segment != _DOUBLE_STAR
+        )
+
+
+def _normalised(path: str) -> str:
+    # As pathspec's match_file: a leading `/` or `./` is dropped (relative_path's
+    # paths have neither).
+    if path.startswith("/"):
+        return path[1:]
+    if path.startswith("./"):
+        return path[2:]
+    return path
+
+
+def _wildcard_count(segment: str) -> int:
+    count, escaped = 0, False
+    for char in segment:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in _WILDCARDS:
+            count += 1
+    return count
+
+
+def check_bounds(pattern: Pattern) -> None:
+    """Refuse (`BadPattern`) a new pattern with more wildcards or `**` segments than allowed."""
+    if pattern.globstars > MAX_PATTERN_GLOBSTARS:
+        raise BadPattern(
+            f"pattern {pattern.text!r} has {pattern.globstars} `**` segments: a pattern may"
+            f" have at most {MAX_PATTERN_GLOBSTARS}"
+        )
+    if pattern.wildcards > MAX_PATTERN_WILDCARDS:
+        raise BadPattern(
+            f"pattern {pattern.text!r} has {pattern.wildcards} wildcards: a pattern may have"
+            f" at most {MAX_PATTERN_WILDCARDS} (`*`, `?`, `[...]`; a `**` segment is one)"
+        )
 
 
 def has_wildcard(segment: str) -> bool:
@@ -86,19 +151,73 @@ def unescape(segment: str) -> str:
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=4096)
-def _spec(text: str) -> pathspec.GitIgnoreSpec:
-    # Anchored at the root, as if it began with `/` in a .gitignore. Trailing
-    # spaces are escaped: gitignore would strip them, and a pattern means
-    # what it says.
-    stripped = text.rstrip(" ")
-    source = "/" + stripped + "\\ " * (len(text) - len(stripped))
-    return pathspec.GitIgnoreSpec.from_lines([source])
+class ParsedCache:
+    """Parsed patterns, at most `size` of them; when full, a new one replaces one at random.
+
+    Not an LRU: the daemon's scans (every candidate reservation of a project,
+    in id order, request after request) are cyclic, and an LRU smaller than
+    the live set then misses on every look. Past 4,096 live patterns the old
+    `lru_cache`s stopped working at once and one acquire held the writer for
+    53 s (issue 29). Random replacement keeps a share of any working set, and
+    lets the patterns of released reservations age out. A miss costs about
+    30 us (a linear parse); a request also parses each candidate once whatever
+    this holds (`store.reservations`). docs/PERFORMANCE.md has the figures.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.hits = 0
+        self.misses = 0
+        self._found: dict[str, Pattern] = {}
+        self._keys: list[str] = []
+        self._random = random.Random(0)  # not for secrets: which slot to reuse
+        # Readers parse on worker threads: the dict and the list change together.
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def get(self, text: str) -> Pattern | None:
+        found = self._found.get(text)
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def put(self, pattern: Pattern) -> None:
+        with self._lock:
+            if pattern.text in self._found:
+                return
+            if len(self._keys) < self.size:
+                self._keys.append(pattern.text)
+            else:
+                # At random: any fixed order (FIFO, or a permutation of the
+                # slots) is as blind to a cyclic scan as an LRU.
+                slot = self._random.randrange(self.size)
+                del self._found[self._keys[slot]]
+                self._keys[slot] = pattern.text
+            self._found[pattern.text] = pattern
 
 
-@functools.lru_cache(maxsize=4096)
+#: About 1 KB a pattern (4 KB for one of 1,024 characters): 16 to 64 MB at most.
+PARSED = ParsedCache(16384)
+
+
 def parse(text: str) -> Pattern:
-    """Validate `text` as PROTOCOL.md section 10 says; raise `BadPattern` saying why."""
+    """Validate `text` as PROTOCOL.md section 10 says; raise `BadPattern` saying why.
+
+    Syntax only: a stored pattern is parsed with this too. New ones are also
+    held to `check_bounds`.
+    """
+    found = PARSED.get(text)
+    if found is None:
+        found = _parse(text)
+        PARSED.put(found)
+    return found
+
+
+def _parse(text: str) -> Pattern:
     if not text:
         raise BadPattern("a pattern must not be empty")
     if len(text) > MAX_PATTERN_CHARS:
@@ -119,15 +238,15 @@ def parse(text: str) -> Pattern:
                 " the project, relative to its root"
             )
     try:
-        compiled = _spec(text)
-    except ValueError as exc:
+        matcher = compile_pattern(text)
+    except Unmatchable as exc:
         raise BadPattern(f"pattern {text!r} is not valid wildmatch: {exc}") from None
-    if not any(getattr(p, "regex", None) is not None for p in compiled.patterns):
+    if matcher.discarded:
         raise BadPattern(f"pattern {text!r} is not valid wildmatch (an unclosed `[`?)")
     literal_count = next(
         (i for i, segment in enumerate(segments) if has_wildcard(segment)), len(segments)
     )
-    return Pattern(text, segments, literal_count)
+    return Pattern(text, segments, literal_count, matcher)
 
 
 def relative_path(path: str, project: str) -> str:
@@ -190,9 +309,12 @@ def _aligned_segments_agree(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=4096)
+#: Segment globs (`*.py`) recur across patterns: few distinct ones, each cheap to compile.
+_glob = functools.lru_cache(maxsize=4096)(compile_pattern)
+
+
 def _segment_matches(glob: str, name: str) -> bool:
-    return _spec(glob).match_file(name)
+    return _glob(glob).matches(name)
 
 
 @functools.lru_cache(maxsize=4096)

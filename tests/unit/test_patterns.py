@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 
 from coordd.patterns import (
     BadPattern,
+    ParsedCache,
     Pattern,
     candidate_prefixes,
+    check_bounds,
     overlap,
     parse,
     relative_path,
@@ -115,12 +117,41 @@ def test_coverage_follows_gitignore() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "/abs", "!neg", "a//b", "./a", "a/./b", "a/..", "../x", "[", "x" * 1025]
+    "bad",
+    ["", "/abs", "!neg", "a//b", "./a", "a/./b", "a/..", "../x", "[", "x" * 1025, "[z-a]"],
 )
 def test_bad_patterns_are_refused_with_a_reason(bad: str) -> None:
     with pytest.raises(BadPattern) as caught:
         parse(bad)
     assert str(caught.value)
+
+
+def test_new_patterns_are_bounded_in_wildcards_and_double_stars() -> None:
+    check_bounds(parse("src/**/*.test.[jt]s"))
+    check_bounds(parse("a/**/b/**/c/**/d/**"))  # 4 `**`
+    check_bounds(parse("*" * 16))
+    for bad, limit in [
+        ("node_modules/" + "**/*/" * 10 + "zzz", "at most 4"),
+        ("a/**/" * 5 + "x", "at most 4"),
+        ("*a" * 17, "at most 16"),
+        ("[ab]?" * 9, "at most 16"),
+    ]:
+        pattern = parse(bad)  # syntax is fine: a stored one still parses and matches
+        with pytest.raises(BadPattern, match=limit):
+            check_bounds(pattern)
+    assert parse("\\*" * 20).wildcards == 0  # escaped
+
+
+def test_the_parse_cache_keeps_a_share_of_a_cyclic_scan_larger_than_itself() -> None:
+    """An LRU misses on every look of a cyclic scan larger than itself (issue 29, item 5)."""
+    cache = ParsedCache(100)
+    texts = [f"**/gen{n}/*.py" for n in range(150)]
+    for _ in range(5):
+        for text in texts:
+            if cache.get(text) is None:
+                cache.put(parse(text))
+    assert len(cache) == 100
+    assert cache.hits > 150  # an LRU would have none
 
 
 def test_prefix_is_the_literal_leading_segments() -> None:

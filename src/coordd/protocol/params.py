@@ -7,14 +7,14 @@ omitted field.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 from msgspec import Meta
 
-from coordd.patterns import BadPattern
+from coordd.patterns import BadPattern, check_bounds
 from coordd.patterns import parse as parse_pattern
-from coordd_client.protocol.wire import EventType, State
+from coordd_client.protocol.wire import MAX_CHECK_PATHS, EventType, State
 
 MAX_SQLITE_INT = 2**63 - 1
 
@@ -51,7 +51,8 @@ DependsOn = Annotated[list[TaskId], Meta(max_length=32)]
 PatternText = Annotated[str, Meta(min_length=1, max_length=1024)]
 Patterns = Annotated[list[PatternText], Meta(min_length=1, max_length=64)]
 CheckPaths = Annotated[
-    list[Annotated[str, Meta(min_length=1, max_length=4096)]], Meta(min_length=1, max_length=256)
+    list[Annotated[str, Meta(min_length=1, max_length=4096)]],
+    Meta(min_length=1, max_length=MAX_CHECK_PATHS),
 ]
 TtlSeconds = Annotated[float, Meta(ge=1, le=86400)]
 WaitSeconds = Annotated[float, Meta(ge=0, le=600)]
@@ -77,6 +78,11 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Base: by-name, strict. (Not frozen: mypy's dataclass_transform would then
     demand `frozen=True` repeated on every subclass; nothing mutates params.)"""
 
+    #: Whether `patterns` are new ones, held to the bounds on what a pattern may
+    #: contain (patterns.check_bounds). Releasing names stored ones, which may predate
+    #: the bounds: they must stay releasable by name.
+    NEW_PATTERNS: ClassVar[bool] = False
+
     def __post_init__(self) -> None:
         # msgspec turns a ValueError here into a ValidationError (-32602).
         for name in AGENT_FIELDS:
@@ -89,7 +95,9 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         patterns = getattr(self, "patterns", None)
         for index, text in enumerate(patterns or ()):
             try:
-                parse_pattern(text)
+                pattern = parse_pattern(text)
+                if self.NEW_PATTERNS:
+                    check_bounds(pattern)
             except BadPattern as exc:
                 raise ValueError(f"{exc} - at `$.patterns[{index}]`") from None
         ready = getattr(self, "ready", None)
@@ -246,6 +254,8 @@ class UnsubscribeParams(Params):
 
 
 class AcquireParams(Params):
+    NEW_PATTERNS: ClassVar[bool] = True
+
     agent: Agent
     project: Project
     patterns: Patterns

@@ -8,7 +8,9 @@ lease lapsed, stops counting at once, before any housekeeping deletes it.
 Candidates come from the prefix index (`coordd.patterns`): a path looks up
 each of its leading runs of segments; a pattern looks up the prefixes above
 its own and ranges over those below. Only the candidates are matched in
-Python, with `pathspec`.
+Python, in linear time (`coordd.wildmatch`). Each request parses a
+candidate's pattern once, whatever the size of the shared parse cache, and
+prepares each path it checks once for every pattern asked about it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from coordd.patterns import (
 from coordd.protocol import params as P
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list, require_row
+from coordd.wildmatch import PathBits
 from coordd_client.protocol.errors import InvalidParams, LeaseLost, Reserved
 
 #: Live now (`:now`): not expired and, when task-bound, its task still held on a live lease.
@@ -149,9 +152,10 @@ def find_conflicts(
     """`[{"pattern", "reservation"}]`: each pair of one of `patterns` and a live reservation
     of another agent in its way, in pattern order, then reservation id."""
     conflicts: list[dict[str, Any]] = []
+    parsed: dict[str, Pattern] = {}  # this request's candidates, each parsed once
     for pattern in patterns:
         for reservation in _overlapping(
-            conn, now, project, agent, pattern=pattern, exclusive=exclusive
+            conn, now, project, agent, pattern=pattern, exclusive=exclusive, parsed=parsed
         ):
             conflicts.append({"pattern": pattern.text, "reservation": reservation})
             if len(conflicts) >= Limits.max_reported_conflicts:
@@ -167,6 +171,7 @@ def _overlapping(
     *,
     pattern: Pattern,
     exclusive: bool,
+    parsed: dict[str, Pattern],
 ) -> list[dict[str, Any]]:
     args: dict[str, Any] = {"project": project, "agent": agent, "now": now}
     where = f"r.project = :project AND r.agent <> :agent AND {LIVE}"
@@ -193,7 +198,14 @@ def _overlapping(
         # Mine starts with a wildcard: every reservation in the project is a candidate.
         found = _rows(conn, f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}", args)
     found.sort(key=lambda r: r["id"])
-    return [r for r in found if overlap(pattern, parse(r["pattern"]))]
+    return [r for r in found if overlap(pattern, _parsed(parsed, r["pattern"]))]
+
+
+def _parsed(parsed: dict[str, Pattern], text: str) -> Pattern:
+    found = parsed.get(text)
+    if found is None:
+        found = parsed[text] = parse(text)
+    return found
 
 
 def refusal(conflicts: list[dict[str, Any]]) -> Reserved:
@@ -258,6 +270,7 @@ def purge_expired(tx: Txn) -> int:
 def check(conn: Db, now: str, p: P.CheckParams) -> dict[str, Any]:
     """For each path, every live reservation of another agent that covers it."""
     conflicts: list[dict[str, Any]] = []
+    parsed: dict[str, Pattern] = {}  # this request's candidates, each parsed once
     for index, given in enumerate(p.paths):
         try:
             path = relative_path(given, p.project)
@@ -269,13 +282,14 @@ def check(conn: Db, now: str, p: P.CheckParams) -> dict[str, Any]:
             where += " AND r.agent <> :agent"
             args["agent"] = p.agent
         keys = in_list("prefix", candidate_prefixes(path), args)
+        bits = PathBits(path)
         for reservation in _rows(
             conn,
             f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where} AND r.prefix IN {keys}"
             " ORDER BY r.id",
             args,
         ):
-            if parse(reservation["pattern"]).covers(path):
+            if _parsed(parsed, reservation["pattern"]).covers_bits(bits):
                 conflicts.append({"path": given, "reservation": reservation})
                 if len(conflicts) >= Limits.max_reported_conflicts:
                     return {"conflicts": conflicts}

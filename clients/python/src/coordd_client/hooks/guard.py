@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from coordd_client.client import Client
 from coordd_client.protocol.errors import CoordError
-from coordd_client.protocol.wire import PathConflict
+from coordd_client.protocol.wire import MAX_CHECK_PATHS, PathConflict
 from coordd_client.worktree import board_path
 
 #: Deny instead of allow when the daemon cannot be asked.
@@ -60,9 +60,16 @@ def check_board_paths(
     if not asked:
         return Verdict(True, "")
     strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
+    keys = list(asked)
+    found: list[PathConflict] = []
     try:
         with Client(socket, timeout_s=GUARD_TIMEOUT_S) as client:
-            found = client.check_paths(list(asked), project=project, agent=agent).conflicts
+            # One check takes at most MAX_CHECK_PATHS paths (PROTOCOL.md section 10): a
+            # larger commit is asked about in chunks, on one connection. Sending it whole
+            # was refused with -32602 and read as "could not check": a fail-open.
+            for start in range(0, len(keys), MAX_CHECK_PATHS):
+                chunk = keys[start : start + MAX_CHECK_PATHS]
+                found += client.check_paths(chunk, project=project, agent=agent).conflicts
     except CoordError as exc:
         why = f"coord could not check reservations ({exc.message})"
         if strict:
