@@ -152,6 +152,8 @@ def test_every_protocol_method_is_registered() -> None:
         "reservation.release",
         "reservation.check",
         "reservation.list",
+        # Protocol 1.2 (docs/PROTOCOL-1.2.md).
+        "agent.release",
     }
     assert set(METHODS) == expected
 
