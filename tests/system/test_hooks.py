@@ -87,7 +87,7 @@ def test_session_start_puts_the_board_and_the_name_in_the_context(
     codex = hook("session-start", "codex", payload("codex-session-start", CWD=str(repo)),
                  daemon.socket_path)  # fmt: skip
     assert (
-        "you are codex-019d1afbb2c7"
+        "you are codex-123456789abc"  # a v7 UUID: its random end, not its timestamp
         in json.loads(codex.stdout)["hookSpecificOutput"]["additionalContext"]
     )
 

@@ -89,6 +89,15 @@ def test_a_cursor_window_is_named_by_its_folder() -> None:
     assert cursor_agent("/a/shop") != cursor_agent("/b/shop")  # two worktrees, two agents
 
 
+def test_a_time_ordered_thread_id_is_named_by_its_random_end() -> None:
+    """Codex's thread ids are version-7 UUIDs: their first 12 digits are the start time
+    in milliseconds, so two runs started together would share them."""
+    one = host_agent("codex", "019d1afb-b2c7-7e21-9f00-123456789abc")
+    two = host_agent("codex", "019d1afb-b2c7-7e21-9f00-fedcba987654")
+    assert (one, two) == ("codex-123456789abc", "codex-fedcba987654")
+    assert host_agent("claude", "3cda0b49-4380-4f6e-8b5a-9f0e1d2c3b4a") == "claude-3cda0b494380"
+
+
 def test_host_ids_keep_twelve_hex_digits() -> None:
     assert host_agent("claude", "3CDA-0B49-4380-FFFF") == "claude-3cda0b494380"
     assert host_agent("codex", "---") == "codex-unknown"

@@ -16,7 +16,9 @@ The agent, first match wins (`identify`, the one entry point every surface calls
    process this process runs under, by that tab's first session-start hook.
    It is what makes a tab one agent across `/clear` and for surfaces the
    host tells less (Codex starts MCP servers without `CODEX_THREAD_ID`);
-5. the hook payload's session id: `<host>-` + its first 12 hex digits;
+5. the hook payload's session id: `<host>-` + its first 12 hex digits (the
+   last 12 of a time-ordered, version-7 UUID such as Codex's thread ids,
+   whose first 12 are its start time in milliseconds);
 6. `$CLAUDE_CODE_SESSION_ID` (Claude Code sets it in its Bash tool, its
    hooks and its stdio MCP servers): `claude-` + its first 12 hex digits;
    `$CODEX_THREAD_ID` (Codex sets it for the commands it runs): `codex-...`;
@@ -24,7 +26,7 @@ The agent, first match wins (`identify`, the one entry point every surface calls
    process of one terminal (each subshell, pipeline, `$(...)`, `make` recipe
    and `subprocess` child) shares the session of the shell that terminal
    started, so the name is built from that session leader:
-   `<user>-<leader program>-<leader pid>-<4 hex of its start time>` (the
+   `<user>-<its terminal, or session>-<leader pid>-<4 hex of its start time>` (the
    start time keeps a reused pid from inheriting a dead terminal's claims).
    An MCP server has no terminal: it is named from its client's name, its
    host process and itself (`mcp_bridge.naming`).
@@ -69,10 +71,18 @@ class Resolved:
     source: str
 
 
+#: A time-ordered UUID (version 7, as Codex's thread ids are): its first 48 bits are
+#: the start time in milliseconds, so two sessions started in one millisecond would
+#: share their first 12 digits; its last 12 are random.
+_UUID7 = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?7[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$")
+
+
 def host_agent(prefix: str, session_id: str) -> str:
-    """`claude-3cda0b494380` from a host's session id: hex digits only, the first 12."""
-    digits = re.sub(r"[^0-9a-fA-F]", "", session_id).lower()[:HOST_ID_DIGITS]
-    return f"{prefix}-{digits or 'unknown'}"
+    """`claude-3cda0b494380` from a host's session id: hex digits only, the first 12
+    (the last 12 of a version-7 UUID, whose first 12 are a timestamp)."""
+    digits = re.sub(r"[^0-9a-fA-F]", "", session_id).lower()
+    kept = digits[-HOST_ID_DIGITS:] if _UUID7.match(session_id.lower()) else digits
+    return f"{prefix}-{kept[:HOST_ID_DIGITS] or 'unknown'}"
 
 
 def identify(
@@ -137,13 +147,38 @@ def default_agent(environ: Mapping[str, str] | None = None) -> str:
 
 
 def terminal_session_agent(environ: Mapping[str, str] | None = None) -> str:
-    """`<user>-<leader program>-<leader pid>-<hash>` for this process's session."""
+    """`<user>-<terminal>-<leader pid>-<hash>` for this process's session.
+
+    The terminal is the session leader's controlling terminal (`pts3`), or
+    `session` without one. Not the leader's program name: a shell that runs
+    its last command in its own place (`bash -c 'a; b'` execs `b`) changes
+    it, and one session would have two names. The pid and start time do not
+    change on exec.
+    """
     env = os.environ if environ is None else environ
     user = slug(env.get("USER") or env.get("LOGNAME") or _login_name())
     leader = os.getsid(0)
-    name, start = process_name_and_start(leader)
+    _, start = process_name_and_start(leader)
     digest = hashlib.sha1(f"{leader}:{start}".encode()).hexdigest()[:4]
-    return f"{user}-{slug(name)}-{leader}-{digest}"
+    return f"{user}-{controlling_terminal(leader)}-{leader}-{digest}"
+
+
+def controlling_terminal(pid: int) -> str:
+    """`pts3`, `tty1`, or `session` when the process has no terminal (or it is unknown)."""
+    if not sys.platform.startswith("linux"):
+        return "session"
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            raw = stat.read().decode(errors="replace")
+    except OSError:
+        return "session"
+    tty_nr = int(raw[raw.rindex(")") + 2 :].split()[4])
+    major, minor = (tty_nr >> 8) & 0xFFF, (tty_nr & 0xFF) | ((tty_nr >> 12) & 0xFFF00)
+    if tty_nr == 0:
+        return "session"
+    if 136 <= major <= 143:  # Unix98 pseudo-terminals
+        return f"pts{(major - 136) * 256 + minor}"
+    return f"tty{minor}" if major == 4 else f"tty{major}.{minor}"
 
 
 def _login_name() -> str:
