@@ -35,8 +35,9 @@ from coordd_client.protocol.paths import state_dir
 from coordd_client.protocol.wire import Task
 
 #: A wait asks the daemon for at most this long at a time (chained by seq); between
-#: two asks the waiter checks that its host process is still there.
-WAIT_CHUNK_S = 30.0
+#: two asks the waiter checks that its host process is still there (so it leaves within
+#: this long of its tab; one edge-triggered call every few seconds costs an idle tab little).
+WAIT_CHUNK_S = 5.0
 ATTENDED_ENV = "CLAUDE_CODE_SESSION_ATTENDED"
 ENTRYPOINT_ENV = "CLAUDE_CODE_ENTRYPOINT"
 
