@@ -15,9 +15,15 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "top.svg"
 
 
 async def main() -> None:
-    app = TopApp(Path("/nonexistent"), "/home/ada/shop", agent="human-ada", now=demo.NOW)
-    async with app.run_test(size=(110, 30)) as pilot:
-        app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS)
+    app = TopApp(
+        Path("/nonexistent"),
+        "/home/ada/shop",
+        agent="human-ada",
+        clock=lambda: demo.NOW,
+        follow=False,
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS, demo.EVENTS)
         await pilot.pause(0.2)
         OUT.write_text(app.export_screenshot(title="coord top"))
 

@@ -340,3 +340,19 @@ def test_without_the_sdk_coord_mcp_says_what_to_install() -> None:
     result = coord_without("mcp", "mcp")
     assert result.returncode == 1
     assert "pip install 'coordd-client[mcp]'" in result.stderr
+
+
+async def test_the_boards_other_agents_are_this_projects_seen_lately(
+    daemon: DaemonProcess,
+) -> None:
+    """Not every name the daemon knows (coordd_client.presence): another project's
+    agent costs this tab no tokens."""
+    with Client(daemon.socket_path, agent="here", project=PROJECT) as setup:
+        setup.post("posted here")
+    with Client(daemon.socket_path, agent="reserver", project=PROJECT) as setup:
+        setup.reserve(["src/**"])
+    with Client(daemon.socket_path, agent="elsewhere", project="/elsewhere") as setup:
+        setup.post("posted elsewhere")
+    async with MCPClient(server(daemon.socket_path, COORD_AGENT="me")) as c:
+        board = await call(c, "board")
+    assert sorted(a["agent"] for a in board["other_agents"]) == ["here", "reserver"]

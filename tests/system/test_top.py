@@ -12,14 +12,20 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import msgspec
 import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Label, RichLog, Static, TabbedContent
 from textual.widgets.data_table import CellDoesNotExist
 
-from coordd_client import Client, LeaseLost
+from coordd_client import Client, LeaseLost, presence
+from coordd_client.protocol.wire import AgentInfo, Event, Task
+from coordd_client.tui import demo
 from coordd_client.tui.app import Confirm, Detail, TopApp
+from coordd_client.tui.model import BoardModel
 from support import DaemonProcess, coord, coord_without
 
 PROJECT = "/top"
@@ -261,3 +267,145 @@ def test_x_releases_the_selected_agents_holdings_after_a_confirmation(
         assert client.reservations(agent=dead).reservations == []
         with pytest.raises(LeaseLost):
             client.complete(task.id, fence=held.fence)
+
+
+class Clock:
+    """The app's clock: the wall's, moved on by a test."""
+
+    def __init__(self) -> None:
+        self.ahead = timedelta(0)
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.ahead
+
+
+def test_age_ticks_with_the_clock_alone(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="w", project=PROJECT) as client:
+        task = client.post("sits there").task
+    clock = Clock()
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: cell(app, task.id, "AGE").endswith("s"), pilot)
+        last_seq = app.model.last_seq
+        clock.ahead = timedelta(minutes=3)
+        await until(lambda: cell(app, task.id, "AGE") == "3m", pilot, timeout_s=5)
+        clock.ahead = timedelta(hours=2)
+        await until(lambda: cell(app, task.id, "AGE") == "2h", pilot, timeout_s=5)
+        assert app.model.last_seq == last_seq  # no event moved it: the tick did
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test", clock=clock), scenario)
+
+
+def test_blocked_by_follows_each_dependency_from_its_completion_event_alone(
+    daemon: DaemonProcess,
+) -> None:
+    with Client(daemon.socket_path, agent="w", project=PROJECT) as client:
+        first = client.post("first").task
+        second = client.post("second").task
+        dependent = client.post("after both", depends_on=[first.id, second.id]).task
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: cell(app, dependent.id, "BLOCKED BY") == f"#{first.id},#{second.id}",
+                    pilot)  # fmt: skip
+
+        def finish(task: Task) -> None:
+            coord("claim", str(task.id), "--agent", "w", socket=daemon.socket_path)
+            coord("done", str(task.id), "--agent", "w", socket=daemon.socket_path)
+
+        # #second done: no event names the dependent (it is still blocked by #first),
+        # and yet its cell drops #second.
+        finish(second)
+        await until(lambda: cell(app, dependent.id, "BLOCKED BY") == f"#{first.id}", pilot)
+        assert cell(app, dependent.id, "STATE") == "blocked"
+        # #first done: its last open dependency (task.unblocked), and it is ready.
+        finish(first)
+        await until(lambda: cell(app, dependent.id, "BLOCKED BY") == "", pilot)
+        assert cell(app, dependent.id, "STATE") == "pending"
+        coord("reopen", str(second.id), "--agent", "w", socket=daemon.socket_path)
+        await until(lambda: cell(app, dependent.id, "BLOCKED BY") == f"#{second.id}", pilot)
+        assert cell(app, dependent.id, "STATE") == "blocked"
+
+    app = TopApp(daemon.socket_path, PROJECT, agent="human-test")
+    reads = 0
+    load = app.follower._load
+
+    def counted() -> int:
+        nonlocal reads
+        reads += 1
+        return load()
+
+    app.follower._load = counted  # type: ignore[method-assign]
+    run(app, scenario)
+    assert reads == 1  # the board was read once, at the start: the rest came from events
+
+
+def test_the_model_updates_a_dependent_no_event_names() -> None:
+    """The rule on its own: #2 done takes #2 out of #3's blocked_by, #2 reopened puts
+    it back, with only #2's events (PROTOCOL.md section 9 appends none for #3)."""
+    base = demo.TASKS[0]
+
+    def task(task_id: int, state: str, **fields: Any) -> Task:
+        return msgspec.structs.replace(base, id=task_id, state=state, claimed_by=None, **fields)
+
+    model = BoardModel()
+    model.load([task(1, "pending"), task(2, "pending"),
+                task(3, "pending", depends_on=[1, 2], blocked_by=[1, 2])], 10)  # fmt: skip
+
+    def event(seq: int, changed: Task) -> Event:
+        return Event(seq=seq, at=base.updated_at, type="task.completed", task_id=changed.id,
+                     agent="w", task=changed)  # fmt: skip
+
+    assert model.apply([event(11, task(2, "done"))]) == {2, 3}
+    assert model.tasks[3].blocked_by == [1]
+    assert model.apply([event(12, task(2, "pending"))]) == {2, 3}
+    assert model.tasks[3].blocked_by == [1, 2]
+
+
+def test_the_agents_pane_shows_this_projects_agents_seen_lately(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="holder", project=PROJECT) as client:
+        client.claim(client.post("held").task.id)
+    with Client(daemon.socket_path, agent="here", project=PROJECT) as client:
+        client.post("posted here")
+    with Client(daemon.socket_path, agent="elsewhere", project="/elsewhere") as client:
+        client.post("posted elsewhere")
+    clock = Clock()
+
+    def names(app: TopApp) -> list[str]:
+        return sorted(a.agent for a in app._agents)
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: names(app) == ["here", "holder"], pilot)
+        assert app.query_one("#agents", DataTable).row_count == 2
+        clock.ahead = presence.HORIZON + timedelta(minutes=1)
+        # "here" has not been seen for longer than the horizon; "holder" holds a claim.
+        await until(lambda: names(app) == ["holder"], pilot)
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test", clock=clock), scenario)
+
+
+def test_prime_lists_this_projects_agents_seen_lately(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent="here", project=PROJECT) as client:
+        client.post("posted here")
+    with Client(daemon.socket_path, agent="reserver", project=PROJECT) as client:
+        client.reserve(["src/**"])
+    with Client(daemon.socket_path, agent="elsewhere", project="/elsewhere") as client:
+        client.post("posted elsewhere")
+    text = coord("prime", "--agent", "me", "--project", PROJECT,
+                 socket=daemon.socket_path).stdout  # fmt: skip
+    others = text.split("Other agents:\n")[1].splitlines()
+    listed = [line.split(":")[0].strip() for line in others if line.startswith("  ")]
+    assert listed == ["here", "reserver"], text
+
+
+def test_presence_keeps_holders_and_drops_the_long_gone() -> None:
+    now = demo.NOW
+
+    def seen(name: str, minutes_ago: float) -> AgentInfo:
+        moment = now - timedelta(minutes=minutes_ago)
+        return AgentInfo(agent=name, last_seen=moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), holding=0)
+
+    agents = [seen("fresh", 1), seen("gone", 16), seen("holds", 600), seen("other", 1)]
+    kept = presence.scoped(agents, now, holders={"holds"}, involved={"fresh", "gone", "holds"})
+    assert [a.agent for a in kept] == ["fresh", "holds"]
+    every = presence.scoped(agents, now, holders=set(), involved=None)  # every project
+    assert [a.agent for a in every] == ["fresh", "other"]

@@ -1,6 +1,11 @@
 """Pictures of `coord top`'s main screens from the fixed demo board (no daemon, frozen
 clock): a layout regression shows as an SVG diff. Update them on purpose with
-`pytest tests/system/test_top_snapshots.py --snapshot-update` and look at the diff."""
+`pytest tests/system/test_top_snapshots.py --snapshot-update` and look at the diff.
+
+Each board picture also asserts on the screen's text (the columns layout.py chose,
+every title, the feed and the counts line), so a picture updated by mistake still
+fails on what matters.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +13,80 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable, RichLog, Static
 
-from coordd_client.tui import demo
+from coordd_client.tui import demo, layout
 from coordd_client.tui.app import TopApp
 
 
 def demo_app() -> TopApp:
-    return TopApp(Path("/nonexistent"), "/home/ada/shop", agent="human-ada", now=demo.NOW)
+    return TopApp(
+        Path("/nonexistent"),
+        "/home/ada/shop",
+        agent="human-ada",
+        clock=lambda: demo.NOW,
+        follow=False,
+    )
 
 
 async def show_demo(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, TopApp)
-    app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS)
+    app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS, demo.EVENTS)
     await pilot.pause()
 
 
-def test_the_board_at_80_by_24(snap_compare: Callable[..., bool]) -> None:
-    assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=show_demo)
+def screen_text(pilot: Pilot[Any], selector: str) -> list[str]:
+    widget = pilot.app.screen.query_one(selector)
+    return [widget.render_line(y).text for y in range(widget.size.height)]
 
 
-def test_the_board_wide(snap_compare: Callable[..., bool]) -> None:
-    assert snap_compare(demo_app(), terminal_size=(120, 32), run_before=show_demo)
+def check_the_board(pilot: Pilot[Any], width: int, height: int) -> None:
+    """What the picture must show at this size, as text."""
+    app = pilot.app
+    columns = dict(layout.columns(width))
+    board = app.query_one("#board", DataTable)
+    assert [str(c.label) for c in board.columns.values()] == list(columns)
+    lines = screen_text(pilot, "#board")
+    assert lines[0].split()[:2] == ["ID", "STATE"] and "TITLE" in lines[0]
+    for task in demo.TASKS:  # each title, whole or cut with an ellipsis, on its row
+        row = next(line for line in lines[1:] if line.split()[0] == str(task.id))
+        cut = columns["TITLE"]
+        shown = task.title if len(task.title) <= cut else task.title[: cut - 1] + "…"
+        assert shown in row, (shown, row)
+    counts = app.query_one("#counts", Static)
+    assert counts.region.bottom <= height - 1  # above the footer, on screen
+    assert "pending 3 claimed 2" in screen_text(pilot, "#counts")[0]
+    feed = app.query_one("#feed", RichLog)
+    if height >= layout.FEED_AUTO_ROWS:
+        assert feed.display and feed.region.height == layout.feed_lines(height, None) + 1
+        assert any("task.failed" in line for line in screen_text(pilot, "#feed"))
+    else:
+        assert not feed.display  # a toggled pane: `e`
+
+
+@pytest.mark.parametrize(
+    "size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: "x".join(map(str, s))
+)
+def test_the_board(snap_compare: Callable[..., bool], size: tuple[int, int]) -> None:
+    async def shown(pilot: Pilot[Any]) -> None:
+        await show_demo(pilot)
+        check_the_board(pilot, *size)
+
+    assert snap_compare(demo_app(), terminal_size=size, run_before=shown)
+
+
+def test_the_feed_at_24_rows_is_a_toggled_pane(snap_compare: Callable[..., bool]) -> None:
+    async def toggled(pilot: Pilot[Any]) -> None:
+        await show_demo(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert any("task.assigned" in line for line in screen_text(pilot, "#feed"))
+        assert "TITLE" in screen_text(pilot, "#board")[0]
+
+    assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=toggled)
 
 
 def test_the_agents_pane(snap_compare: Callable[..., bool]) -> None:
@@ -38,6 +94,9 @@ def test_the_agents_pane(snap_compare: Callable[..., bool]) -> None:
         await show_demo(pilot)
         await pilot.click("#--content-tab-tab-agents")
         await pilot.pause()
+        # This project's agents seen lately; not another repository's, nor a closed tab.
+        names = [line.split()[0] for line in screen_text(pilot, "#agents")[1:] if line.strip()]
+        assert names == ["claude-3cda0b494380", "codex-019d1afbb2c7", "cursor-shop"]
 
     assert snap_compare(demo_app(), terminal_size=(100, 24), run_before=agents)
 
@@ -52,5 +111,14 @@ def test_the_reservations_pane(snap_compare: Callable[..., bool]) -> None:
 
 
 def test_the_keys(snap_compare: Callable[..., bool]) -> None:
-    app = demo_app()
-    assert snap_compare(app, press=["question_mark"], terminal_size=(80, 24), run_before=show_demo)
+    """Keys as typed (`/`, `?`, `enter`), each once: not Textual's names for them."""
+
+    async def keys(pilot: Pilot[Any]) -> None:
+        await show_demo(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = "\n".join(screen_text(pilot, "Static"))
+        assert "slash" not in text and "question_mark" not in text
+        assert text.count("enter") == 1 and "/ " in text and "? " in text
+
+    assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=keys)

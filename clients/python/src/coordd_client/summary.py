@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from coordd_client import render
+from coordd_client import presence, render
 from coordd_client.client import Client
 from coordd_client.paging import all_tasks
-from coordd_client.protocol.wire import Task
+from coordd_client.protocol.wire import Event, Task
 
 #: Rows per section.
 MY_CLAIMS_SHOWN = 10
@@ -24,10 +24,8 @@ ACKS_SHOWN = 5
 AGENTS_SHOWN = 8
 #: Characters of a title shown.
 TITLE_CHARS = 80
-#: Recent events read to find the latest acks.
+#: Recent events read to find the latest acks and who acted in the project lately.
 ACK_LOOKBACK_EVENTS = 500
-#: Agents seen within this long count as active.
-ACTIVE_WITHIN = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -77,7 +75,9 @@ def summarize(client: Client, agent: str, project: str) -> BoardSummary:
         lines.append(f"  #{task.id} p{task.priority} [{task.kind}] {_title(task)}")
     _more(lines, len(ready) - READY_SHOWN, "coord ls")
 
-    acks = _recent_acks(client, project)
+    recent = _recent_events(client, project)
+    acks = [e.task for e in recent if e.type == "task.posted" and e.task.kind == "ack"]
+    acks = acks[::-1][:ACKS_SHOWN]
     if acks:
         lines.append("Recent acks:")
         lines += [f"  #{t.id} {_title(t)} (by {render.clean(t.created_by or '-')})" for t in acks]
@@ -86,12 +86,15 @@ def summarize(client: Client, agent: str, project: str) -> BoardSummary:
     for task in claimed:
         if task.claimed_by and task.claimed_by != agent:
             holding[task.claimed_by].append(task.id)
-    active = [
-        a.agent
-        for a in client.agents().agents
-        if a.agent != agent and now - render.parse_time(a.last_seen) < ACTIVE_WITHIN
-    ]
-    others = sorted(set(active) | set(holding))
+    # This project's agents at work, not every name the daemon knows (presence.py).
+    reserving = {r.agent for r in client.reservations(project=project).reservations}
+    seen = presence.scoped(
+        client.agents().agents,
+        now,
+        holders=set(holding) | reserving,
+        involved=presence.involved([*claimed, *pending], recent),
+    )
+    others = sorted({a.agent for a in seen if a.agent != agent} | set(holding))
     if others:
         lines.append("Other agents:")
         for name in others[:AGENTS_SHOWN]:
@@ -113,14 +116,11 @@ def _more(lines: list[str], left_out: int, where: str) -> None:
         lines.append(f"  ... {left_out} more ({where})")
 
 
-def _recent_acks(client: Client, project: str) -> list[Task]:
-    """The latest acks posted in `project`, newest first, from the tail of the event log."""
+def _recent_events(client: Client, project: str) -> list[Event]:
+    """`project`'s events among the log's last `ACK_LOOKBACK_EVENTS`, oldest first."""
     last = client.server_info().last_seq
-    events = client.events_since(
+    return client.events_since(
         after_seq=max(0, last - ACK_LOOKBACK_EVENTS),
         project=project,
-        types=["task.posted"],
         limit=ACK_LOOKBACK_EVENTS,
     ).events
-    acks = [e.task for e in events if e.task.kind == "ack"]
-    return acks[::-1][:ACKS_SHOWN]

@@ -8,23 +8,22 @@ there is. A board of 1,000 tasks stays well under 1,500 tokens
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from coordd_client import methods
+from coordd_client import methods, presence
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.protocol import wire
-from coordd_client.render import parse_time
 
 MY_CLAIMS_SHOWN = 10
 ASSIGNED_SHOWN = 5
 READY_SHOWN = 8
 AGENTS_SHOWN = 8
 TITLE_CHARS = 80
-#: An agent counts as active when the daemon saw it this recently.
-ACTIVE_WITHIN = timedelta(minutes=10)
+#: Recent events read to see who acted in the project lately (as `coord prime` does).
+LOOKBACK_EVENTS = 500
 #: Counting stops after this many pages of 1,000 per state (the count then says "at least").
 MAX_COUNT_PAGES = 10
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
@@ -80,11 +79,29 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
         if task.claimed_by and task.claimed_by != agent:
             holding.setdefault(task.claimed_by, []).append(task.id)
     agents: wire.AgentsResult = await bridge.link.typed(methods.agents())
+    # This project's agents at work, not every name the daemon knows (presence.py).
+    project = bridge.project.value
+    reserved: wire.ReservationsResult = await bridge.link.typed(
+        methods.reservations(project=project)
+    )
+    info: wire.ServerInfo = await bridge.link.typed(methods.server_info())
+    recent: wire.EventsResult = await bridge.link.typed(
+        methods.events_since(
+            after_seq=max(0, info.last_seq - LOOKBACK_EVENTS),
+            project=project,
+            limit=LOOKBACK_EVENTS,
+        )
+    )
+    seen = presence.scoped(
+        agents.agents,
+        now,
+        holders=set(holding) | {r.agent for r in reserved.reservations},
+        involved=presence.involved([*claimed, *pending], recent.events),
+    )
     others = [
         {"agent": a.agent, "last_seen": a.last_seen, "holding": holding.get(a.agent, [])[:5]}
-        for a in agents.agents
+        for a in seen
         if a.agent != agent
-        and (now - parse_time(a.last_seen) < ACTIVE_WITHIN or a.agent in holding)
     ]
     hint = _hint(mine, ready, pending_cut or claimed_cut)
     return {

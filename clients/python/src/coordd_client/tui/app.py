@@ -7,12 +7,13 @@ socket, from a worker thread so the screen never stalls on the daemon.
 from __future__ import annotations
 
 import getpass
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -30,13 +31,23 @@ from textual.widgets import (
     TabPane,
 )
 
-from coordd_client import render
+from coordd_client import presence, render
 from coordd_client.client import Client
 from coordd_client.paging import task_history
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
+from coordd_client.tui import layout
 from coordd_client.tui.follow import Follower
-from coordd_client.tui.model import STATES, BoardModel, Filter, age, lease_left, state_word
+from coordd_client.tui.model import (
+    STATES,
+    BoardModel,
+    Filter,
+    age,
+    age_of,
+    feed_line,
+    lease_left,
+    state_word,
+)
 
 #: Seconds per frame: events that arrive between two frames are drawn together. Each
 #: redraw of a changed DataTable costs time linear in its rows (measured: 10,000 rows
@@ -48,9 +59,6 @@ SIDE_REFRESH_S = 2.0
 #: state (what just happened), until the filter changes or this many gather: Textual's
 #: DataTable removes a row, and adds many, in time linear in the table.
 STALE_ROWS_KEPT = 1000
-COLUMNS = ("ID", "STATE", "PRI", "KIND", "WHO", "LEASE", "BLOCKED BY", "AGE", "TITLE")
-#: Fixed widths: the table never measures a column again as rows change.
-WIDTHS = (6, 9, 4, 9, 22, 6, 10, 5, 60)
 STYLE = {
     "pending": "yellow",
     "blocked": "magenta",
@@ -80,7 +88,7 @@ def plain(text: str) -> Text:
     MarkupError in every redraw, and `[link=...]` or `[on red]` restyles the screen.
     Everything agents wrote is shown as a `Text`, never parsed.
     """
-    return Text(render.clean(text), end="")
+    return Text(render.clean(text), end="", overflow="ellipsis")  # cut short: "…"
 
 
 class Confirm(ModalScreen[bool]):
@@ -150,26 +158,35 @@ class Detail(ModalScreen[None]):
 
 class TopApp(App[None]):
     CSS = """
-    #board { height: 1fr; }
-    #feed { height: 7; border-top: solid $accent; }
+    TabbedContent, ContentSwitcher, TabPane, #board { height: 1fr; }
+    #feed { height: auto; border-top: solid $accent; overflow-y: auto; }
     #status { height: 1; background: $panel; }
     #dialog, #detail { width: 80%; max-width: 100; height: auto; max-height: 90%;
                        border: thick $accent; padding: 1 2; background: $surface; }
     Confirm, Ask, Detail { align: center middle; }
     """
+    #: The footer shows the keys that fit 80 columns; `?` lists every one, by its tooltip.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "post", "post"),
-        Binding("a", "assign", "assign"),
-        Binding("c", "cancel_task", "cancel"),
-        Binding("o", "reopen", "reopen"),
-        Binding("x", "release_agent", "release agent"),
-        Binding("enter", "detail", "detail", show=False),
-        Binding("f", "cycle_states", "states"),
-        Binding("slash", "search", "search"),
-        Binding("r", "ready_only", "ready"),
-        Binding("m", "mine", "mine"),
-        Binding("s", "cycle_sort", "sort"),
-        Binding("question_mark", "help", "keys"),
+        Binding("p", "post", "post", tooltip="post a task"),
+        Binding("a", "assign", "assign", tooltip="assign the selected task"),
+        Binding("c", "cancel_task", "cancel", tooltip="cancel the selected task"),
+        Binding("o", "reopen", "reopen", show=False, tooltip="reopen the selected task"),
+        Binding("x", "release_agent", "release", tooltip="release all an agent holds"),
+        Binding(
+            "enter",
+            "detail",
+            "detail",
+            show=False,
+            key_display="enter",
+            tooltip="task detail and history",
+        ),
+        Binding("f", "cycle_states", "states", tooltip="states: open, all, pending, ..."),
+        Binding("slash", "search", "search", tooltip="search titles"),
+        Binding("r", "ready_only", "ready", show=False, tooltip="ready tasks only"),
+        Binding("m", "mine", "mine", show=False, tooltip="only yours"),
+        Binding("s", "cycle_sort", "sort", show=False, tooltip="by id, or most urgent first"),
+        Binding("e", "toggle_feed", "events", tooltip="show or hide the event feed"),
+        Binding("question_mark", "help", "keys", tooltip="these keys"),
         Binding("q", "quit", "quit"),
     ]
 
@@ -179,9 +196,14 @@ class TopApp(App[None]):
         project: str | None,
         *,
         agent: str | None = None,
-        now: datetime | None = None,
+        clock: Callable[[], datetime] | None = None,
+        follow: bool = True,
     ) -> None:
-        """`now` freezes the clock (the demo and snapshots); normally it runs."""
+        """Args:
+        clock: the time every relative cell (AGE, LEASE, SEEN) is computed from, read
+            at each redraw; a test moves it, the demo freezes it. Default: the wall.
+        follow: read and follow the daemon; False for a board given by `show_fixed`.
+        """
         super().__init__()
         self.socket = socket
         self.project = project
@@ -189,7 +211,13 @@ class TopApp(App[None]):
         self.model = BoardModel()
         self.filter = Filter()
         self.follower = Follower(socket, project)
-        self._frozen = now
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._follow = follow
+        #: The board's columns now, (name, width), from `layout.columns` at this width.
+        self._columns: list[tuple[str, int]] = []
+        #: The AGE text each row shows, so the tick touches only the cells that change.
+        self._ages: dict[int, str] = {}
+        self._feed_shown: bool | None = None  # None: by the height (layout.feed_lines)
         self._status_line = ""
         self._stale_rows = 0
         self.redraws = 0  # frames that changed the board (the tests count them)
@@ -201,7 +229,7 @@ class TopApp(App[None]):
     # --- layout ---------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=self._frozen is None)
+        yield Header(show_clock=self._follow)
         with TabbedContent(initial="tab-board"):
             with TabPane("Board", id="tab-board"):
                 yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
@@ -212,37 +240,70 @@ class TopApp(App[None]):
         yield RichLog(id="feed", max_lines=500, markup=False)
         with Horizontal(id="status"):
             yield Static(id="counts")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         where = self.project or "every project"
         self.title = f"coord top: {where}"
         self.sub_title = f"you act as {self.agent}"
-        board = self.query_one("#board", DataTable)
-        for column, width in zip(COLUMNS, WIDTHS, strict=True):
-            board.add_column(column, key=column, width=width)
+        self._fit(self.size.width, self.size.height)
         self.query_one("#agents", DataTable).add_columns("AGENT", "SEEN", "HOLDS", "RESERVED")
         self.query_one("#reservations", DataTable).add_columns(
             "ID", "PATTERN", "HOLDER", "MODE", "EXPIRES", "TASK"
         )
         self.set_interval(FRAME_S, self._frame)
         self.set_interval(1.0, self._tick)
-        if self._frozen is None:
+        if self._follow:
             self.follower.start()
             self.set_interval(SIDE_REFRESH_S, self._refresh_side)
             self._refresh_side()
 
     def show_fixed(
-        self, tasks: list[Task], agents: list[AgentInfo], reservations: list[Reservation]
+        self,
+        tasks: list[Task],
+        agents: list[AgentInfo],
+        reservations: list[Reservation],
+        events: list[Event] | None = None,
     ) -> None:
-        """Show a given board instead of following a daemon (the demo and snapshots)."""
+        """Show a given board instead of following a daemon (the demo and snapshots);
+        `events` fill the feed only (`tasks` are the board as it is after them)."""
         self.follower.status = "demo"
         self.model.load(tasks, 0)
+        self.model.feed.extend(events or ())
+        # After the first layout: a RichLog line is cut to the log's width when written.
+        self.call_after_refresh(self._write_feed, events or [])
         self._rebuild()
         self._show_side(reservations, agents)
 
     def on_unmount(self) -> None:
         self.follower.stop()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        """Columns for this width and the feed for this height (layout.py's rule)."""
+        feed = self.query_one("#feed", RichLog)
+        lines = layout.feed_lines(height, self._feed_shown)
+        feed.display = lines > 0
+        if lines:
+            feed.styles.height = lines + 1  # and its top border
+        wanted = layout.columns(width)
+        if wanted == self._columns:
+            return
+        self._columns = wanted
+        board = self.query_one("#board", DataTable)
+        selected = self._selected()
+        board.clear(columns=True)
+        for name, cells in wanted:
+            board.add_column(name, key=name, width=cells)  # fixed: never measured again
+        self._rebuild()
+        if selected is not None and str(selected.id) in board.rows:
+            board.move_cursor(row=board.get_row_index(str(selected.id)))
+
+    def action_toggle_feed(self) -> None:
+        self._feed_shown = not self.query_one("#feed", RichLog).display
+        self._fit(self.size.width, self.size.height)
 
     # --- live updates ---------------------------------------------------------------
 
@@ -260,33 +321,43 @@ class TopApp(App[None]):
                 batch.append(follower.events.popleft())
             changed = self.model.apply(batch)
             self._update_rows(changed)
-            feed = self.query_one("#feed", RichLog)
-            for event in batch:
-                feed.write(plain(render.event_line(event)))
+            self._write_feed(batch)
         self._show_status()
 
+    def _write_feed(self, batch: list[Event]) -> None:
+        feed = self.query_one("#feed", RichLog)
+        # One line per event, cut with "…" at the log's width (RichLog otherwise measures
+        # against the console's width, which need not be the terminal's).
+        width = feed.scrollable_content_region.width or None
+        for event in batch:
+            feed.write(plain(feed_line(event)), width=width)
+
     def _now(self) -> datetime:
-        return self._frozen or datetime.now(UTC)
+        return self._clock()
 
     def _cells(self, task: Task, now: datetime) -> list[Any]:
+        """The row's cells, for the columns shown at this width."""
         word = state_word(task, now)
         who = task.claimed_by or (f"-> {task.assignee}" if task.assignee else "")
-        blocked = ",".join(f"#{i}" for i in task.blocked_by)
-        return [
-            task.id,
-            Text(word, style=STYLE.get(word, "")),
-            task.priority,
-            plain(task.kind),
-            plain(who),
-            lease_left(task, now),
-            blocked,
-            age(task.updated_at, now),
-            plain(task.title),
-        ]
+        shown = age(task.updated_at, now)
+        self._ages[task.id] = shown
+        every: dict[str, Any] = {
+            "ID": task.id,
+            "STATE": Text(word, style=STYLE.get(word, "")),
+            "PRI": task.priority,
+            "KIND": plain(task.kind),
+            "WHO": plain(who),
+            "LEASE": lease_left(task, now),
+            "BLOCKED BY": plain(",".join(f"#{i}" for i in task.blocked_by)),
+            "AGE": shown,
+            "TITLE": plain(task.title),
+        }
+        return [every[name] for name, _ in self._columns]
 
     def _rebuild(self) -> None:
         board = self.query_one("#board", DataTable)
         board.clear()
+        self._ages.clear()
         now = self._now()
         for task in sorted(self.model.tasks.values(), key=lambda t: t.id):
             if self.filter.admits(task):
@@ -306,14 +377,14 @@ class TopApp(App[None]):
             if self.filter.admits(task):
                 cells = self._cells(task, now)
                 if present:
-                    for column, value in zip(COLUMNS, cells, strict=True):
+                    for (column, _), value in zip(self._columns, cells, strict=True):
                         board.update_cell(key, column, value, update_width=False)
                 else:
                     board.add_row(*cells, key=key)
                     added = True
             elif present:
                 cells = self._cells(task, now)
-                for column, value in zip(COLUMNS, cells, strict=True):
+                for (column, _), value in zip(self._columns, cells, strict=True):
                     board.update_cell(key, column, value, update_width=False)
                 self._stale_rows += 1
         if self._stale_rows > STALE_ROWS_KEPT:
@@ -333,42 +404,62 @@ class TopApp(App[None]):
             board.move_cursor(row=board.get_row_index(str(selected.id)))
 
     def _tick(self) -> None:
-        """Lease countdowns, every second, without asking the daemon."""
+        """The clock moved: lease countdowns, lapses and ages, without asking the daemon.
+
+        Every row's AGE is recomputed (a subtraction per row, from the model's parsed
+        `updated_at`), and only the cells whose text changed are touched: seconds-old
+        rows each second, the rest once a minute or an hour.
+        """
         board = self.query_one("#board", DataTable)
         now = self._now()
+        shown = {name for name, _ in self._columns}
         for task_id in self.model.claimed:
             key = str(task_id)
             if key in board.rows:
                 task = self.model.tasks[task_id]
-                board.update_cell(key, "LEASE", lease_left(task, now), update_width=False)
+                if "LEASE" in shown:
+                    board.update_cell(key, "LEASE", lease_left(task, now), update_width=False)
                 word = state_word(task, now)
                 styled = Text(word, style=STYLE.get(word, ""))
                 board.update_cell(key, "STATE", styled, update_width=False)
+        if "AGE" in shown:
+            moment = now.timestamp()
+            updated, ages = self.model.updated, self._ages
+            for task_id, was in ages.items():
+                text = age_of(moment - updated[task_id])
+                if text != was:
+                    ages[task_id] = text
+                    board.update_cell(str(task_id), "AGE", text, update_width=False)
 
     def _apply_sort(self) -> None:
+        """By the ID column, always shown; the priority comes from the model (PRI may
+        not be on screen at this width)."""
         board = self.query_one("#board", DataTable)
         if self._sort == 0:
             board.sort("ID")
         else:  # most urgent first, then oldest
-            board.sort("PRI", "ID", key=lambda pri_id: (-pri_id[0], pri_id[1]))
+            tasks = self.model.tasks
+            board.sort("ID", key=lambda task_id: (-tasks[task_id].priority, task_id))
 
     def _show_status(self) -> None:
         counts = self.model.counts()
         parts = [f"{state} {counts.get(state, 0)}" for state in STATES]
         shown = self.query_one("#board", DataTable).row_count
         name, _ = STATE_FILTERS[self._state_filter]
-        extras = [f"showing {shown} ({name})"]
+        extras = [f"{shown} shown ({name})"]
         if self.filter.ready_only:
             extras.append("ready only")
         if self.filter.mine:
             extras.append(f"mine: {self.filter.mine}")
         if self.filter.text:
             extras.append(f"search: {self.filter.text!r}")
-        status = f"daemon {self.follower.status}  |  " + "  ".join(parts)
-        line = status + "  |  " + ", ".join(extras)
+        status = f"daemon {self.follower.status} | " + " ".join(parts)
+        line = status + " | " + ", ".join(extras)
         if line != self._status_line:  # unchanged: no repaint
             self._status_line = line
-            self.query_one("#counts", Static).update(plain(line))
+            shown_line = plain(line)
+            shown_line.no_wrap = True  # one line, cut with "…" when narrow
+            self.query_one("#counts", Static).update(shown_line)
 
     @work(thread=True, exclusive=True, group="side")
     def _refresh_side(self) -> None:
@@ -381,16 +472,22 @@ class TopApp(App[None]):
         self.call_from_thread(self._show_side, reservations, agents)
 
     def _show_side(self, reservations: list[Reservation], agents: list[AgentInfo]) -> None:
+        """The two panes that have no events; agents scoped as `presence` says."""
+        now = self._now()
+        held = self.model.holdings()
+        holders = set(held) | {r.agent for r in reservations}
+        involved = None
+        if self.project is not None:
+            involved = presence.involved(self.model.tasks.values(), self.model.feed)
+        agents = presence.scoped(agents, now, holders=holders, involved=involved)
         self._reservations, self._agents = reservations, agents
         table = self.query_one("#reservations", DataTable)
         table.clear()
-        now = self._now()
         for r in reservations:
             mode = "exclusive" if r.exclusive else "shared"
             task = f"#{r.task_id}" if r.task_id else ""
             table.add_row(r.id, plain(r.pattern), plain(r.agent), mode,
                           render.relative(r.expires_at, now), task)  # fmt: skip
-        held = self.model.holdings()
         reserved: dict[str, int] = {}
         for r in reservations:
             reserved[r.agent] = reserved.get(r.agent, 0) + 1
@@ -398,7 +495,7 @@ class TopApp(App[None]):
         people.clear()
         for a in agents:
             seen = age(a.last_seen, now)
-            stale = (now - render.parse_time(a.last_seen)).total_seconds() > 600
+            stale = now - render.parse_time(a.last_seen) >= presence.HORIZON
             holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
             people.add_row(plain(a.agent), f"{seen}{' (stale)' if stale else ''}", holds,
                            str(reserved.get(a.agent, 0)))  # fmt: skip
@@ -560,7 +657,10 @@ class TopApp(App[None]):
         self.push_screen(Ask("Search titles", [("text", "text (empty: all)")]), searched)
 
     def action_help(self) -> None:
+        """Each binding once, by the key as typed (`/`, `?`), not its name (`slash`)."""
         keys = "\n".join(
-            f"{b.key:<14} {b.description}" for b in self.BINDINGS if isinstance(b, Binding)
+            f"{self.get_key_display(b):<7} {b.tooltip or b.description}"
+            for b in self.BINDINGS
+            if isinstance(b, Binding)
         )
-        self.push_screen(Detail("Keys\n\n" + keys + "\nenter          task detail and history"))
+        self.push_screen(Detail("Keys\n\n" + keys))

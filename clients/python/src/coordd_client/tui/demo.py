@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from coordd_client.protocol.wire import AgentInfo, Reservation, Task
+from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
 
 NOW = datetime(2026, 12, 1, 14, 0, 0, tzinfo=UTC)
 
@@ -45,6 +45,9 @@ AGENTS = [
     AgentInfo(agent="claude-3cda0b494380", last_seen=_at(0.2), holding=1),
     AgentInfo(agent="codex-019d1afbb2c7", last_seen=_at(0.5), holding=1),
     AgentInfo(agent="cursor-shop", last_seen=_at(14), holding=0),
+    # Not shown (coordd_client.presence): at work on another repository; gone for a day.
+    AgentInfo(agent="codex-elsewhere", last_seen=_at(1), holding=0),
+    AgentInfo(agent="claude-closed-tab", last_seen=_at(24 * 60), holding=0),
 ]
 RESERVATIONS = [
     Reservation(id=7, project="/home/ada/shop", agent="claude-3cda0b494380",
@@ -54,3 +57,17 @@ RESERVATIONS = [
                 pattern="migrations/*.sql", exclusive=True, reason=None, task_id=1,
                 created_at=_at(12), expires_at=_at(-48), ttl_s=3600),
 ]  # fmt: skip
+
+
+def _event(seq: int, minutes_ago: float, type_: str, task: Task, agent: str) -> Event:
+    return Event(seq=seq, at=_at(minutes_ago), type=type_, task_id=task.id, agent=agent,  # type: ignore[arg-type]
+                 task=task)  # fmt: skip
+
+
+#: The feed: the latest few changes to the board above, oldest first.
+EVENTS = [
+    _event(41, 12, "task.claimed", TASKS[0], "codex-019d1afbb2c7"),
+    _event(42, 6, "task.failed", TASKS[5], "cursor-shop"),
+    _event(43, 3, "task.claimed", TASKS[3], "claude-3cda0b494380"),
+    _event(44, 1, "task.assigned", TASKS[4], "claude-3cda0b494380"),
+]

@@ -1,5 +1,12 @@
 """The board as `coord top` holds it: tasks by id, kept current by events, and the rows
-a filter selects. No Textual here, so it is tested (and reasoned about) on its own."""
+a filter selects. No Textual here, so it is tested (and reasoned about) on its own.
+
+A dependent's `blocked_by` is kept here too. The daemon appends `task.unblocked`
+only when a task's *last* open dependency is done (PROTOCOL.md section 9), so a
+dependent of #8 and #9 gets no event when #9 alone is done; the model takes #9 out
+of its `blocked_by` itself (and puts it back when #9 is reopened), from the event
+that changed #9. A later event about the dependent, in seq order, says the same.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,10 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import msgspec
+
 from coordd_client.protocol.wire import Event, Task
-from coordd_client.render import parse_time
+from coordd_client.render import clean, parse_time
 
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
 #: The feed keeps this many recent events.
@@ -43,12 +52,24 @@ class BoardModel:
     #: Kept as events arrive, so neither the footer nor the countdown walks every task.
     state_counts: Counter[str] = field(default_factory=Counter)
     claimed: set[int] = field(default_factory=set)
+    #: The reverse of `depends_on` (fixed at post): the tasks that wait for each id.
+    dependents: dict[int, set[int]] = field(default_factory=dict)
+    #: `updated_at` as a POSIX time, parsed once per change, for the AGE tick.
+    updated: dict[int, float] = field(default_factory=dict)
 
     def load(self, tasks: list[Task], last_seq: int) -> None:
         self.tasks = {t.id: t for t in tasks}
         self.last_seq = last_seq
         self.state_counts = Counter(t.state for t in tasks)
         self.claimed = {t.id for t in tasks if t.state == "claimed"}
+        self.dependents = {}
+        for task in tasks:
+            self._index(task)
+        self.updated = {t.id: parse_time(t.updated_at).timestamp() for t in tasks}
+
+    def _index(self, task: Task) -> None:
+        for dependency in task.depends_on:
+            self.dependents.setdefault(dependency, set()).add(task.id)
 
     def apply(self, events: list[Event]) -> set[int]:
         """Apply events in seq order; the ids of the tasks that changed."""
@@ -66,8 +87,33 @@ class BoardModel:
             else:
                 self.claimed.discard(event.task_id)
             self.tasks[event.task_id] = event.task
+            self.updated[event.task_id] = parse_time(event.task.updated_at).timestamp()
+            if old is None:
+                self._index(event.task)
+            was_done = old is not None and old.state == "done"
+            if was_done != (event.task.state == "done"):
+                changed |= self._redepend(event.task_id, done=not was_done)
             self.feed.append(event)
             changed.add(event.task_id)
+        return changed
+
+    def _redepend(self, task_id: int, *, done: bool) -> set[int]:
+        """`task_id` became done (or stopped being done): its dependents' `blocked_by`."""
+        changed: set[int] = set()
+        for dependent_id in self.dependents.get(task_id, ()):
+            dependent = self.tasks.get(dependent_id)
+            if dependent is None:
+                continue
+            blocked = set(dependent.blocked_by)
+            if done:
+                blocked.discard(task_id)
+            else:
+                blocked.add(task_id)
+            if blocked != set(dependent.blocked_by):
+                self.tasks[dependent_id] = msgspec.structs.replace(
+                    dependent, blocked_by=sorted(blocked)
+                )
+                changed.add(dependent_id)
         return changed
 
     def counts(self) -> Counter[str]:
@@ -106,8 +152,21 @@ def lease_left(task: Task, now: datetime) -> str:
 
 
 def age(text: str, now: datetime) -> str:
-    seconds = max(0, int((now - parse_time(text)).total_seconds()))
+    return age_of((now - parse_time(text)).total_seconds())
+
+
+def age_of(seconds: float) -> str:
+    """`38s`, `4m`, `2h`, `3d`: the largest whole unit."""
+    seconds = max(0, int(seconds))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def feed_line(event: Event) -> str:
+    """One event in the feed, stamped with its clock time: a relative `3s ago` written
+    once into a log would be wrong a minute later, and a log line is never redrawn."""
+    at = parse_time(event.at).strftime("%H:%M:%SZ")
+    who = clean(event.agent or "-")
+    return f"{at}  {event.type:<15} #{event.task_id:<5} {who:<19}  {clean(event.task.title)}"
