@@ -268,7 +268,8 @@ def test_usage_errors_exit_1_with_a_json_error(daemon: DaemonProcess) -> None:
         assert result.returncode == 1, args
         assert doc(result)["error"]["data"]["kind"] == "usage"
     plain = coord("claim", socket=s)
-    assert plain.returncode == 1 and plain.stdout == "" and "coord" in plain.stderr
+    assert plain.returncode == 1 and plain.stdout == ""
+    assert plain.stderr.startswith("coord: claim: ") and "coord: coord" not in plain.stderr
     # Global options after the command work too.
     after = coord("post", "late options", "--json", "--agent", "z", socket=s)
     assert doc(after)["task"]["created_by"] == "z"

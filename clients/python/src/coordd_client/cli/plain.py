@@ -53,10 +53,18 @@ _RULES = [
 ]
 
 
+#: Protocol words in other refusals, and what a `coord` user types instead.
+_OTHER_WORDS = [("(`wait_s`)", "(`--wait S`)")]
+
+
 def plain_message(exc: CoordError) -> str:
-    """`exc.message`, rewritten in plain words when it is a params refusal we can read."""
+    """`exc.message`, rewritten in plain words when it is a params refusal we can read,
+    and with the option a `coord` user types where the daemon names a wire field."""
     if not isinstance(exc, InvalidParams):
-        return exc.message
+        text = exc.message
+        for wire, typed in _OTHER_WORDS:
+            text = text.replace(wire, typed)
+        return text
     field = str(exc.data.get("field") or "")
     option = OPTION_OF.get(field, f"`{field}`" if field else "a value")
     text = exc.message

@@ -21,7 +21,9 @@ class UsageError(Exception):
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        # `coord: claim: ...`: the error line already starts with `coord: `.
+        command = self.prog.removeprefix("coord").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 @dataclass(frozen=True)
