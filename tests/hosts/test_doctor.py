@@ -57,7 +57,7 @@ def offline_codex(world: World) -> None:
 def set_up(world: World) -> None:
     world.trust_claude_folder(world.repo)
     offline_codex(world)
-    for host in ("claude", "codex"):
+    for host in ("claude", "codex", "git"):
         done = world.coord("setup", host)
         assert done.returncode == 0, done.stderr
 
@@ -110,6 +110,7 @@ def test_after_setup_it_reports_connected_and_the_trust_of_codex_hooks(world: Wo
     again = report(world)
     trees = {c["check"]: c for c in checks(again, "worktrees")}
     assert trees[str(later)]["claude"]["covered"] and trees[str(later)]["codex"]["covered"]
+    assert trees[str(later)]["git_guard"]["on"]  # the hooks directory every worktree shares
     assert again["ok"], again
 
 
@@ -129,8 +130,16 @@ def test_json_is_one_document(world: World) -> None:
 def test_a_host_missing_from_path_is_skipped(world: World) -> None:
     bin_dir = os.path.dirname(COORD)
     env = {**world.env, "PATH": os.pathsep.join([bin_dir, "/usr/bin", "/bin"])}
+    assert world.coord("setup", "git").returncode == 0
     done = doctor(world, env=env)
     assert "claude: not installed, skipped" in done.stdout, done.stdout
     assert "codex: not installed, skipped" in done.stdout
-    # Nothing else is missing: the daemon answers and no host is installed.
+    # Nothing else is missing: the daemon answers, no host is installed, commits are guarded.
     assert done.returncode == 0, done.stdout
+    # A relative core.hooksPath (husky's) is resolved in each worktree: a linked one has
+    # no guard there, and doctor says so.
+    linked = world.worktree("linked")
+    world.git("config", "core.hooksPath", ".hooks")
+    unguarded = doctor(world, env=env)
+    assert unguarded.returncode == 1 and "git guard NOT on" in unguarded.stdout, unguarded.stdout
+    assert str(linked) in unguarded.stdout

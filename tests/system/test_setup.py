@@ -354,3 +354,16 @@ def test_the_git_guard_refuses_reserved_files_in_a_linked_worktree(
     ok(linked, "add", "docs/free.md")
     free = git_in(linked, "commit", "-q", "-m", "free", socket=socket, **env)
     assert free.returncode == 0, free.stderr
+
+
+def test_the_git_guard_refuses_a_relative_hooks_path(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    """A relative core.hooksPath (husky's `.husky`) is resolved in each worktree, so a
+    guard written into one would leave every linked worktree unguarded: say so instead."""
+    subprocess.run(["git", "-C", str(project), "config", "core.hooksPath", ".hooks"], check=True)
+    refused = setup("git", home=home, cwd=project, socket=workdir / "s.sock")
+    assert refused.returncode == 1
+    assert "core.hooksPath is relative (.hooks)" in refused.stderr
+    assert "hook pre-commit || exit $?" in refused.stderr
+    assert not (project / ".hooks").exists()

@@ -699,6 +699,25 @@ def codex_coverage(
     return True, scope
 
 
+def git_guard_coverage(tree: Path) -> tuple[bool, str]:
+    """Whether the pre-commit hook git runs in worktree `tree` is coord's guard (or calls
+    it): git resolves the hooks directory per worktree, so each one is asked."""
+    try:
+        done = run_host(
+            ["git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"], tree, 15
+        )
+    except HostFailed:
+        return False, "git did not answer"
+    hook = Path(done.stdout.strip()) / "pre-commit"
+    try:
+        text = hook.read_text(errors="replace")
+    except OSError:
+        return False, f"no pre-commit hook in {hook.parent}"
+    if "hook pre-commit" in text and "coord" in text:
+        return True, f"in {hook}"
+    return False, f"{hook} does not run `coord hook pre-commit`"
+
+
 def check_worktrees(
     cwd: Path,
     home: Path,
@@ -743,8 +762,12 @@ def check_worktrees(
             data["codex"] = {"covered": covered, "how": how}
             if not covered:
                 fixes.append(TRUST_FIX if "trusted" in how else "coord setup codex")
-        if not parts:
-            parts.append("no host installed")
+        guarded, where = git_guard_coverage(tree)
+        parts.append(f"git guard {'on' if guarded else 'NOT on'} ({where})")
+        data["git_guard"] = {"on": guarded, "how": where}
+        if not guarded:
+            ok = False
+            fixes.append("coord setup git")
         findings.append(
             Finding(
                 "worktrees",

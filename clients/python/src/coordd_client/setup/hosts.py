@@ -15,6 +15,7 @@ of this `coord`, so they work from a host's reduced environment.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -229,6 +230,23 @@ def git(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
     if user:
         raise SetupError(
             "the git guard is per repository: run coord setup git in it, without --user"
+        )
+    configured = subprocess.run(
+        ["git", "config", "--get", "core.hooksPath"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=root,
+    ).stdout.strip()
+    if configured and not os.path.isabs(os.path.expanduser(configured)):
+        # git resolves a relative hooksPath (husky's `.husky`) in each worktree: each has
+        # its own hooks, so one guard here would leave every linked worktree unguarded.
+        raise SetupError(
+            f"core.hooksPath is relative ({configured}): git looks for hooks in each"
+            f" worktree's own {configured}, so one guard cannot cover them all. Add the line"
+            f" `{shlex.quote(coord)} hook pre-commit || exit $?` to the pre-commit hook your"
+            " hook manager runs there (e.g. .husky/pre-commit), or set an absolute"
+            " core.hooksPath and run coord setup git again"
         )
     hooks_dir = Path(
         subprocess.run(
