@@ -408,3 +408,28 @@ def test_the_git_guard_checks_a_commit_of_more_paths_than_one_check_takes(
     )
     assert not verdict.allowed and verdict.unreachable is None
     assert "src/auth/login.py" in verdict.reason
+
+
+def test_a_cursor_window_ends_with_its_window_not_with_a_chat(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """A Cursor window is one agent for all its chats: a chat's sessionEnd keeps what the
+    window holds; `window_close` gives it back. Its context points at the tools."""
+    window = cursor_agent(str(repo))
+    with Client(daemon.socket_path, agent=window, project=str(repo)) as client:
+        held = client.claim(client.post("window work").task.id).task
+    chat = {"conversation_id": "c0ffee00-3", "workspace_roots": [str(repo)],
+            "hook_event_name": "sessionEnd"}  # fmt: skip
+    started = hook("session-start", "cursor", json.dumps({**chat, "hook_event_name":
+                   "sessionStart"}), daemon.socket_path)  # fmt: skip
+    context = json.loads(started.stdout)["additional_context"]
+    assert "claim_next" in context and f"--agent {window}" in context
+    assert "`coord next`" not in context
+    ended = hook("session-end", "cursor", json.dumps({**chat, "reason": "completed"}),
+                 daemon.socket_path)  # fmt: skip
+    assert ended.returncode == 0
+    with Client(daemon.socket_path, project=str(repo)) as look:
+        assert look.get(held.id).task.claimed_by == window  # another chat may go on
+    closed = hook("session-end", "cursor", json.dumps({**chat, "reason": "window_close"}),
+                  daemon.socket_path)  # fmt: skip
+    assert closed.returncode == 0 and "released 1 claim(s)" in closed.stderr

@@ -42,7 +42,22 @@ def _title(task: Task) -> str:
     return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
 
 
-def summarize(client: Client, agent: str, project: str) -> BoardSummary:
+#: How to act on the board, by who reads the summary: a shell's `coord` runs as the tab
+#: in Claude Code and Codex (the tab registry), but as its terminal in Cursor, whose
+#: window is an agent only to its MCP server and hooks.
+SHELL_HINT = (
+    "Claim with `coord next` or `coord claim ID`; finish with `coord done ID`;"
+    " `coord wait` instead of polling."
+)
+TOOLS_HINT = (
+    "Claim with the coord tools (claim_next, claim_task), finish with complete_task;"
+    " in a terminal, `coord` is another agent unless you pass `--agent {agent}`."
+)
+
+
+def summarize(
+    client: Client, agent: str, project: str, *, shell_is_the_agent: bool = True
+) -> BoardSummary:
     now = datetime.now(UTC)
     mine = all_tasks(client, project=project, state="claimed", claimed_by=agent)
     claimed = all_tasks(client, project=project, state="claimed")
@@ -104,10 +119,7 @@ def summarize(client: Client, agent: str, project: str) -> BoardSummary:
                 f"  {render.clean(name)}: " + (f"holds {what}" if ids else "holds nothing")
             )
         _more(lines, len(others) - AGENTS_SHOWN, "coord agents")
-    lines.append(
-        "Claim with `coord next` or `coord claim ID`; finish with `coord done ID`;"
-        " `coord wait` instead of polling."
-    )
+    lines.append(SHELL_HINT if shell_is_the_agent else TOOLS_HINT.format(agent=agent))
     return BoardSummary("\n".join(lines), mine, ready, for_me)
 
 

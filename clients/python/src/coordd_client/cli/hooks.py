@@ -45,7 +45,11 @@ def hook(ctx: Context) -> int:
         if event == "session-start":
             session.register_tab(given)
             text = session.session_start_context(
-                ctx.socket, given.agent.value, given.project.value, autostart=ctx.autostart
+                ctx.socket,
+                given.agent.value,
+                given.project.value,
+                autostart=ctx.autostart,
+                host=given.host,
             )
             return respond.context(given.host, text)
         if event == "pre-edit":

@@ -20,6 +20,8 @@ Workflow (coordd): claim before you work (claim_next or claim_task; `coord next`
 reserve files before editing them (reserve_paths; edits of files another agent reserved are
 denied); heartbeat on long work; complete_task with the fence and then_post an ack;
 post_task what you find instead of doing it unasked."""
+#: The same for a Cursor window, whose terminal is not the window's agent.
+CURSOR_WORKFLOW = WORKFLOW.replace("claim_task; `coord next` in a shell", "claim_task")
 
 #: Seconds session end may spend: Claude Code gives SessionEnd hooks 1.5 s in all.
 SESSION_END_TIMEOUT_S = 1.0
@@ -27,6 +29,8 @@ SESSION_END_TIMEOUT_S = 1.0
 
 #: `SessionEnd` reasons after which the host process goes on as the same tab.
 TAB_CONTINUES = frozenset({"clear"})
+#: Cursor's `sessionEnd` reason when the window (the agent) goes (documented formats).
+CURSOR_WINDOW_CLOSED = "window_close"
 
 
 def register_tab(given: HookInput) -> None:
@@ -45,8 +49,12 @@ def tab_ends(given: HookInput) -> bool:
     """Whether this session end ends the tab (and so gives back what it held).
 
     Claude Code ends the session on `/clear` and starts the next one in the
-    same process: that is the same tab and agent, which keeps its claims.
+    same process: that is the same tab and agent, which keeps its claims. A
+    Cursor window is one agent for all its chats: a chat's end is not the
+    window's, only `window_close` is.
     """
+    if given.host == "cursor":
+        return given.raw.get("reason") == CURSOR_WINDOW_CLOSED
     if given.raw.get("reason") in TAB_CONTINUES:
         return False
     tabs.forget()
@@ -54,18 +62,25 @@ def tab_ends(given: HookInput) -> bool:
 
 
 def session_start_context(
-    socket: os.PathLike[str] | str, agent: str, project: str, *, autostart: bool
+    socket: os.PathLike[str] | str,
+    agent: str,
+    project: str,
+    *,
+    autostart: bool,
+    host: str = "claude",
 ) -> str:
     """The board summary, who you are, and the workflow: a few hundred tokens at most."""
+    shell_is_the_agent = host != "cursor"
+    workflow = WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW
     try:
         with connect(Path(socket), autostart=autostart) as client:
-            board = summarize(client, agent, project)
+            board = summarize(client, agent, project, shell_is_the_agent=shell_is_the_agent)
     except CoordError as exc:
         held = exc.data.get("reason") == "database_held"  # starting one would not help
         step = "" if held else " Start it with `coordd serve`."
-        return f"coordd board unavailable ({exc.message}); you are {agent}.{step}\n{WORKFLOW}"
+        return f"coordd board unavailable ({exc.message}); you are {agent}.{step}\n{workflow}"
     reported.remember(agent, board.assigned)
-    return f"{board.text}\n{WORKFLOW}"
+    return f"{board.text}\n{workflow}"
 
 
 @dataclass(frozen=True)

@@ -200,9 +200,12 @@ def cursor(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
     }
     start = " ".join([*prefix, "hook", "session-start", "--host", "cursor"])
     guard = " ".join([*prefix, "hook", "pre-edit", "--host", "cursor"])
+    end = " ".join([*prefix, "hook", "session-end", "--host", "cursor"])
     hooks: dict[str, list[dict[str, Any]]] = {
         "sessionStart": [{"command": start}],
         "preToolUse": [{"matcher": "Write|StrReplace|Edit|MultiEdit|TabWrite", "command": guard}],
+        # Per chat; the hook gives the window's holdings back on `window_close` only.
+        "sessionEnd": [{"command": end}],
     }
     base = home / ".cursor" if user else _root(root) / ".cursor"
     mcp_file, hooks_file = base / "mcp.json", base / "hooks.json"
