@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 import trio
 
+from bench.diagnostics import thread_cpu_seconds
 from bench.harness import Daemon
 from coordd_client import Client
 from coordd_client.aio import AsyncClient
@@ -150,14 +151,18 @@ def event_fanout(workdir: Path, dependents: int, waiters: int) -> dict[str, floa
                             nursery.start_soon(one, n)
 
         trio.run(post_dependents)
+        with daemon.client() as admin:
+            after_seq = _info(admin)["last_seq"]  # edge-triggered: opening reads no backlog
         done = threading.Event()
 
         def hold_waiters() -> None:
             async def one(client: AsyncClient, n: int) -> None:
-                await client.wait(timeout_s=900, project=PROJECT, title_contains=f"never {n}")
+                await client.wait(
+                    timeout_s=900, project=PROJECT, title_contains=f"never {n}", after_seq=after_seq
+                )
 
             async def main() -> None:
-                per = 400
+                per = 250  # under the client's own in-flight cap (256)
                 async with trio.open_nursery() as nursery:
                     for start in range(0, waiters, per):
                         client = await AsyncClient.open(nursery, daemon.socket)
@@ -176,6 +181,7 @@ def event_fanout(workdir: Path, dependents: int, waiters: int) -> dict[str, floa
             pinger = Pinger(daemon.socket)
             time.sleep(0.3)
             cpu0, t0 = daemon.cpu_seconds(), time.perf_counter()
+            threads0 = thread_cpu_seconds(daemon.proc.pid)
             admin.complete(root.id, "b")
             # The fan-out is over when the daemon has been idle for a while.
             last = daemon.cpu_seconds()
@@ -186,13 +192,16 @@ def event_fanout(workdir: Path, dependents: int, waiters: int) -> dict[str, floa
                     break
                 last = now
             cpu1, t1 = daemon.cpu_seconds(), time.perf_counter()
+            threads1 = thread_cpu_seconds(daemon.proc.pid)
         pinger.stop()
         done.set()
+        trio_cpu = threads1.get(daemon.proc.pid, 0.0) - threads0.get(daemon.proc.pid, 0.0)
         holder.join(timeout=60)
         window = pinger.window(t0, t1)
         return {
             "fanout_wall_s": t1 - t0,
             "fanout_cpu_s": cpu1 - cpu0,
+            "fanout_trio_thread_cpu_s": trio_cpu,
             "fanout_ping_max_ms": window["max_ms"],
             "fanout_ping_p50_ms": window["p50_ms"],
         }
