@@ -256,6 +256,7 @@ class Daemon:
             reservation_queue=self.reservation_queue,
         )
         async with trio.open_nursery() as root:
+            root.start_soon(self.hub.run_deliveries)
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
             root.start_soon(run_reaper, self.writer, self._look_for_lapses if self.team else None)

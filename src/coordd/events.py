@@ -6,6 +6,13 @@ subscriber more than `Limits.subscriber_lag_events` events behind is closed as
 "lagged" instead of growing the daemon. Waiters are indexed by project so an
 event only looks at waiters that could match it, and matching is done in
 memory on the event's own copy of the task: no query per waiter per event.
+
+A large batch is delivered in slices (`Limits.fanout_slice` deliveries each)
+by the hub's delivery task, which yields to trio between slices, so a
+completion that fans out to thousands of dependents past thousands of
+waiters does not stall the loop; events published meanwhile queue behind
+the rest, so every subscriber and waiter still sees seq order. `last_seq`
+is the newest event delivered, which is what a new subscription starts after.
 """
 
 from __future__ import annotations
@@ -57,13 +64,18 @@ class WaitFilter:
         else:
             self.states = frozenset([p.state] if isinstance(p.state, str) else p.state)
 
-    def matches(self, view: TaskView) -> bool:
+    def matches(self, view: TaskView, lowered_title: str | None = None) -> bool:
+        """`lowered_title`: the view's title in lower case, if the caller has it (one
+        event meets many waiters: lowering it once each is the fan-out's largest cost)."""
         return (
             (self.project is None or view.project == self.project)
             and (self.kind is None or view.kind == self.kind)
             and (self.states is None or view.state in self.states)
             and (self.tag is None or self.tag in view.tags)
-            and (self.needle is None or self.needle in view.title.lower())
+            and (
+                self.needle is None
+                or self.needle in (view.title.lower() if lowered_title is None else lowered_title)
+            )
             and (self.assignee is None or view.assignee == self.assignee)
             and (
                 self.ready is None
@@ -126,26 +138,88 @@ class Subscription:
 
 
 class EventHub:
-    def __init__(self, lifecycle: Lifecycle) -> None:
+    def __init__(self, lifecycle: Lifecycle, slice_deliveries: int = Limits.fanout_slice) -> None:
         self._waiters_by_project: dict[str | None, set[Waiter]] = {}
         self._subscriptions: dict[int, Subscription] = {}
         self._ids = itertools.count(1)
         self.last_seq = 0
         self._lifecycle = lifecycle
+        self._slice = slice_deliveries
+        #: Published events not delivered yet, in seq order (the delivery task's work).
+        self._undelivered: deque[CommittedEvent] = deque()
+        self._more = trio.Event()
+        self._delivering = False
+        #: Slices delivered by the delivery task (tests count them).
+        self.slices = 0
 
     # --- publishing (called by the writer's delivery callback) ---------------
 
     def publish(self, events: list[CommittedEvent]) -> None:
-        for event in events:
-            self.last_seq = event.seq
-            for sub in list(self._subscriptions.values()):
-                if sub.closed is None and sub.wants(event):
-                    sub.backlog.append(event)
-                    if len(sub.backlog) > Limits.subscriber_lag_events:
-                        sub.close("lagged")
-                    else:
-                        sub.wakeup.set()
-            self._wake_waiters(event)
+        """Deliver `events` now, up to one slice; the delivery task does the rest."""
+        if self._undelivered:  # earlier events are still going out: keep seq order
+            self._undelivered.extend(events)
+            return
+        done = self._deliver_slice(events)
+        if done < len(events):
+            if self._delivering:
+                self._undelivered.extend(events[done:])
+                self._more.set()
+            else:  # no delivery task (a hub used on its own): all of it, now
+                self._deliver_slice(events[done:], unbounded=True)
+
+    async def run_deliveries(self) -> None:
+        """The delivery task: what `publish` left over, a slice at a time, yielding between."""
+        self._delivering = True
+        try:
+            while True:
+                await self._more.wait()
+                self._more = trio.Event()
+                while self._undelivered:
+                    await trio.lowlevel.checkpoint()  # pings and the rest go first
+                    self.slices += 1
+                    batch: list[CommittedEvent] = []
+                    work = 0
+                    while self._undelivered and work < self._slice:
+                        event = self._undelivered.popleft()
+                        batch.append(event)
+                        work += self._cost(event)
+                    self._deliver_slice(batch, unbounded=True)
+        finally:
+            self._delivering = False
+            rest, self._undelivered = list(self._undelivered), deque()
+            if not self._lifecycle.draining:
+                self._deliver_slice(rest, unbounded=True)
+
+    def _cost(self, event: CommittedEvent) -> int:
+        """Deliveries one event makes: each subscription, each waiter that could match."""
+        waiters = self._waiters_by_project
+        return (
+            1
+            + len(self._subscriptions)
+            + len(waiters.get(event.project, ()))
+            + len(waiters.get(None, ()))
+        )
+
+    def _deliver_slice(self, events: list[CommittedEvent], *, unbounded: bool = False) -> int:
+        """Deliver events in order until a slice's worth is done; return how many were."""
+        work = 0
+        for index, event in enumerate(events):
+            if not unbounded and work >= self._slice:
+                return index
+            work += self._cost(event)
+            self._deliver(event)
+        return len(events)
+
+    def _deliver(self, event: CommittedEvent) -> None:
+        self.last_seq = event.seq
+        for sub in list(self._subscriptions.values()):
+            if sub.closed is None and sub.wants(event):
+                sub.backlog.append(event)
+                if len(sub.backlog) > Limits.subscriber_lag_events:
+                    sub.close("lagged")
+                else:
+                    sub.wakeup.set()
+        self._wake_waiters(event)
 
     def _wake_waiters(self, event: CommittedEvent) -> None:
         # Only waiters for this project, or for any project, can match.
@@ -157,9 +231,10 @@ class EventHub:
         if not buckets:
             return
         view = _view_decoder.decode(event.task_json)
+        lowered = view.title.lower()
         for bucket in buckets:
             for waiter in list(bucket):
-                if not waiter.flt.matches(view):
+                if not waiter.flt.matches(view, lowered):
                     continue
                 if waiter.after_seq is None:
                     waiter.early.append(event)
@@ -218,6 +293,7 @@ class EventHub:
                 waiter.error = ShuttingDown("the daemon is shutting down")
                 waiter.fired.set()
         self._waiters_by_project.clear()
+        self._undelivered.clear()
         for sub in list(self._subscriptions.values()):
             sub.close("shutdown")
         self._subscriptions.clear()

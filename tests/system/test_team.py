@@ -247,3 +247,25 @@ def test_two_daemons_one_store_one_winner_ordered_streams_and_faults(team: Team)
             {"acknowledged": len(acknowledged), "events": last, "failures": Counter(failures)}
         )
     )
+
+
+def test_a_fast_node_judges_reservations_by_the_stores_clock_from_its_first_answer(
+    postgres_cluster: PostgresPeer,
+) -> None:
+    """Issue 29 item 16: B's clock is two minutes fast and A is live, so B starts with no
+    write of its own (no restart grace). Its very first answers must already judge a
+    60 s reservation by the store's clock: live, not two minutes past its end."""
+    root = short_tmpdir("skew")
+    pair = Team(create_database(postgres_cluster), root)
+    try:
+        pair.a.start()
+        with pair.a.client() as client:
+            client.reserve(["db/schema.sql"], agent="holder", project="/p", ttl_s=60)
+        pair.b.start()
+        with pair.b.client() as client:
+            conflicts = client.check_paths(["db/schema.sql"], project="/p", agent="me").conflicts
+            listed = client.reservations(project="/p").reservations
+        assert [c.reservation.agent for c in conflicts] == ["holder"]
+        assert [r.agent for r in listed] == ["holder"]
+    finally:
+        pair.stop()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+import trio
+import trio.testing
 
 from coordd.events import EventHub, Waiter, WaitFilter
 from coordd.lifecycle import Lifecycle
@@ -84,3 +87,50 @@ def test_shutdown_answers_waiters_and_closes_subscriptions_and_refuses_new_ones(
         hub.add_waiter(waiter())
     with pytest.raises(ShuttingDown):
         hub.subscribe(None, None)
+
+
+async def test_a_large_fan_out_goes_out_in_slices_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29 item 14: 500 events past 200 waiters that match none of them (100,000
+    filter checks). `publish` itself does one slice; the delivery task does the rest a
+    slice at a time, other tasks running between slices, and every subscriber and
+    waiter still sees seq order, a batch published meanwhile included."""
+    checks = [0]
+    plain = WaitFilter.matches
+
+    def counted(self: WaitFilter, *args: Any) -> bool:
+        checks[0] += 1
+        return plain(self, *args)
+
+    monkeypatch.setattr(WaitFilter, "matches", counted)
+    hub = EventHub(Lifecycle(), slice_deliveries=1000)
+    sub = hub.subscribe("p", None)
+    for n in range(200):
+        waiter = Waiter(WaitFilter(WaitParams(timeout_s=60, title_contains=f"never {n}")))
+        hub.add_waiter(waiter)
+        waiter.arm(0)
+    last = Waiter(WaitFilter(WaitParams(timeout_s=60, project="p", title_contains="t501")))
+    hub.add_waiter(last)
+    last.arm(0)
+    others_ran = [0]
+
+    async def another_task() -> None:
+        while not last.fired.is_set():
+            others_ran[0] += 1
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(hub.run_deliveries)
+        await trio.testing.wait_all_tasks_blocked()
+        hub.publish([event(n) for n in range(1, 501)])
+        assert checks[0] <= 1000 + 203  # one slice, then the trio thread is free
+        assert hub.last_seq < 500
+        hub.publish([event(501)])  # queued behind the rest
+        nursery.start_soon(another_task)
+        await last.fired.wait()
+        nursery.cancel_scope.cancel()
+    assert checks[0] == 500 * 201 + 200 + 1
+    assert hub.slices >= 90
+    assert others_ran[0] >= 50
+    assert [e.seq for e in sub.backlog] == list(range(1, 502))
+    assert last.matched is not None and last.matched.seq == 501
+    assert hub.last_seq == 501

@@ -88,6 +88,10 @@ class WriteStore(Protocol):
         """Start a group's transaction; return its instant and the last committed seq."""
         ...
 
+    def now(self) -> datetime:
+        """The instant the store's clock reads now, outside any group (after `open`)."""
+        ...
+
     def savepoint(self) -> None: ...
 
     def release(self) -> None: ...
@@ -164,6 +168,9 @@ class SqliteWriteStore:
     def begin(self) -> tuple[datetime, int]:
         self.db.execute("BEGIN IMMEDIATE")
         return self._clock.now(), self._last_seq
+
+    def now(self) -> datetime:
+        return self._clock.now()
 
     def savepoint(self) -> None:
         self.db.execute("SAVEPOINT command")

@@ -81,6 +81,10 @@ class Writer:
     def open(self) -> None:
         """Open the write connection: recovery and migrations happen here, first."""
         self._committed_seq = self._store.open()
+        if self._on_instant is not None:
+            # Team mode: the store's clock is known before anything is served, so no
+            # answer judges a lease or a reservation by this machine's clock alone.
+            self._on_instant(self._store.now())
         self._opened = True
 
     def start(self) -> None:

@@ -102,6 +102,24 @@ class PostgresWriteStore:
             ) from exc
         return int(last_seq)
 
+    def now(self) -> datetime:
+        """The database's clock, one round trip: the node learns it before serving."""
+        try:
+            (instant,) = pg.one(self._ensure_connected(), "SELECT clock_timestamp()")
+        except psycopg.Error as exc:
+            self._after_failure(exc)
+            raise StoreUnavailable(
+                f"cannot read the clock of the team store {pg.redact(self._dsn)}:"
+                f" {pg.describe(exc)}"
+            ) from exc
+        return self._shifted(instant)
+
+    def _shifted(self, instant: datetime) -> datetime:
+        now = instant.astimezone(UTC)
+        if self._time_shift is not None:
+            now += timedelta(seconds=self._time_shift())
+        return now
+
     def _ensure_connected(self) -> psycopg.Connection[Any]:
         if self._conn is not None and not self._conn.closed:
             return self._conn
@@ -131,10 +149,7 @@ class PostgresWriteStore:
             self._after_failure(exc)
             raise
         self._xid = xid
-        now = instant.astimezone(UTC)
-        if self._time_shift is not None:
-            now += timedelta(seconds=self._time_shift())
-        return now, int(last_seq)
+        return self._shifted(instant), int(last_seq)
 
     def savepoint(self) -> None:
         self._control("SAVEPOINT command")
