@@ -91,6 +91,7 @@ def test_claude_setup_merges_is_idempotent_and_removes_exactly(
     assert set(settings["hooks"]) == {"PreToolUse", "SessionStart", "Stop", "SessionEnd"}
     notes = (project / "CLAUDE.md").read_text()
     assert notes.startswith("<!-- BEGIN COORD -->") and "<!-- END COORD -->" in notes
+    assert COORD not in notes  # a file a team may commit holds no machine-local path
     after_first = snapshot(home, project)
     again = setup("claude", "--worktree", home=home, cwd=project, socket=socket)
     assert again.returncode == 0 and "already set up; nothing changed" in again.stdout
@@ -210,7 +211,8 @@ def test_user_scope_is_the_default_and_writes_nothing_in_the_repository(
     assert done.returncode == 0, done.stderr
     assert "coord" in json.loads((home / ".claude.json").read_text())["mcpServers"]
     assert "hooks" in json.loads((home / ".claude" / "settings.json").read_text())
-    assert "BEGIN COORD" in (home / ".claude" / "CLAUDE.md").read_text()
+    notes = (home / ".claude" / "CLAUDE.md").read_text()
+    assert "BEGIN COORD" in notes and f"`{COORD}`" in notes  # where coord is, on this machine
     assert snapshot(project) == inside
     codex = setup("codex", home=home, cwd=workdir, socket=socket)
     assert codex.returncode == 0 and "/hooks" in codex.stdout  # the trust review, said

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,15 @@ def project_root(cwd: Path | None = None) -> Path:
     return Path(out.stdout.strip())
 
 
+def instructions(user: bool, coord: str) -> str:
+    """The block for the host's instruction file. User scope is this machine's own file,
+    so it can say where `coord` is: a host's shell may not have it on PATH (Codex runs
+    commands through `bash -lc`, which rebuilds PATH from the login profile)."""
+    if not user:
+        return INSTRUCTIONS  # may be committed: no machine-local path
+    return INSTRUCTIONS + f"- In a shell, `coord` is `{coord}` if `coord` alone is not found.\n"
+
+
 def _hook(coord: str, event: str, host: str, *extra: str) -> str:
     return " ".join([shlex.quote(coord), "hook", event, "--host", host, *extra])
 
@@ -148,7 +158,7 @@ def claude(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
     return [
         Target(mcp_file, json_entry(str(mcp_file), ("mcpServers", SERVER_KEY), server)),
         Target(settings, json_hooks(str(settings), hooks, under=("hooks",))),
-        Target(notes, markdown_block(INSTRUCTIONS)),
+        Target(notes, markdown_block(instructions(user, coord))),
     ]
 
 
@@ -178,7 +188,7 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
     return [
         Target(config, toml_table(str(config), ("mcp_servers", SERVER_KEY), server)),
         Target(hooks_file, json_hooks(str(hooks_file), hooks, under=("hooks",))),
-        Target(notes, markdown_block(INSTRUCTIONS)),
+        Target(notes, markdown_block(instructions(user, coord))),
     ]
 
 
@@ -292,13 +302,14 @@ HOSTS = {"claude": claude, "codex": codex, "cursor": cursor, "git": git}
 
 
 def detect(home: Path, in_repository: bool) -> list[str]:
-    """Which hosts this user has, from their configuration directories."""
+    """Which hosts this user has: a configuration directory, or the program on PATH
+    (installed but never started yet)."""
     found = []
-    if (home / ".claude").exists() or (home / ".claude.json").exists():
+    if (home / ".claude").exists() or (home / ".claude.json").exists() or shutil.which("claude"):
         found.append("claude")
-    if (home / ".codex").exists():
+    if (home / ".codex").exists() or shutil.which("codex"):
         found.append("codex")
-    if (home / ".cursor").exists():
+    if (home / ".cursor").exists() or shutil.which("cursor"):
         found.append("cursor")
     if in_repository:
         found.append("git")
