@@ -244,6 +244,9 @@ def test_the_password_is_never_shown_or_logged(postgres_cluster: PostgresPeer) -
             client.post("x", agent="a")
         assert info.store is not None and secret not in info.store.location
         assert info.store.location.startswith(f"postgresql://{postgres_cluster.user}@/")
+        # What autostart reads after a crash (`<socket>.store`) names it without the password.
+        recorded = daemon.socket_path.with_name(daemon.socket_path.name + ".store").read_text()
+        assert recorded.strip() == info.store.location
         daemon.stop()
         assert secret not in daemon.log()
     finally:
