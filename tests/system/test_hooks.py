@@ -375,3 +375,44 @@ def test_a_claude_registered_hook_fed_a_cursor_payload_acts_as_that_window(
                     FILE=str(repo / "docs" / "a.md"))  # fmt: skip
     denied = json.loads(hook("pre-edit", "claude", stdin, daemon.socket_path).stdout)
     assert denied["permission"] == "deny" and "someone-else" in denied["agent_message"]
+
+
+def _nested(repo: Path, kind: str) -> Path:
+    """A repository inside `repo`: a plain nested clone, or a registered submodule."""
+    if kind == "nested":
+        return git_repo(repo / "vendor" / "lib").resolve()
+    source = git_repo(repo.parent / "sub-origin")
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+         str(source), "sub"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return (repo / "sub").resolve()
+
+
+@pytest.mark.parametrize("kind", ["nested", "submodule"])
+def test_a_nested_repositorys_files_are_checked_on_its_own_board(
+    daemon: DaemonProcess, repo: Path, kind: str
+) -> None:
+    """A nested repository (or a submodule) is a project of its own: its files are
+    asked about on its board, relative to its top. Before: relative to its top but on
+    the outer board, so the outer `x.py` denied the nested `x.py` (a false deny) and
+    the nested board's reservation of `y.py` was never seen (a false allow)."""
+    inner = _nested(repo, kind)
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        a.reserve(["x.py"])  # the outer repository's x.py
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(inner)) as a:
+        a.reserve(["y.py"])  # the nested repository's y.py
+
+    def decide(file: Path) -> str:
+        stdin = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B, FILE=str(file))
+        done = hook("pre-edit", "claude", stdin, daemon.socket_path)
+        assert done.returncode == 0, done.stderr
+        if not done.stdout:
+            return "allow"
+        return str(json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"])
+
+    assert decide(inner / "x.py") == "allow"
+    assert decide(inner / "y.py") == "deny"
+    assert decide(repo / "x.py") == "deny"
+    assert decide(repo / "y.py") == "allow"
