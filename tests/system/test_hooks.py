@@ -416,3 +416,20 @@ def test_a_nested_repositorys_files_are_checked_on_its_own_board(
     assert decide(inner / "y.py") == "deny"
     assert decide(repo / "x.py") == "deny"
     assert decide(repo / "y.py") == "allow"
+
+
+def test_a_nul_byte_in_a_hook_path_is_answered_not_a_traceback(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """Before: `ValueError: embedded null byte` and a traceback from the edit guard."""
+    bad_file = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B,
+                       FILE=str(repo / "src") + "/a\u0000b.py")  # fmt: skip
+    done = hook("pre-edit", "claude", bad_file, daemon.socket_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    decision = json.loads(done.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert "NUL" in decision["permissionDecisionReason"]
+    bad_cwd = payload("claude-pre-edit", CWD=str(repo) + "\u0000x", SESSION=SESSION_B,
+                      FILE="/etc/hosts")  # fmt: skip
+    done = hook("pre-edit", "claude", bad_cwd, daemon.socket_path)
+    assert (done.returncode, done.stdout) == (0, "") and "Traceback" not in done.stderr

@@ -46,6 +46,11 @@ def check_paths(
     `--project` / `$COORD_PROJECT` may have chosen); a file of another
     repository, nested or not, on that repository's board.
     """
+    # No file name holds a NUL (POSIX), and os.path raises on one: say so, as a refusal.
+    unnamable = [p for p in (cwd, *paths) if "\0" in p]
+    if unnamable:
+        shown = ", ".join(repr(p) for p in unnamable[:3])
+        return Verdict(False, f"{shown} contains a NUL byte, which no file name can hold")
     own = repository_project(os.path.realpath(cwd)) if os.path.isdir(cwd) else None
     by_project: dict[str, dict[str, str]] = {}
     for path in paths:
