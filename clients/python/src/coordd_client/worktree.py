@@ -69,3 +69,20 @@ def board_location(path: str, cwd: str | None = None) -> tuple[str | None, str]:
         return None, key
     absolute = os.path.realpath(os.path.join(cwd or os.getcwd(), path))
     return repository_project(_existing_directory(absolute)), key
+
+
+def relative_to_board(path: str, project: str) -> str:
+    """An absolute path or pattern inside any worktree of `project`'s repository, made
+    relative to its own worktree's top (as the hooks name it); anything else as given.
+
+    For the surfaces that take paths from a model (`coord mcp`): an absolute path
+    from a linked worktree is not under the main worktree, so the daemon would
+    refuse it although it is the project's. A file of a repository nested in it
+    is another board's and stays absolute (the daemon then judges it).
+    """
+    if not os.path.isabs(path) or "\0" in path:
+        return path
+    repository, key = board_location(path)
+    if repository is not None and repository == os.path.realpath(project):
+        return key
+    return path
