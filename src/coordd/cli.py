@@ -13,6 +13,7 @@ from pathlib import Path
 import trio
 
 from coordd import __version__
+from coordd.argv_secret import reexec_without_password
 from coordd.clock import Clock, OffsetClock, SystemClock
 from coordd.daemon import Daemon, DaemonConfig
 from coordd.limits import Limits
@@ -123,6 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         if args.store is not None and args.db is not None:
             parser.error("--store and --db name the same thing: give one of them")
+        if argv is None and args.store is not None and is_team_store(args.store):
+            # The real command line, which `ps` shows every local user: a
+            # password in it moves to $PGPASSWORD by re-executing (argv_secret.py).
+            refusal = reexec_without_password(args.store)
+            if refusal is not None:
+                print(f"coordd: {refusal}", file=sys.stderr)
+                return 2
         return _serve(args)
     if args.command == "check":
         from coordd.admin import check

@@ -34,6 +34,8 @@ from coordd.listener import (
     BoundSocket,
     ListenerError,
     bind_unix_socket,
+    record_store,
+    remove_store_record,
     served_path,
     socket_file_is_ours,
     unlink_if_ours,
@@ -51,6 +53,7 @@ from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import SqliteWriteStore, WriteStore
 from coordd.store.writer import Writer
 from coordd_client.protocol.peercred import peer_uid
+from coordd_client.protocol.record import SQLITE_PREFIX
 
 if TYPE_CHECKING:
     from coordd.team import TeamMode
@@ -179,6 +182,7 @@ class Daemon:
         if self.lock is not None:
             config.db_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.lock.acquire()
+        stopped_cleanly = False
         try:
             # Adoption is decided before anything could probe or bind a path.
             adopted = adopt_listen_fd() or adopt_launchd_socket()
@@ -198,7 +202,10 @@ class Daemon:
                 )
                 if self.lock is not None and (served := served_path(self.bound)) is not None:
                     self.lock.record_socket(served)
+                # A crashed daemon's clients restart this store, not the default one.
+                record_store(self.bound, self.recorded_store)
                 await self._serve(task_status)
+                stopped_cleanly = True
             finally:
                 await self.writer.stop()
                 if self.team is not None:
@@ -207,6 +214,8 @@ class Daemon:
                 if self.checkpointer is not None:
                     self.checkpointer.close()
                 if self.bound is not None:
+                    if stopped_cleanly:
+                        remove_store_record(self.bound)
                     unlink_if_ours(self.bound)
                     if self.bound.owned:
                         self.bound.sock.close()
@@ -223,6 +232,13 @@ class Daemon:
         from coordd.store.postgres.connection import redact
 
         return redact(self.config.store_dsn)
+
+    @property
+    def recorded_store(self) -> str:
+        """What `<socket>.store` names: `sqlite:<path>`, or the DSN without its password."""
+        if self.config.store_dsn is None:
+            return SQLITE_PREFIX + str(self.config.db_path)
+        return self.store_location
 
     async def _serve(self, task_status: trio.TaskStatus[Daemon]) -> None:
         assert self.bound is not None

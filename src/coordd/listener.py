@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordd.limits import Limits
+from coordd_client.protocol.record import format_store_record, store_record_path
 
 # sun_path's size, including the terminating NUL: unix(7), and <sys/un.h> on macOS.
 SUN_PATH_MAX = 104 if sys.platform == "darwin" else 108
@@ -154,3 +155,28 @@ def unlink_if_ours(bound: BoundSocket) -> None:
     """Remove our socket file at exit, unless it was adopted or already replaced."""
     if bound.owned and socket_file_is_ours(bound) and bound.path is not None:
         bound.path.unlink(missing_ok=True)
+
+
+def record_store(bound: BoundSocket, location: str) -> None:
+    """Write which store this socket serves beside it (`protocol.record.store_record_path`).
+
+    Only for a socket we bound: a service manager's socket is restarted by
+    the service manager, with its own configuration. Written to a temporary
+    name and renamed, so a reader sees the old record or the new, never half.
+    """
+    if not bound.owned or bound.path is None:
+        return
+    target = store_record_path(bound.path)
+    scratch = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, format_store_record(location))
+    finally:
+        os.close(fd)
+    os.replace(scratch, target)
+
+
+def remove_store_record(bound: BoundSocket) -> None:
+    """At a clean stop the socket is free again: forget which store it served."""
+    if bound.owned and bound.path is not None:
+        store_record_path(bound.path).unlink(missing_ok=True)

@@ -307,3 +307,83 @@ def test_a_codex_session_start_hook_reads_the_one_board(
     context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "ready for the codex tab" in context
     assert daemons_serving(home.fallback_socket) == []
+
+
+# --- a socket keeps its board across a crash (issue 29, item 10) ---------------------
+
+
+def _stop_pid(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+
+
+def test_autostart_after_a_crash_restarts_the_board_the_socket_served(home: Home) -> None:
+    """Before: the autostarted daemon served the default (empty) board on the same
+    socket, and the agents on it silently moved to another board."""
+    board = home.root / "project.db"
+    env = home.env(runtime=True)
+    daemon = DaemonProcess(home.root, db_path=board, socket_path=home.socket, env=env).start()
+    try:
+        assert doc(home.coord("post", "ours", "--json", env=env))["task"]["title"] == "ours"
+        daemon.kill()
+    finally:
+        daemon.ensure_dead()
+    listed = home.coord("ls", "--json", env=env)
+    restarted = read_record(board.with_name(board.name + ".lock"))
+    try:
+        assert listed.returncode == 0, listed.stderr
+        assert [t["title"] for t in doc(listed)["tasks"]] == ["ours"]
+        assert restarted is not None and restarted.socket == home.socket
+        assert not home.db.exists()  # the default board was never created
+        recorded = home.socket.with_name(home.socket.name + ".store")
+        assert recorded.read_text().strip() == f"sqlite:{board}"
+    finally:
+        if restarted is not None:
+            _stop_pid(restarted.pid)
+    assert not recorded.exists()  # a clean stop frees the socket of its board
+
+
+def test_autostart_refuses_to_replace_a_crashed_socket_s_vanished_board(home: Home) -> None:
+    board = home.root / "gone.db"
+    env = home.env(runtime=True)
+    daemon = DaemonProcess(home.root, db_path=board, socket_path=home.socket, env=env).start()
+    try:
+        home.coord("post", "ours", "--json", env=env)
+        daemon.kill()
+    finally:
+        daemon.ensure_dead()
+    for leftover in home.root.glob("gone.db*"):
+        leftover.unlink()
+    result = home.coord("ls", "--json", env=env)
+    assert result.returncode == 1
+    error = doc(result)["error"]
+    assert error["data"]["reason"] == "store_missing"
+    assert str(board) in error["message"] and ".store" in error["message"]
+    assert not board.exists() and not home.db.exists()
+    assert not daemons_serving(home.socket)
+
+
+def test_autostart_names_a_crashed_socket_s_team_store_instead_of_starting_it(
+    home: Home,
+) -> None:
+    """What a team daemon records (its DSN without the password) is named, not started."""
+    home.socket.parent.mkdir(mode=0o700)
+    home.socket.with_name(home.socket.name + ".store").write_text(
+        "postgresql://coordd@db.internal/team\n"
+    )
+    result = home.coord("ls", "--json", env=home.env(runtime=True))
+    assert result.returncode == 1
+    error = doc(result)["error"]
+    assert error["data"]["reason"] == "team_store"
+    assert "postgresql://coordd@db.internal/team" in error["message"]
+    assert not home.db.exists()

@@ -433,3 +433,61 @@ def test_a_cursor_window_ends_with_its_window_not_with_a_chat(
     closed = hook("session-end", "cursor", json.dumps({**chat, "reason": "window_close"}),
                   daemon.socket_path)  # fmt: skip
     assert closed.returncode == 0 and "released 1 claim(s)" in closed.stderr
+
+
+def _nested(repo: Path, kind: str) -> Path:
+    """A repository inside `repo`: a plain nested clone, or a registered submodule."""
+    if kind == "nested":
+        return git_repo(repo / "vendor" / "lib").resolve()
+    source = git_repo(repo.parent / "sub-origin")
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "protocol.file.allow=always", "submodule", "add", "-q",
+         str(source), "sub"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return (repo / "sub").resolve()
+
+
+@pytest.mark.parametrize("kind", ["nested", "submodule"])
+def test_a_nested_repositorys_files_are_checked_on_its_own_board(
+    daemon: DaemonProcess, repo: Path, kind: str
+) -> None:
+    """A nested repository (or a submodule) is a project of its own: its files are
+    asked about on its board, relative to its top. Before: relative to its top but on
+    the outer board, so the outer `x.py` denied the nested `x.py` (a false deny) and
+    the nested board's reservation of `y.py` was never seen (a false allow)."""
+    inner = _nested(repo, kind)
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        a.reserve(["x.py"])  # the outer repository's x.py
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(inner)) as a:
+        a.reserve(["y.py"])  # the nested repository's y.py
+
+    def decide(file: Path) -> str:
+        stdin = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B, FILE=str(file))
+        done = hook("pre-edit", "claude", stdin, daemon.socket_path)
+        assert done.returncode == 0, done.stderr
+        if not done.stdout:
+            return "allow"
+        return str(json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"])
+
+    assert decide(inner / "x.py") == "allow"
+    assert decide(inner / "y.py") == "deny"
+    assert decide(repo / "x.py") == "deny"
+    assert decide(repo / "y.py") == "allow"
+
+
+def test_a_nul_byte_in_a_hook_path_is_answered_not_a_traceback(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """Before: `ValueError: embedded null byte` and a traceback from the edit guard."""
+    bad_file = payload("claude-pre-edit", CWD=str(repo), SESSION=SESSION_B,
+                       FILE=str(repo / "src") + "/a\u0000b.py")  # fmt: skip
+    done = hook("pre-edit", "claude", bad_file, daemon.socket_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    decision = json.loads(done.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert "NUL" in decision["permissionDecisionReason"]
+    bad_cwd = payload("claude-pre-edit", CWD=str(repo) + "\u0000x", SESSION=SESSION_B,
+                      FILE="/etc/hosts")  # fmt: skip
+    done = hook("pre-edit", "claude", bad_cwd, daemon.socket_path)
+    assert (done.returncode, done.stdout) == (0, "") and "Traceback" not in done.stderr

@@ -356,3 +356,26 @@ async def test_the_boards_other_agents_are_this_projects_seen_lately(
     async with MCPClient(server(daemon.socket_path, COORD_AGENT="me")) as c:
         board = await call(c, "board")
     assert sorted(a["agent"] for a in board["other_agents"]) == ["here", "reserver"]
+
+
+async def test_absolute_paths_from_any_worktree_are_the_boards(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """Before: an absolute path from a linked worktree (not under the main worktree,
+    the project) was refused by reserve_paths and check_paths."""
+    import subprocess
+
+    main = repo.resolve()  # noqa: ASYNC240
+    linked = (workdir / "linked").resolve()
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(linked)], check=True)  # noqa: ASYNC221
+    (linked / "src").mkdir()
+    params = server(daemon.socket_path, project=str(main), CLAUDE_CODE_SESSION_ID=session(1))
+    async with MCPClient(params) as c:
+        held = await call(c, "reserve_paths", patterns=[str(linked / "src" / "auth.py")])
+        assert [r["pattern"] for r in held["reservations"]] == ["src/auth.py"]
+    other = server(daemon.socket_path, project=str(main), CLAUDE_CODE_SESSION_ID=session(2))
+    async with MCPClient(other) as c:
+        found = await call(c, "check_paths", paths=[str(main / "src" / "auth.py")])
+        assert [x["path"] for x in found["conflicts"]] == ["src/auth.py"]
+        found = await call(c, "check_paths", paths=[str(linked / "src" / "auth.py")])
+        assert [x["path"] for x in found["conflicts"]] == ["src/auth.py"]

@@ -226,34 +226,65 @@ export class CoorddClient extends EventEmitter {
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
-      this.breakWith(new ProtocolError(`bad frame from the daemon: ${(error as FrameError).message}`, -32600, {}));
-      this.socket.destroy();
+      this.violation(`bad frame from the daemon: ${(error as FrameError).message}`, "invalid_request");
       return;
     }
     for (const frame of frames) {
-      let message: Response | Response[];
+      if (this.broken !== null) return;
+      let message: unknown;
       try {
-        message = JSON.parse(frame.toString("utf8")) as Response | Response[];
+        message = JSON.parse(frame.toString("utf8"));
       } catch {
-        continue; // not JSON: nothing to match it to
+        this.violation("the daemon sent a frame that is not JSON", "parse_error");
+        return;
       }
-      for (const response of Array.isArray(message) ? message : [message]) this.dispatch(response);
+      // A frame is one response object or a non-empty batch of them (JSON-RPC 2.0
+      // section 6); anything else cannot be matched to a call, so nothing on this
+      // connection can be trusted any more: every pending call is failed with it.
+      const items = Array.isArray(message) ? message : [message];
+      if (items.length === 0 || !items.every(isObject)) {
+        this.violation(
+          `the daemon sent ${items.length === 0 ? "an empty batch" : "a frame that is not a response object"}`,
+          "invalid_request",
+        );
+        return;
+      }
+      for (const response of items as Response[]) this.dispatch(response);
     }
   }
 
+  /**
+   * A daemon that breaks the protocol: every pending and later call rejects with a
+   * `ProtocolError`, `error` is emitted if anyone listens (an unheard `error` event
+   * would throw out of the socket's callback and take a Node host down), then `close`.
+   */
+  private violation(message: string, kind: "parse_error" | "invalid_request"): void {
+    const error = new ProtocolError(message, kind === "parse_error" ? -32700 : -32600, { kind });
+    if (this.broken === null && this.listenerCount("error") > 0) this.emit("error", error);
+    this.breakWith(error);
+    this.socket.destroy();
+  }
+
   private dispatch(response: Response): void {
+    const error = response.error;
+    if (error !== undefined && !isWireError(error)) {
+      this.violation("the daemon sent an error that is not an error object", "invalid_request");
+      return;
+    }
     if (response.id === undefined || response.id === null) {
-      if (response.method !== undefined) {
+      if (typeof response.method === "string") {
         this.emit("notification", response.method, response.params);
-      } else if (response.error !== undefined) {
-        this.breakWith(errorFromWire(response.error)); // a frame-level refusal: the daemon closes
+      } else if (error !== undefined) {
+        this.breakWith(errorFromWire(error)); // a frame-level refusal: the daemon closes
       }
       return;
     }
     const pending = typeof response.id === "number" ? this.pending.get(response.id) : undefined;
-    if (pending === undefined) return;
-    if (response.error !== undefined) pending.reject(errorFromWire(response.error));
-    else pending.resolve(response.result);
+    if (pending === undefined) return; // an answer to a call given up on (timeout, abort)
+    if (error !== undefined) pending.reject(errorFromWire(error));
+    else if (!("result" in response)) {
+      pending.reject(new ProtocolError("the daemon answered with neither a result nor an error", -32600, { kind: "invalid_request" }));
+    } else pending.resolve(response.result);
   }
 
   private breakWith(error: CoorddError): void {
@@ -329,6 +360,19 @@ export class CoorddClient extends EventEmitter {
       afterSeq = found.seq;
     }
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isWireError(value: unknown): value is { code: number; message: string; data?: ErrorData } {
+  return (
+    isObject(value) &&
+    typeof value.code === "number" &&
+    typeof value.message === "string" &&
+    (value.data === undefined || value.data === null || isObject(value.data))
+  );
 }
 
 /** Seconds a call may rightly wait in the daemon (`timeout_s`, `wait_s`), in ms. */

@@ -80,6 +80,9 @@ export class Subscription implements AsyncIterable<Event> {
       if (this.ended) return;
       try {
         const client = await CoorddClient.connect(this.options);
+        // Reset before subscribing: a `subscription.closed` or a malformed event may
+        // arrive in the very chunk that answers the subscribe, and must not be lost.
+        this.needReconnect = false;
         client.on("notification", (method: string, params: unknown) => this.onNotification(method, params));
         client.on("close", () => {
           this.needReconnect = true;
@@ -92,7 +95,6 @@ export class Subscription implements AsyncIterable<Event> {
         if (this.lastSeq === undefined) this.lastSeq = started.last_seq;
         if (this.subscribed) this.resumes++;
         this.subscribed = true;
-        this.needReconnect = false;
         this.client = client;
         return;
       } catch (error) {
@@ -104,13 +106,24 @@ export class Subscription implements AsyncIterable<Event> {
 
   private onNotification(method: string, params: unknown): void {
     if (method === "event") {
-      this.queue.push((params as { event: Event }).event);
+      const event = isObject(params) ? params.event : undefined;
+      if (!isObject(event) || typeof event.seq !== "number") {
+        // Not an event: resubscribe from the last seq yielded rather than guess.
+        this.needReconnect = true;
+        this.wake?.();
+        return;
+      }
+      this.queue.push(event as unknown as Event);
       if (this.queue.length >= QUEUE_HIGH_WATER) this.client?.pauseReading();
     } else if (method === "subscription.closed") {
       this.needReconnect = true; // lagged or shutdown: resubscribe from lastSeq
     }
     this.wake?.();
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function subscribe(params: SubscribeParams = {}, options: SubscribeOptions = {}): Subscription {

@@ -7,6 +7,14 @@ exactly one daemon: the loser's daemon exits at the database lock, and both
 CLIs then find the winner answering. A daemon that exits at the lock held by
 a daemon serving another socket is reported at once (`held_elsewhere`):
 that one's pid and socket, never a wait for a socket nobody will serve.
+
+A socket keeps its board: the daemon records the store it serves beside
+its socket (`<socket>.store`, `protocol.record`), so after a crash the
+daemon started here serves that same SQLite file (`--store sqlite:PATH`,
+which no `$COORDD_STORE` or `$COORDD_DB` can override), never the default
+board in its place. A recorded file that is gone, or a team store (whose
+password, node name and libpq settings are not the CLI's to know), is
+refused with the store named instead of started.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from coordd_client.client import Client
 from coordd_client.discovery import answers, holder_record
 from coordd_client.protocol.errors import DaemonUnavailable
 from coordd_client.protocol.paths import default_db_path, state_dir
+from coordd_client.protocol.record import SQLITE_PREFIX, read_store_record, store_record_path
 
 AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
 #: Seconds to wait for a daemon we started to answer a ping.
@@ -57,10 +66,18 @@ HELD_PROBE_TIMEOUT_S = 0.5
 class SpawnedDaemon:
     """A daemon this CLI started, and where its log for this start begins."""
 
-    def __init__(self, process: subprocess.Popen[bytes], log_path: Path, log_offset: int) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        log_path: Path,
+        log_offset: int,
+        db_path: Path | None = None,
+    ) -> None:
         self.process = process
         self.log_path = log_path
         self.log_offset = log_offset
+        #: The SQLite file it was told to serve (None: the default database).
+        self.db_path = db_path
 
     def exit_message(self) -> str | None:
         """The daemon's last words if it has already exited, else None."""
@@ -76,32 +93,72 @@ class SpawnedDaemon:
         return f"coordd exited with status {self.process.returncode} at start: {last}"
 
 
+def recorded_board(socket_path: Path) -> Path | None:
+    """The SQLite file the daemon last on `socket_path` served (None: nothing recorded).
+
+    Raises DaemonUnavailable, naming the store, when it cannot be started
+    from here: a team store, or a file that no longer exists (a daemon
+    started on it would create an empty board where the agents expect theirs).
+    """
+    location = read_store_record(socket_path)
+    if location is None:
+        return None
+    record = store_record_path(socket_path)
+    forget = f"remove {record} to start the default board on this socket instead"
+    if not location.startswith(SQLITE_PREFIX):
+        raise DaemonUnavailable(
+            f"no daemon answers on {socket_path}, which served the team store {location};"
+            " a team daemon is not started automatically (its password, node name and"
+            f" settings are not this client's): start it as before (coordd serve --store"
+            f" '{location}' --socket {socket_path}), or {forget}",
+            socket=str(socket_path),
+            reason="team_store",
+            store=location,
+        )
+    db_path = Path(location[len(SQLITE_PREFIX) :])
+    if not db_path.is_absolute() or not db_path.exists():
+        raise DaemonUnavailable(
+            f"no daemon answers on {socket_path}, which served the board {db_path}, and that"
+            f" file is gone: not starting an empty board in its place; restore it, or {forget}",
+            socket=str(socket_path),
+            reason="store_missing",
+            store=location,
+        )
+    return db_path
+
+
 def start_daemon(socket_path: Path) -> SpawnedDaemon:
-    """Spawn `coordd serve --socket PATH` detached, logging to the state directory."""
+    """Spawn `coordd serve --socket PATH` detached, logging to the state directory.
+
+    On the board the socket served before (`recorded_board`), if it recorded one.
+    """
+    db_path = recorded_board(socket_path)
+    store = ["--store", SQLITE_PREFIX + str(db_path)] if db_path is not None else []
     log_dir = state_dir()
     log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     log_path = log_dir / "coordd.log"
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
         offset = log.tell()
         process = subprocess.Popen(
-            [*_daemon_command(), "serve", "--socket", str(socket_path)],
+            [*_daemon_command(), "serve", *store, "--socket", str(socket_path)],
             stdin=devnull,
             stdout=log,
             stderr=log,
             start_new_session=True,
             close_fds=True,
         )
-    return SpawnedDaemon(process, log_path, offset)
+    return SpawnedDaemon(process, log_path, offset, db_path)
 
 
-def held_elsewhere(socket_path: Path) -> DaemonUnavailable | None:
-    """The refusal to give when a live daemon holds the user's database but serves
-    another socket than `socket_path` (then waiting for `socket_path` is futile);
-    None while it serves `socket_path`, is still starting, or holds nothing."""
-    record = holder_record()
+def held_elsewhere(socket_path: Path, db_path: Path | None = None) -> DaemonUnavailable | None:
+    """The refusal to give when a live daemon holds the database (the user's default,
+    or `db_path`) but serves another socket than `socket_path` (then waiting for
+    `socket_path` is futile); None while it serves `socket_path`, is still
+    starting, or holds nothing."""
+    record = holder_record(db_path=db_path)
     if record is None or record.socket is None or record.socket == socket_path:
         return None
-    db = default_db_path()
+    db = db_path or default_db_path()
     reachable = answers(record.socket, timeout_s=HELD_PROBE_TIMEOUT_S)
     if reachable:
         advice = (
@@ -137,6 +194,7 @@ def wait_until_ready(
     """
     deadline = time.monotonic() + timeout_s
     lock_lost = False
+    db_path = spawned.db_path if spawned is not None else None
     while True:
         try:
             with Client(socket_path, timeout_s=5) as client:
@@ -150,7 +208,7 @@ def wait_until_ready(
                     ) from None
                 lock_lost = _IN_USE in message
                 spawned = None  # another CLI's daemon won the start: wait for it
-            if lock_lost and (refusal := held_elsewhere(socket_path)) is not None:
+            if lock_lost and (refusal := held_elsewhere(socket_path, db_path)) is not None:
                 raise refusal from None
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(

@@ -50,10 +50,13 @@ class Found:
     source: str
 
 
-def holder_record(environ: Mapping[str, str] | None = None) -> DaemonRecord | None:
-    """The record of the live daemon that holds the user's default database, if any."""
+def holder_record(
+    environ: Mapping[str, str] | None = None, *, db_path: Path | None = None
+) -> DaemonRecord | None:
+    """The record of the live daemon that holds `db_path` (default: the user's
+    default database), if any."""
     try:
-        record = read_record(lock_path(default_db_path(environ)))
+        record = read_record(lock_path(db_path or default_db_path(environ)))
     except (OSError, RuntimeError):  # an unresolvable home or a symlink loop
         return None
     if record is None or not pid_alive(record.pid):

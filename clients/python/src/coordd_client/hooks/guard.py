@@ -1,7 +1,9 @@
 """Before an edit (or a commit): is any of these files exclusively reserved by another agent?
 
 Paths are asked about relative to the top of the worktree they are in, so a
-reservation covers a file in every worktree of the repository.
+reservation covers a file in every worktree of the repository. A file in
+another repository (one nested in this one, a submodule) is asked about on
+that repository's board, relative to its top (`worktree.board_location`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from coordd_client.client import Client
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import MAX_CHECK_PATHS, PathConflict
-from coordd_client.worktree import board_path
+from coordd_client.worktree import board_location, repository_project
 
 #: Deny instead of allow when the daemon cannot be asked.
 STRICT_ENV = "COORD_GUARD_STRICT"
@@ -38,13 +40,29 @@ def check_paths(
     cwd: str,
     strict: bool | None = None,
 ) -> Verdict:
-    asked = {}
+    """Check edits to `paths` (relative to `cwd`, or absolute) for the session on `project`.
+
+    A file of the session's own repository is asked about on `project` (which
+    `--project` / `$COORD_PROJECT` may have chosen); a file of another
+    repository, nested or not, on that repository's board.
+    """
+    # No file name holds a NUL (POSIX), and os.path raises on one: say so, as a refusal.
+    unnamable = [p for p in (cwd, *paths) if "\0" in p]
+    if unnamable:
+        shown = ", ".join(repr(p) for p in unnamable[:3])
+        return Verdict(False, f"{shown} contains a NUL byte, which no file name can hold")
+    own = repository_project(os.path.realpath(cwd)) if os.path.isdir(cwd) else None
+    by_project: dict[str, dict[str, str]] = {}
     for path in paths:
-        key = board_path(path, cwd)
-        # A file outside the project (outside every worktree of it) is nobody's here.
-        if not os.path.isabs(key) or key.startswith(project.rstrip("/") + "/"):
-            asked[key] = path
-    return check_board_paths(socket, asked, agent=agent, project=project, strict=strict)
+        repository, key = board_location(path, cwd)
+        if repository is None:
+            # A file outside the project (outside every worktree of it) is nobody's here.
+            if key.startswith(project.rstrip("/") + "/"):
+                by_project.setdefault(project, {})[key] = path
+            continue
+        board = project if repository == own else repository
+        by_project.setdefault(board, {})[key] = path
+    return check_projects(socket, by_project, agent=agent, strict=strict)
 
 
 def check_board_paths(
@@ -57,28 +75,42 @@ def check_board_paths(
 ) -> Verdict:
     """`asked` maps each path as the board names it (relative to its worktree's top)
     to the path to show in the verdict."""
-    if not asked:
+    return check_projects(socket, {project: asked}, agent=agent, strict=strict)
+
+
+def check_projects(
+    socket: os.PathLike[str] | str,
+    by_project: Mapping[str, Mapping[str, str]],
+    *,
+    agent: str,
+    strict: bool | None = None,
+) -> Verdict:
+    """`check_board_paths` for paths on several boards: {project: {board path: shown}}."""
+    by_project = {p: asked for p, asked in by_project.items() if asked}
+    if not by_project:
         return Verdict(True, "")
     strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
-    keys = list(asked)
-    found: list[PathConflict] = []
+    lines: list[str] = []
     try:
         with Client(socket, timeout_s=GUARD_TIMEOUT_S) as client:
-            # One check takes at most MAX_CHECK_PATHS paths (PROTOCOL.md section 10): a
-            # larger commit is asked about in chunks, on one connection. Sending it whole
-            # was refused with -32602 and read as "could not check": a fail-open.
-            for start in range(0, len(keys), MAX_CHECK_PATHS):
-                chunk = keys[start : start + MAX_CHECK_PATHS]
-                found += client.check_paths(chunk, project=project, agent=agent).conflicts
+            for project, asked in by_project.items():
+                keys = list(asked)
+                # One check takes at most MAX_CHECK_PATHS paths (PROTOCOL.md section 10):
+                # a larger commit is asked about in chunks, on one connection. Sent whole
+                # it was refused with -32602 and read as "could not check": a fail-open.
+                for start in range(0, len(keys), MAX_CHECK_PATHS):
+                    chunk = keys[start : start + MAX_CHECK_PATHS]
+                    found = client.check_paths(chunk, project=project, agent=agent).conflicts
+                    held = [c for c in found if c.reservation.exclusive]
+                    lines.extend(_line(asked.get(c.path, c.path), c) for c in held)
     except CoordError as exc:
         why = f"coord could not check reservations ({exc.message})"
         if strict:
             return Verdict(False, f"{why}; {STRICT_ENV}=1 denies edits until it can", why)
         return Verdict(True, f"{why}; allowed", why)
-    held = [c for c in found if c.reservation.exclusive]
-    if not held:
+    if not lines:
         return Verdict(True, "")
-    return Verdict(False, "; ".join(_line(asked.get(c.path, c.path), c) for c in held[:5]))
+    return Verdict(False, "; ".join(lines[:5]))
 
 
 def _line(path: str, conflict: PathConflict) -> str:

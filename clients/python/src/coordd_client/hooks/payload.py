@@ -67,8 +67,11 @@ def read(
     chosen = said_by_payload(raw) or host or "claude"
     roots = raw.get("workspace_roots")
     first = roots[0] if isinstance(roots, list) and roots else None
-    workspace = first if isinstance(first, str) else None
+    # A directory named with a NUL byte names no directory (and os and subprocess
+    # raise on one): it counts as not given, like any other broken field.
+    workspace = first if isinstance(first, str) and "\0" not in first else None
     cwd = raw.get("cwd") if isinstance(raw.get("cwd"), str) else None
+    cwd = cwd if cwd is not None and "\0" not in cwd else None
     cwd = cwd or workspace or os.getcwd()
     return HookInput(
         host=chosen,

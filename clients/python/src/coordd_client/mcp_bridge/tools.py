@@ -9,6 +9,7 @@ same one the CLI and both Python clients use.
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Annotated, Literal
 
 import trio
@@ -22,6 +23,7 @@ from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.protocol.errors import CoordError
+from coordd_client.worktree import relative_to_board
 
 #: A `wait_for_task` call returns within this many seconds (hosts time tool calls out).
 MAX_WAIT_S = 50.0
@@ -284,6 +286,15 @@ def _waiting_tools(server: MCPServer, bridge: Bridge) -> None:
             await ctx.report_progress(elapsed, timeout_s, "still waiting for a matching task")
 
 
+async def _board_paths(bridge: Bridge, paths: list[str]) -> list[str]:
+    """Absolute paths in any worktree of the project, relative to their worktree (git runs:
+    in a thread)."""
+    if not any(os.path.isabs(p) for p in paths):
+        return paths
+    project = bridge.project.value
+    return await trio.to_thread.run_sync(lambda: [relative_to_board(p, project) for p in paths])
+
+
 def _reservation_tools(server: MCPServer, bridge: Bridge) -> None:
     @server.tool(annotations=WRITES)
     async def reserve_paths(
@@ -299,7 +310,7 @@ def _reservation_tools(server: MCPServer, bridge: Bridge) -> None:
         """Reserve files before editing them, all or nothing (e.g. ["src/auth/**"]); refused
         with who holds what in the way. Bind to a task you hold with task_id."""
         call = methods.reserve(
-            patterns,
+            await _board_paths(bridge, patterns),
             exclusive=exclusive,
             ttl_s=ttl_s,
             reason=reason,
@@ -329,7 +340,7 @@ def _reservation_tools(server: MCPServer, bridge: Bridge) -> None:
     ) -> Annotated[CallToolResult, m.CheckResult]:
         """Before editing: other agents' live reservations covering these paths (relative to
         the repository root, or absolute inside it)."""
-        return await bridge.answer(methods.check_paths(paths), ctx)
+        return await bridge.answer(methods.check_paths(await _board_paths(bridge, paths)), ctx)
 
     @server.tool(annotations=READ_ONLY)
     async def list_reservations(

@@ -62,3 +62,36 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return False
     return True
+
+
+# The board a socket serves: `<socket>.store`, beside the socket.
+#
+# A client that finds nobody on its socket (the daemon crashed) starts one;
+# without this it would start one on the default database, and the agents
+# on that socket would silently move to another, empty board. So a daemon
+# that binds its socket writes which store it serves next to it (one line:
+# `sqlite:<absolute path>`, or a team store's DSN without its password),
+# removes it with the socket at a clean stop, and autostart starts that
+# store or refuses, naming it. The socket's directory is private (0700,
+# checked at bind), so nobody else can plant the file.
+
+SQLITE_PREFIX = "sqlite:"
+
+
+def store_record_path(socket_path: Path) -> Path:
+    return socket_path.with_name(socket_path.name + ".store")
+
+
+def format_store_record(location: str) -> bytes:
+    return f"{location}\n".encode()
+
+
+def read_store_record(socket_path: Path) -> str | None:
+    """The store the daemon on `socket_path` served, or None (none recorded, or garbled)."""
+    try:
+        with open(store_record_path(socket_path), "rb") as handle:
+            raw = handle.read(MAX_RECORD_BYTES)
+    except OSError:
+        return None
+    line = raw.decode(errors="replace").split("\n", 1)[0].strip()
+    return line or None
