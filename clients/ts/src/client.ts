@@ -333,6 +333,10 @@ export class CoorddClient extends EventEmitter {
     return this.call("agent.heartbeat", p, o);
   }
   agents(o?: CallOptions): Promise<T.AgentsResult> { return this.call("agent.list", undefined, o); }
+  /** Protocol 1.2 (`agent_release`): let go of what `of` holds, as `agent`, named in the history. */
+  releaseAgent(p: { agent: string; of: string; project?: string; reason?: string }, o?: CallOptions): Promise<T.ReleaseAgentResult> {
+    return this.call("agent.release", p, o);
+  }
   eventsSince(p: T.EventsSinceParams = {}, o?: CallOptions): Promise<T.EventsResult> { return this.call("events.since", p, o); }
   reserve(p: T.AcquireParams, o?: CallOptions): Promise<T.ReservationsResult> { return this.call("reservation.acquire", p, o); }
   unreserve(p: { agent: string; project: string; patterns?: string[]; ids?: number[] }, o?: CallOptions): Promise<T.ReleasedResult> {

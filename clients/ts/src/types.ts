@@ -145,6 +145,8 @@ export interface AgentInfo { agent: string; last_seen: string; holding: number }
 export interface AgentsResult { agents: AgentInfo[] }
 export interface ReservationsResult { reservations: Reservation[] }
 export interface ReleasedResult { released: number }
+/** `agent.release` (protocol 1.2, feature `agent_release`): what was let go. */
+export interface ReleaseAgentResult { claims: number; reservations: number; unassigned: number }
 export interface PathConflict { path: string; reservation: Reservation }
 export interface CheckResult { conflicts: PathConflict[] }
 export interface SubscribeResult { subscription: number; last_seq: number }
