@@ -1,0 +1,139 @@
+"""The daemon checks: the socket every surface of this shell would use answers, and
+a host that gives its children a reduced environment (no `$XDG_RUNTIME_DIR` and no
+`$COORDD_SOCKET`: Codex's MCP servers) reaches the same daemon (`discovery`).
+
+A second daemon on a second board is the failure this guards against: each
+surface would see only its own half of the claims.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from coordd_client.client import Client
+from coordd_client.discovery import SocketRoute, answers
+from coordd_client.doctor.findings import Finding
+from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.paths import SOCKET_ENV
+
+#: What the reduced environment of a host's children lacks (Codex's MCP servers get a
+#: fixed short list of variables: HOME, PATH, USER, TMPDIR, ...).
+REDUCED_DROPS = ("XDG_RUNTIME_DIR", SOCKET_ENV)
+
+
+def _server_info(socket: Path) -> dict[str, Any] | None:
+    if not answers(socket):
+        return None
+    try:
+        with Client(socket, timeout_s=10) as client:
+            info: dict[str, Any] = msgspec.json.decode(client.call_raw("server.info").result)
+    except (CoordError, OSError):
+        return None
+    return info
+
+
+def reduced_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k not in REDUCED_DROPS}
+
+
+def reduced_socket(environ: Mapping[str, str]) -> tuple[Path, Path | None, str]:
+    """Where a client with the reduced environment would go: (the path it derives,
+    the socket it would use or None, how it got there)."""
+    reduced = reduced_environment(environ)
+    route = SocketRoute.resolve(None, reduced)
+    if answers(route.path):
+        return route.path, route.path, "derived"
+    found = route.fallback(reduced)
+    if found is None:
+        return route.path, None, "none"
+    return route.path, found.socket, found.source
+
+
+def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Finding]:
+    findings = []
+    info = _server_info(socket)
+    if info is None:
+        start = "the first coord command or MCP tool call starts one" if autostart else None
+        findings.append(
+            Finding(
+                "daemon",
+                "daemon",
+                ok=autostart,
+                detail=f"no daemon answers on {socket}" + (f" ({start})" if start else ""),
+                fix=None if autostart else "coordd serve (or unset COORD_NO_AUTOSTART)",
+                data={"socket": str(socket), "pid": None},
+            )
+        )
+    else:
+        via = "" if socket == route.path else f" (found beside {route.path}, which has none)"
+        findings.append(
+            Finding(
+                "daemon",
+                "daemon",
+                ok=True,
+                detail=f"coordd {info.get('version', '?')}, pid {info['pid']},"
+                f" socket {socket}{via}",
+                data={"socket": str(socket), "pid": info["pid"], "version": info.get("version")},
+            )
+        )
+    derived, reached, how = reduced_socket(os.environ)
+    reached_info = _server_info(reached) if reached is not None else None
+    label = "reduced environment (no XDG_RUNTIME_DIR, no COORDD_SOCKET, like Codex's MCP servers)"
+    data: dict[str, Any] = {
+        "derived_socket": str(derived),
+        "socket": str(reached) if reached else None,
+        "found_by": how,
+        "pid": reached_info["pid"] if reached_info else None,
+    }
+    if info is None:
+        findings.append(
+            Finding(
+                "daemon", "reduced environment", True, f"{label}: nothing to compare", data=data
+            )
+        )
+    elif reached_info is None:
+        findings.append(
+            Finding(
+                "daemon",
+                "reduced environment",
+                ok=False,
+                detail=f"{label}: derives {derived}, where no daemon answers, and finds none"
+                " elsewhere: it would start a second daemon on a second board",
+                fix=f"run the daemon on its default socket, or pin it: --socket {socket}"
+                " in the host's server command",
+                data=data,
+            )
+        )
+    elif reached_info["pid"] != info["pid"]:
+        findings.append(
+            Finding(
+                "daemon",
+                "reduced environment",
+                ok=False,
+                detail=f"{label}: reaches another daemon (pid {reached_info['pid']} on {reached})",
+                fix=f"stop the second daemon, or pin the socket: --socket {socket}",
+                data=data,
+            )
+        )
+    else:
+        source = {"record": "the database's lock-file record", "runtime dir": "/run/user/<uid>"}
+        where = (
+            f"on {derived}"
+            if how == "derived"
+            else f"{derived} has none; found through {source.get(how, how)}"
+        )
+        findings.append(
+            Finding(
+                "daemon",
+                "reduced environment",
+                ok=True,
+                detail=f"{label}: same daemon ({where})",
+                data=data,
+            )
+        )
+    return findings
