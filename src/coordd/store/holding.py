@@ -171,17 +171,11 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
         args,
     ).fetchall()
     # Every claim of theirs, a lapsed one too: the reaper would only expire it.
-    released = sorted(
-        (
-            TaskRow(*values)
-            for values in tx.conn.execute(
-                f"UPDATE tasks SET state = 'pending', {CLEAR_CLAIM}, updated_at = :now"
-                f" WHERE state = 'claimed' AND claimed_by = :of{in_project}"
-                f" RETURNING {ROW_COLUMNS}",
-                args,
-            ).fetchall()
-        ),
-        key=lambda row: row.id,
+    released = _updated_rows(
+        tx,
+        f"UPDATE tasks SET state = 'pending', {CLEAR_CLAIM}, updated_at = :now"
+        f" WHERE state = 'claimed' AND claimed_by = :of{in_project}",
+        args,
     )
     for row in released:
         tx.emit("task.released", row, p.agent, of=p.of, reason=p.reason)
@@ -191,17 +185,11 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
     )
     tx.freed_projects.update(project for project, _ in live)
     # After the claims: a task it held claimed and assigned ends unassigned too.
-    unassigned = sorted(
-        (
-            TaskRow(*values)
-            for values in tx.conn.execute(
-                f"UPDATE tasks SET assignee = NULL, updated_at = :now"
-                f" WHERE state = 'pending' AND assignee = :of{in_project}"
-                f" RETURNING {ROW_COLUMNS}",
-                args,
-            ).fetchall()
-        ),
-        key=lambda row: row.id,
+    unassigned = _updated_rows(
+        tx,
+        f"UPDATE tasks SET assignee = NULL, updated_at = :now"
+        f" WHERE state = 'pending' AND assignee = :of{in_project}",
+        args,
     )
     for row in unassigned:
         tx.emit("task.assigned", row, p.agent, of=p.of, reason=p.reason)
@@ -211,3 +199,9 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
         "reservations": sum(n for _, n in live),
         "unassigned": len(unassigned),
     }
+
+
+def _updated_rows(tx: Txn, update: str, args: dict[str, Any]) -> list[TaskRow]:
+    """The rows an UPDATE changed, in id order (events are appended in that order)."""
+    rows = tx.conn.execute(f"{update} RETURNING {ROW_COLUMNS}", args).fetchall()
+    return sorted((TaskRow(*values) for values in rows), key=lambda row: row.id)

@@ -196,30 +196,10 @@ def slug(text: str) -> str:
 
 def process_name_and_start(pid: int) -> tuple[str, str]:
     """A process's short name and start time, or placeholders if it cannot be read."""
-    if sys.platform.startswith("linux"):
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                raw = stat.read().decode(errors="replace")
-        except OSError:
-            return "session", "?"
-        # comm may contain spaces and parentheses: split at the last ')'.
-        name = raw[raw.index("(") + 1 : raw.rindex(")")]
-        fields = raw[raw.rindex(")") + 2 :].split()
-        return name.lstrip("-"), fields[19]
-    try:
-        out = subprocess.run(
-            ["ps", "-o", "lstart=,comm=", "-p", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=2,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "session", "?"
-    match = re.match(r"(\w+\s+\w+\s+\d+\s+[\d:]+\s+\d+)\s+(.*)", out)
-    if not match:
-        return "session", "?"
-    return os.path.basename(match.group(2)).lstrip("-"), match.group(1)
+    from coordd_client.tabs import process  # the one reader of the process table
+
+    found = process(pid)
+    return (found.name.lstrip("-"), found.started) if found else ("session", "?")
 
 
 def resolve_project(

@@ -113,42 +113,35 @@ def run_checks(
     findings = check_daemon(route, socket, autostart)
     top = worktree_top(cwd)
     worktrees = git_worktrees(cwd)
-    claude = shutil.which("claude")
-    if claude is None:
-        findings.append(
-            Finding("claude", "claude", True, "claude: not installed, skipped", skipped=True)
-        )
-    else:
-        version = host_version(claude, cwd)
-        findings.append(
-            Finding(
-                "claude",
-                "claude",
-                True,
-                f"Claude Code {version or '?'} ({claude})",
-                data={"path": claude, "version": version},
-            )
-        )
+    claude = _host(findings, "claude", "Claude Code", cwd)
+    if claude is not None:
         findings += check_claude(claude, cwd, top, home)
-    codex = shutil.which("codex")
+    codex = _host(findings, "codex", "Codex", cwd)
     codex_state: tuple[CodexAnswers, bool] | None = None
-    if codex is None:
-        findings.append(
-            Finding("codex", "codex", True, "codex: not installed, skipped", skipped=True)
-        )
-    else:
-        version = host_version(codex, cwd)
-        findings.append(
-            Finding(
-                "codex",
-                "codex",
-                True,
-                f"Codex {version or '?'} ({codex})",
-                data={"path": codex, "version": version},
-            )
-        )
+    if codex is not None:
         found, answers_, configured = check_codex(codex, top, worktrees or [], client_version)
         findings += found
         codex_state = (answers_, configured)
     findings += check_worktrees(top, home, worktrees, claude is not None, codex_state)
     return findings
+
+
+def _host(findings: list[Finding], program: str, title: str, cwd: Path) -> str | None:
+    """The host's program on PATH (with its version, said), or None (skipped, said)."""
+    path = shutil.which(program)
+    if path is None:
+        findings.append(
+            Finding(program, program, True, f"{program}: not installed, skipped", skipped=True)
+        )
+        return None
+    version = host_version(path, cwd)
+    findings.append(
+        Finding(
+            program,
+            program,
+            True,
+            f"{title} {version or '?'} ({path})",
+            data={"path": path, "version": version},
+        )
+    )
+    return path
