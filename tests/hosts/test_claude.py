@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -147,6 +148,7 @@ class Tmux:
     """An interactive `claude` in a detached tmux session: a terminal a person would use."""
 
     def __init__(self, world: World, api: FakeAnthropic, *args: str) -> None:
+        assert shutil.which("tmux"), "the interactive tab needs tmux (.ci/run installs it)"
         self.name = f"cc{world.root.name}"
         env = {**world.env, "ANTHROPIC_BASE_URL": api.url, "TERM": "xterm-256color"}
         command = ["env", "-i", *[f"{k}={v}" for k, v in env.items()], require(CLAUDE), *args]
