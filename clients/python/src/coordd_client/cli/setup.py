@@ -21,7 +21,7 @@ RESTART = {
     "git": "commits in every worktree of this repository now check reservations",
 }
 #: With --worktree, the files hold this machine's path to coord: say so.
-PROJECT_NOTE = (
+WORKTREE_NOTE = (
     "these files are this worktree's and hold this machine's path to coord: do not"
     " commit them, and run `coord setup HOST --worktree` in each one (or use the"
     " default user scope, which covers every worktree)"
@@ -75,7 +75,7 @@ def setup(ctx: Context) -> int:
     if not args.remove:
         lines.append(f"next: {RESTART[args.host]}")
         if not user and args.host != "git":
-            lines.append(f"note: {PROJECT_NOTE}")
+            lines.append(f"note: {WORKTREE_NOTE}")
     ctx.emit({"host": args.host, "changed": [str(c.path) for c in changed]}, "\n".join(lines))
     return EXIT_OK
 
