@@ -283,6 +283,7 @@ class Daemon:
                 )
             if self.team is not None:
                 self.team.start(root, self._lost_node)
+                await self.team.listening()
             root.start_soon(run_retention, self.writer, self._keep_after, self.config.retention)
             if self.notifier.watchdog_interval_s:
                 root.start_soon(run_watchdog, self.writer, self.notifier)

@@ -151,6 +151,17 @@ class TeamMode:
         nursery.start_soon(self.follower.run)
         nursery.start_soon(self.heartbeat.run, on_lost)
 
+    async def listening(self) -> None:
+        """Until the doorbell listens (bounded: a store slow to answer delays nothing more).
+
+        Its first connect rings every waiting acquire, in case a peer's release was
+        missed meanwhile; a daemon that served before that ring could retry a fresh
+        waiter once for nothing, which on a busy machine was seen as a second try.
+        """
+        await trio.to_thread.run_sync(
+            self.doorbell.listening.wait, Limits.pg_reconnect_interval_s * 5
+        )
+
     async def stop(self) -> None:
         await trio.to_thread.run_sync(self.doorbell.stop)
         await trio.to_thread.run_sync(self.presence.leave)

@@ -44,6 +44,9 @@ class Doorbell:
         self._on_connected = on_connected
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        #: Set once LISTEN is in place (the first time): the daemon serves after it, so
+        #: the catch-up ring of a late first connect cannot retry a fresh waiter.
+        self.listening = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._conn: psycopg.Connection[Any] | None = None
 
@@ -80,6 +83,7 @@ class Doorbell:
                 with conn:
                     conn.execute(f"LISTEN {EVENTS_CHANNEL}")
                     conn.execute(f"LISTEN {RESERVATIONS_CHANNEL}")
+                    self.listening.set()
                     # Listening now: whatever was missed while away is in the log.
                     self._ring(self._on_connected)
                     self._ring(self._on_events)
