@@ -177,12 +177,28 @@ class PostgresPeer:
         """A fast shutdown: clients are disconnected, as when a server goes away.
 
         The signal goes to the postmaster itself (runuser does not pass SIGINT on).
+        A busy machine can take long over the shutdown checkpoint (a test session
+        leaves hundreds of databases): a cluster still up after a minute is stopped
+        without one (`immediate`; it is thrown away), then killed.
         """
         try:
             postmaster = int((self._data / "postmaster.pid").read_text().split()[0])
-            os.kill(postmaster, signal.SIGINT)
-        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
-            self.proc.terminate()
+        except (FileNotFoundError, ValueError, IndexError):
+            postmaster = None
+        for how, wait_s in ((signal.SIGINT, 60), (signal.SIGQUIT, 30)):
+            try:
+                if postmaster is None:
+                    self.proc.terminate()
+                else:
+                    os.kill(postmaster, how)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+        self.proc.kill()
         self.proc.wait(30)
 
 

@@ -397,6 +397,7 @@ def test_a_pattern_over_the_bounds_is_refused_naming_patterns_and_the_limit(
 ) -> None:
     conn = RawConnection(daemon.socket_path)
     base = {"agent": "a", "project": PROJECT}
+    assert "pattern_limits" in conn.call("server.info")["result"]["features"]
     try:
         for pattern, limit in [
             (POISON, "at most 4"),

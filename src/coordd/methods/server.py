@@ -10,7 +10,14 @@ from coordd.store import reads
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
 #: the 1.2 ones (docs/PROTOCOL-1.2.md).
-FEATURES = ("deps", "assignee", "reservations", "task_history", "agent_release")
+FEATURES = (
+    "deps",
+    "assignee",
+    "reservations",
+    "task_history",
+    "agent_release",
+    "pattern_limits",
+)
 
 
 @inline_method("ping", P.NoParams)
