@@ -128,15 +128,7 @@ def check_bounds(pattern: Pattern) -> None:
 
 def has_wildcard(segment: str) -> bool:
     """An unescaped `*`, `?` or `[` (a backslash makes the next character literal)."""
-    escaped = False
-    for char in segment:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char in _WILDCARDS:
-            return True
-    return False
+    return _wildcard_count(segment) > 0
 
 
 def unescape(segment: str) -> str:
