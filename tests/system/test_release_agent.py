@@ -147,3 +147,14 @@ def test_coord_release_agent_records_the_human(daemon: DaemonProcess) -> None:
     assert (event.type, event.agent, event.of, event.reason) == (
         "task.released", HUMAN, DEAD, "crashed",
     )  # fmt: skip
+
+
+def test_coord_release_agent_names_a_name_never_seen(daemon: DaemonProcess) -> None:
+    with client_for(daemon, DEAD) as dead:
+        dead.post("seen once")
+    typo = coord("--agent", HUMAN, "release-agent", DEAD + "x", socket=daemon.socket_path)
+    assert typo.returncode == 0, typo.stderr
+    assert f"no agent named {DEAD}x has been seen" in typo.stderr
+    known = coord("--agent", HUMAN, "release-agent", DEAD, socket=daemon.socket_path)
+    assert known.returncode == 0, known.stderr
+    assert "has been seen" not in known.stderr
