@@ -154,7 +154,22 @@ def test_coord_release_agent_names_a_name_never_seen(daemon: DaemonProcess) -> N
         dead.post("seen once")
     typo = coord("--agent", HUMAN, "release-agent", DEAD + "x", socket=daemon.socket_path)
     assert typo.returncode == 0, typo.stderr
-    assert f"no agent named {DEAD}x has been seen" in typo.stderr
+    assert f"no agent named {DEAD}x has been seen; nothing was released" in typo.stderr
     known = coord("--agent", HUMAN, "release-agent", DEAD, socket=daemon.socket_path)
     assert known.returncode == 0, known.stderr
     assert "has been seen" not in known.stderr
+
+
+def test_coord_names_an_assignee_never_seen(daemon: DaemonProcess) -> None:
+    with client_for(daemon, DEAD) as dead:
+        dead.post("seen once")
+    typo = coord(
+        "--agent", HUMAN, "post", "for a typo", "--to", DEAD + "x", socket=daemon.socket_path
+    )
+    assert typo.returncode == 0, typo.stderr
+    assert f"no agent named {DEAD}x has been seen; only that name can claim it" in typo.stderr
+    known = coord("--agent", HUMAN, "post", "for the dead", "--to", DEAD, socket=daemon.socket_path)
+    assert known.returncode == 0, known.stderr
+    assert "has been seen" not in known.stderr
+    assigned = coord("--agent", HUMAN, "assign", "1", DEAD + "y", socket=daemon.socket_path)
+    assert f"no agent named {DEAD}y has been seen" in assigned.stderr

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime, timedelta
 
 from coordd_client import render
 from coordd_client.cli.context import EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
+from coordd_client.cli.seen import note_if_unseen
 from coordd_client.identity import AGENT_ENV
-from coordd_client.protocol.wire import AgentInfo, ReleaseAgentResult
+from coordd_client.protocol.wire import ReleaseAgentResult
 
 #: `agents` hides identities not seen for this long, unless --all.
 STALE_AFTER = timedelta(days=1)
@@ -88,13 +88,8 @@ def release_agent(ctx: Context) -> int:
         result = client.release_agent(
             ctx.args.of, ctx.agent, project=project, reason=ctx.args.reason
         )
-        unknown = _released_nothing(result) and not _seen(client.agents().agents, ctx.args.of)
-    if unknown:
-        # Releasing nothing is a success, but a name never seen is most likely a typo.
-        sys.stderr.write(
-            f"coord: no agent named {render.clean(ctx.args.of)} has been seen;"
-            " `coord agents --all` lists the names\n"
-        )
+        if _released_nothing(result):
+            note_if_unseen(client, ctx.args.of, "nothing was released")
     where = "here" if project is not None else "in every project"
     human = (
         f"released {render.clean(ctx.args.of)} {where}: {result.claims} claim(s),"
@@ -107,7 +102,3 @@ def release_agent(ctx: Context) -> int:
 
 def _released_nothing(result: ReleaseAgentResult) -> bool:
     return result.claims == result.reservations == result.unassigned == 0
-
-
-def _seen(known: list[AgentInfo], name: str) -> bool:
-    return any(a.agent == name for a in known)

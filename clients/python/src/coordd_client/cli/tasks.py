@@ -11,6 +11,7 @@ from coordd_client.cli import held
 from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_ID, task_id
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
+from coordd_client.cli.seen import note_if_unseen
 from coordd_client.client import Client
 from coordd_client.paging import all_tasks, task_history
 from coordd_client.protocol.errors import CoordError
@@ -59,6 +60,7 @@ def post(ctx: Context) -> int:
             assignee=args.assignee,
         )
         elsewhere = blockers_elsewhere(client, [result.task], ctx.project, every=True)
+        note_if_unseen(client, args.assignee, "only that name can claim it")
     verb = "posted" if result.created else "already posted (same --key)"
     ctx.emit(result, f"{verb} {render.one_line(result.task)}")
     for dependency, other in sorted(elsewhere.items()):
@@ -261,6 +263,7 @@ def release(ctx: Context) -> int:
         result = client.release(
             ctx.args.id, ctx.agent, fence=ctx.args.fence, assignee=ctx.args.assignee
         )
+        note_if_unseen(client, ctx.args.assignee, "only that name can claim it")
     held.forget(ctx.agent, ctx.args.id)
     to = f", assigned to {render.clean(ctx.args.assignee)}" if ctx.args.assignee else ""
     ctx.emit(result, f"released #{result.task.id}: pending again{to}")
@@ -278,6 +281,7 @@ def assign(ctx: Context) -> int:
     target = None if ctx.args.assignee == "-" else ctx.args.assignee
     with ctx.client() as client:
         result = client.assign(ctx.args.id, target, agent=ctx.agent)
+        note_if_unseen(client, target, "only that name can claim it")
     to = f"assigned to {render.clean(target)}" if target else "no longer assigned"
     ctx.emit(result, f"#{result.task.id} {to}")
     return EXIT_OK

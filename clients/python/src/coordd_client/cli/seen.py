@@ -1,0 +1,24 @@
+"""A name the daemon has never seen is most likely a typo: say so, without refusing.
+
+Assigning to an agent that has not started yet is legitimate (PROTOCOL.md lets
+any name be an assignee), and releasing what nobody holds is a success; but a
+misspelt `--to` otherwise strands a task silently, so these commands add one
+line on stderr when the name is unknown.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from coordd_client import render
+from coordd_client.client import Client
+
+
+def note_if_unseen(client: Client, name: str | None, consequence: str) -> None:
+    """One stderr line when `name` is set and no agent of that name has been seen."""
+    if not name or any(a.agent == name for a in client.agents().agents):
+        return
+    sys.stderr.write(
+        f"coord: note: no agent named {render.clean(name)} has been seen; {consequence}"
+        " (`coord agents --all` lists the names)\n"
+    )
