@@ -191,14 +191,15 @@ class Txn:
         """Write `agent`'s last-seen, unless it was written less than a resolution ago."""
         if agent is None:
             return
-        # Every value is a datetime (truthy): the first layer that knows the agent wins.
-        last = self.seen.get(agent) or self.group_seen.get(agent) or self.agents_seen.get(agent)
-        if (
-            not force
-            and last is not None
-            and (self.now - last).total_seconds() < Limits.agent_seen_resolution_s
-        ):
-            return
+        if not force:
+            last = self.agents_seen.get(agent)
+            if (
+                last is not None
+                and (self.now - last).total_seconds() < Limits.agent_seen_resolution_s
+            ):
+                return  # written lately, and committed
+            if agent in self.seen or agent in self.group_seen:
+                return  # written by this group already, at this same instant
         self.conn.execute(
             "INSERT INTO agents (agent, last_seen) VALUES (?, ?)"
             " ON CONFLICT (agent) DO UPDATE SET last_seen = excluded.last_seen",

@@ -271,9 +271,9 @@ class Writer:
         """Run the group once; False when a command failed outside a savepoint (the
         attempt is rolled back and nothing is recorded: run it again isolated).
 
-        What the group did is staged (`_Staged`) and reaches the writer only after
-        COMMIT: its answers, its events and the agents' last-seen writes alike, so a
-        failure exit only rolls back and returns."""
+        What the group did reaches the writer only after COMMIT: its answers, its
+        events and the agents' last-seen writes alike, so a failure exit only rolls
+        back and returns."""
         store = self._store
         try:
             # One instant for the whole group: its commands commit together.
@@ -283,11 +283,16 @@ class Writer:
             return True
         if self._on_instant is not None:
             self._on_instant(now)
-        staged = _Staged(last_seq + 1)
+        # Staged until COMMIT returns: the answers, the events, the projects whose
+        # reservations went and the agents' last-seen writes, each command's added
+        # only once it succeeded (in its savepoint, if it had one).
+        next_seq = last_seq + 1
+        done: list[Outcome] = []
+        staged_events: list[transaction.CommittedEvent] = []
+        freed: set[str] = set()
+        seen: dict[str, datetime] = {}
         for command in commands:
-            txn = transaction.Txn(
-                store.db, now, self._agents_seen, staged.next_seq, group_seen=staged.seen
-            )
+            txn = transaction.Txn(store.db, now, self._agents_seen, next_seq, group_seen=seen)
             try:
                 if isolated:
                     store.savepoint()
@@ -306,7 +311,7 @@ class Writer:
                     # lost): every command of this group failed with it.
                     outcomes.extend((c, None, error) for c in commands)
                     return True
-                staged.done.append((command, None, error))
+                done.append((command, None, error))
                 continue
             if isolated:
                 try:
@@ -314,20 +319,25 @@ class Writer:
                 except Exception as exc:
                     self._abandon(commands, outcomes, exc)
                     return True
-            staged.add(command, value, txn)
+            next_seq = txn.next_seq
+            staged_events.extend(txn.events)
+            freed.update(txn.freed_projects)
+            seen.update(txn.seen)
+            done.append((command, value, None))
         try:
-            if staged.events:
-                store.append_events(staged.events)
-            store.commit(staged.events[-1].seq if staged.events else None, staged.freed)
+            if staged_events:
+                store.append_events(staged_events)
+            store.commit(staged_events[-1].seq if staged_events else None, freed)
         except Exception as exc:
             self._abandon(commands, outcomes, exc)
             return True
         self._transactions += 1
         self._commands += len(commands)
         self._largest_group = max(self._largest_group, len(commands))
-        outcomes.extend(staged.done)
-        events.extend(staged.events)
-        self._remember(staged.seen)
+        outcomes.extend(done)
+        events.extend(staged_events)
+        if seen:
+            self._remember(seen)
         return True
 
     def _remember(self, seen: dict[str, datetime]) -> None:
@@ -354,26 +364,3 @@ class Writer:
             return mapped
         log.error("write command failed: %r", exc, exc_info=exc)
         return InternalError(f"internal error: {exc!r}")
-
-
-class _Staged:
-    """What a group's commands did, kept until its COMMIT returns."""
-
-    __slots__ = ("done", "events", "freed", "next_seq", "seen")
-
-    def __init__(self, next_seq: int) -> None:
-        self.next_seq = next_seq
-        self.done: list[Outcome] = []
-        self.events: list[transaction.CommittedEvent] = []
-        #: Projects whose reservations the group released.
-        self.freed: set[str] = set()
-        #: Agents whose last-seen the group wrote, and when.
-        self.seen: dict[str, datetime] = {}
-
-    def add(self, command: Command, value: Any, txn: transaction.Txn) -> None:
-        """A command that succeeded (in its savepoint, if it had one)."""
-        self.next_seq = txn.next_seq
-        self.events.extend(txn.events)
-        self.freed.update(txn.freed_projects)
-        self.seen.update(txn.seen)
-        self.done.append((command, value, None))
