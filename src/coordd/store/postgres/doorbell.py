@@ -56,7 +56,7 @@ class Doorbell:
         self.listening = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         #: `stop` writes a byte to the first; the thread selects on the second.
-        self._wake, self._woken = socket.socketpair()
+        self._pair: tuple[socket.socket, socket.socket] | None = None
         #: Why the thread left (None while it runs): "woken" when `stop` woke it from
         #: its wait, "stopped" when it saw the stop between waits (connecting, say),
         #: "run finished" when the trio run it rang into had ended.
@@ -64,6 +64,7 @@ class Doorbell:
 
     def start(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
+        self._pair = socket.socketpair()
         self._thread = threading.Thread(target=self._run, name="coordd-doorbell", daemon=True)
         self._thread.start()
 
@@ -71,16 +72,17 @@ class Doorbell:
         """Wake the thread wherever it waits, and join it (bounded: a connect that
         hangs on an unreachable store is not waited for past the bound)."""
         self._stopping.set()
+        if self._thread is None or self._pair is None:
+            return  # never started
+        wake, woken = self._pair
         try:
-            self._wake.send(b"\0")
+            wake.send(b"\0")
         except OSError:  # stopped before: the pair is closed, or its buffer is full
             pass
-        if self._thread is not None:
-            self._thread.join(timeout=2 * Limits.team_poll_s + 1)
-            if self._thread.is_alive():
-                return  # it still holds the pair's other end
-        self._wake.close()
-        self._woken.close()
+        self._thread.join(timeout=2 * Limits.team_poll_s + 1)
+        if not self._thread.is_alive():  # else it may still select on `woken`
+            wake.close()
+            woken.close()
 
     def _ring(self, callback: Callable[..., None], *args: Any) -> None:
         assert self._token is not None
@@ -138,7 +140,8 @@ class Doorbell:
                     self._ring(self._on_reservations, subject)
             if rang_events:
                 self._ring(self._on_events)
-            woken = self._woken.fileno()
+            assert self._pair is not None
+            woken = self._pair[1].fileno()
             ready, _, _ = select.select([conn.fileno(), woken], [], [])
             if woken in ready:
                 self.left = "woken"
