@@ -8,7 +8,9 @@ daemons' commits are read from the log when the doorbell rings (or every
 `team_poll_s` anyway). Whatever arrives at or below the published seq is
 dropped; whatever would leave a gap waits for the log to fill it.
 
-Imported only in team mode (it pulls in psycopg through the store).
+`TeamMode` is the team store's `Backend` (`store/backends.py`): the daemon
+runs it through the same hooks as the embedded store. Imported only in team
+mode, by `open_backend` (it pulls in psycopg through the store).
 """
 
 from __future__ import annotations
