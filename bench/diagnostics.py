@@ -79,14 +79,17 @@ def run_group(
     next_seq = last_seq + 1
     events: list[transaction.CommittedEvent] = []
     results = []
+    staged: dict[str, Any] = {}
     for p in params:
-        txn = transaction.Txn(store.db, now, seen, next_seq)
+        txn = transaction.Txn(store.db, now, seen, next_seq, group_seen=staged)
         results.append(fn(txn, p))
         next_seq = txn.next_seq
         events += txn.events
+        staged.update(txn.seen)
     if events:
         store.append_events(events)
     store.commit(events[-1].seq if events else None, ())
+    seen.update(staged)  # the last-seen writes are remembered after COMMIT, as the writer does
     return results
 
 

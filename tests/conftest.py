@@ -9,7 +9,8 @@ import trio
 from bench.peers import PostgresPeer
 
 from coordd.clock import ManualClock
-from coordd.daemon import Daemon, DaemonConfig
+from coordd.config import DaemonConfig
+from coordd.daemon import Daemon
 from coordd_client.aio import AsyncClient
 from postgres import create_database, start_cluster
 from support import DaemonProcess, short_tmpdir

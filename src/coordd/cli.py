@@ -15,7 +15,8 @@ import trio
 from coordd import __version__
 from coordd.argv_secret import reexec_without_password
 from coordd.clock import Clock, OffsetClock, SystemClock
-from coordd.daemon import Daemon, DaemonConfig
+from coordd.config import DaemonConfig
+from coordd.daemon import Daemon
 from coordd.limits import Limits
 from coordd.listener import ListenerError
 from coordd.paths import default_db_path, is_team_store, resolve_store

@@ -8,23 +8,34 @@ daemons' commits are read from the log when the doorbell rings (or every
 `team_poll_s` anyway). Whatever arrives at or below the published seq is
 dropped; whatever would leave a gap waits for the log to fill it.
 
-Imported only in team mode (it pulls in psycopg through the store).
+`TeamMode` is the team store's `Backend` (`store/backends.py`): the daemon
+runs it through the same hooks as the embedded store. Imported only in team
+mode, by `open_backend` (it pulls in psycopg through the store).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
 
 import trio
 
+from coordd.clock import Clock, StoreClock, format_time
+from coordd.config import DaemonConfig
 from coordd.limits import Limits
 from coordd.store import reads
+from coordd.store.backends import Board
 from coordd.store.failures import NodeInUse
-from coordd.store.postgres.connection import describe
+from coordd.store.postgres.connection import describe, redact
 from coordd.store.postgres.presence import NodePresence, Peer
 from coordd.store.postgres.readers import PgReaderPool
+from coordd.store.postgres.writer import PostgresWriteStore
+from coordd.store.readers import Readers
 from coordd.store.transaction import CommittedEvent
+from coordd.store.write_store import WriteStore
+from coordd.store.writer import Writer
 from coordd_client.protocol.errors import CoordError
 
 log = logging.getLogger(__name__)
@@ -115,53 +126,89 @@ class NodeHeartbeat:
 
 
 class TeamMode:
-    """What a daemon on the team store adds to the embedded one, started and stopped together."""
+    """The team store as the daemon's `Backend` (`store/backends.py`): the writer's and
+    readers' PostgreSQL, and what a daemon on it adds to the embedded one, started and
+    stopped together."""
 
-    def __init__(
-        self,
-        dsn: str,
-        *,
-        node: str,
-        readers: PgReaderPool,
-        publish: Publish,
-        poke_reservations: Callable[[str | None], None],
-        keep_after: Callable[[], int],
-    ) -> None:
+    name = "postgresql"
+    db_path: Path | None = None
+
+    def __init__(self, config: DaemonConfig, clock: Clock, board: Board) -> None:
         from coordd.store.postgres.doorbell import Doorbell
 
-        self.node = node
+        assert config.store_dsn is not None
+        dsn = config.store_dsn
+        self._board = board
+        self.node = node = config.node_name
+        self.location = self.recorded = redact(dsn)
+        # Leases are judged by the database's clock; this one only follows it.
+        store_clock = StoreClock(clock)
+        self.clock: Clock = store_clock
+        self.on_instant: Callable[[datetime], None] | None = store_clock.observe
+        self.write_store: WriteStore = PostgresWriteStore(
+            dsn, node, time_shift=config.store_time_shift
+        )
+        self._readers = PgReaderPool(dsn, node)
+        self.readers: Readers = self._readers
         self.presence = NodePresence(dsn, node)
-        self.follower = LogFollower(readers, publish, 0)
-        self.heartbeat = NodeHeartbeat(self.presence, keep_after)
+        self.follower = LogFollower(self._readers, board.publish, 0)
+        self.heartbeat = NodeHeartbeat(self.presence, board.subscribers_keep_after)
         self.doorbell = Doorbell(
-            dsn, node, self.follower.ring, poke_reservations, readers.renew_if_failing
+            dsn, node, self.follower.ring, board.poke_reservations, self._readers.renew_if_failing
         )
 
-    def claim_node(self, published_seq: int) -> None:
-        """At start, after the writer migrated: take the node's name; learn the peers."""
+    def lock(self) -> None:
+        """Nothing here: the node's advisory lock is taken in `open`, once migrated."""
+
+    async def open(self, last_committed_seq: int) -> None:
+        """After the writer migrated: take the node's name; learn the peers."""
+        await trio.to_thread.run_sync(self._claim_node, last_committed_seq)
+        self.readers.open()
+
+    def _claim_node(self, published_seq: int) -> None:
         self.follower.published_seq = published_seq
         self.heartbeat.peers = self.presence.claim()
 
-    @property
+    def served(self, socket_path: Path) -> None:
+        """Nothing here: no lock file records a team store's socket."""
+
+    def on_commit(self, events: list[CommittedEvent]) -> None:
+        """In line with other daemons' commits first (`LogFollower`)."""
+        self.follower.offer(events)
+
     def peers(self) -> list[Peer]:
         return self.heartbeat.peers
 
-    def start(self, nursery: trio.Nursery, on_lost: Callable[[str], None]) -> None:
-        self.doorbell.start()
-        nursery.start_soon(self.follower.run)
-        nursery.start_soon(self.heartbeat.run, on_lost)
+    async def look_for_lapses(self) -> bool:
+        """A reader looks, not the team's write lock (see `run_reaper`)."""
+        now = format_time(self.clock.now())
+        return await self.readers.run(reads.anything_lapsed, now)
 
-    async def listening(self) -> None:
-        """Until the doorbell listens (bounded: a store slow to answer delays nothing more).
+    def keep_after(self) -> int:
+        mine = self._board.subscribers_keep_after()
+        team = self.heartbeat.team_keep_after
+        return mine if team is None else min(mine, team)
+
+    async def start(self, nursery: trio.Nursery, writer: Writer) -> None:
+        """The doorbell, the follower and the heartbeat; returns once the doorbell listens
+        (bounded: a store slow to answer delays nothing more).
 
         Its first connect rings every waiting acquire, in case a peer's release was
         missed meanwhile; a daemon that served before that ring could retry a fresh
         waiter once for nothing, which on a busy machine was seen as a second try.
         """
+        self.doorbell.start()
+        nursery.start_soon(self.follower.run)
+        nursery.start_soon(self.heartbeat.run, self._board.lost_store)
         await trio.to_thread.run_sync(
             self.doorbell.listening.wait, Limits.pg_reconnect_interval_s * 5
         )
 
     async def stop(self) -> None:
+        """The doorbell (woken at once), the node's row (a clean stop leaves), the readers."""
         await trio.to_thread.run_sync(self.doorbell.stop)
         await trio.to_thread.run_sync(self.presence.leave)
+        self.readers.close()
+
+    def release(self) -> None:
+        """Nothing here: the node's advisory lock went with the presence's connection."""

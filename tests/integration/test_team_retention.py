@@ -10,9 +10,11 @@ import pytest
 import trio
 from bench.peers import PostgresPeer
 
-from coordd.daemon import Daemon, DaemonConfig
+from coordd.config import DaemonConfig
+from coordd.daemon import Daemon
 from coordd.limits import Limits, Retention
 from coordd.store.writes import trim_events
+from coordd.team import TeamMode
 from coordd_client.aio import AsyncClient
 from postgres import create_database, psql
 from support import short_tmpdir
@@ -39,6 +41,11 @@ async def pair(postgres_cluster: PostgresPeer) -> AsyncIterator[tuple[Daemon, Da
             daemon.request_stop()
 
 
+def team_of(daemon: Daemon) -> TeamMode:
+    assert isinstance(daemon.store, TeamMode)
+    return daemon.store
+
+
 async def test_retention_keeps_what_another_daemons_subscriber_needs(
     pair: tuple[Daemon, Daemon],
 ) -> None:
@@ -51,9 +58,9 @@ async def test_retention_keeps_what_another_daemons_subscriber_needs(
     subscriber = b.hub.subscribe(None, None)
     subscriber.last_delivered = 5
     with trio.fail_after(10):
-        while a.team is None or a.team.heartbeat.team_keep_after != 5:
+        while team_of(a).heartbeat.team_keep_after != 5:
             await trio.sleep(Limits.node_heartbeat_s / 4)
-    deleted = await a.writer.submit(trim_events, Retention(max_events=10), a._keep_after())
+    deleted = await a.writer.submit(trim_events, Retention(max_events=10), a.store.keep_after())
     assert deleted == 5  # seqs 1..5 only, though the count limit alone would trim 20
     async with AsyncClient.connect(b.config.socket_path) as client:
         events = (await client.events_since(after_seq=5, limit=100)).events
@@ -65,13 +72,14 @@ async def test_peers_are_live_both_ways_and_leave_on_a_clean_stop(
     pair: tuple[Daemon, Daemon],
 ) -> None:
     a, b = pair
-    assert a.team is not None and b.team is not None
     with trio.fail_after(10):
-        while [p.node for p in a.team.peers] != ["b"] or [p.node for p in b.team.peers] != ["a"]:
+        while [p.node for p in a.store.peers()] != ["b"] or [p.node for p in b.store.peers()] != [
+            "a"
+        ]:
             await trio.sleep(0.1)
     b.request_stop()  # a clean stop deletes B's row: A stops counting it at once
     with trio.fail_after(10):
-        while a.team.peers:
+        while a.store.peers():
             await trio.sleep(0.1)
     assert psql(a.config.store_dsn or "", "SELECT node FROM coordd_daemons") == [("a",)]
 

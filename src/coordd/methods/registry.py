@@ -6,7 +6,6 @@ import os
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -21,7 +20,7 @@ from coordd.store.readers import Readers
 from coordd.store.writer import Writer
 
 if TYPE_CHECKING:
-    from coordd.team import TeamMode
+    from coordd.store.backends import Backend
 
 
 @dataclass
@@ -32,13 +31,8 @@ class Services:
     readers: Readers
     hub: EventHub
     clock: Clock
-    #: The SQLite file; None in team mode (PostgreSQL).
-    db_path: Path | None
-    store_backend: str
-    #: The file, or the DSN without its password.
-    store_location: str
-    node: str
-    team: TeamMode | None
+    #: The store served: its name, location, node and peers (`server.info`).
+    store: Backend
     started_at: str
     version: str
     lifecycle: Lifecycle

@@ -29,19 +29,17 @@ def ping(services: Services, p: P.NoParams) -> dict[str, Any]:
 async def server_info(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
     counts, last_seq = await services.readers.run(_counts_and_seq, share=session.reads)
     stats = services.writer.statistics()
+    store = services.store
     return {
         "version": services.version,
         "protocol": 1,
         # PROTOCOL.md section 6: the 1.1 additions this daemon implements.
         "features": list(FEATURES),
         "pid": services.pid,
-        "db_path": None if services.db_path is None else str(services.db_path),
-        "store": {"backend": services.store_backend, "location": services.store_location},
-        "node": services.node,
-        "peers": [
-            {"node": peer.node, "last_seen": peer.last_seen}
-            for peer in (services.team.peers if services.team is not None else ())
-        ],
+        "db_path": None if store.db_path is None else str(store.db_path),
+        "store": {"backend": store.name, "location": store.location},
+        "node": store.node,
+        "peers": [{"node": peer.node, "last_seen": peer.last_seen} for peer in store.peers()],
         "started_at": services.started_at,
         "counts": counts,
         "last_seq": last_seq,

@@ -8,7 +8,7 @@ never builds a Python dict per row. Every write appends its events to the
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -126,13 +126,18 @@ class Txn:
 
     conn: Db
     now: datetime
-    agents_seen: dict[str, datetime]
+    #: When each agent's last-seen was written, as committed (the writer's cache; read only).
+    agents_seen: Mapping[str, datetime]
     next_seq: int
+    #: The same, written by this group's earlier commands that succeeded (read only).
+    group_seen: Mapping[str, datetime] = field(default_factory=dict)
     events: list[CommittedEvent] = field(default_factory=list)
     #: Projects whose reservations this command released (other daemons wake waiters).
     freed_projects: set[str] = field(default_factory=set)
-    #: Agents whose last-seen this command wrote (forgotten if it is rolled back).
-    touched: list[str] = field(default_factory=list)
+    #: The last-seen writes of this command. Staged like its events: the writer adds
+    #: them to the group if the command succeeds, and to its cache only after COMMIT,
+    #: so a write that was rolled back is never remembered.
+    seen: dict[str, datetime] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.now_text = _format_instant(self.now)
@@ -183,24 +188,24 @@ class Txn:
             self.conn.execute("DELETE FROM reservations WHERE task_id = ?", (row.id,))
 
     def touch_agent(self, agent: str | None, *, force: bool = False) -> None:
+        """Write `agent`'s last-seen, unless it was written less than a resolution ago."""
         if agent is None:
             return
-        last = self.agents_seen.get(agent)
-        if (
-            not force
-            and last is not None
-            and (self.now - last).total_seconds() < Limits.agent_seen_resolution_s
-        ):
-            return
+        if not force:
+            last = self.agents_seen.get(agent)
+            if (
+                last is not None
+                and (self.now - last).total_seconds() < Limits.agent_seen_resolution_s
+            ):
+                return  # written lately, and committed
+            if agent in self.seen or agent in self.group_seen:
+                return  # written by this group already, at this same instant
         self.conn.execute(
             "INSERT INTO agents (agent, last_seen) VALUES (?, ?)"
             " ON CONFLICT (agent) DO UPDATE SET last_seen = excluded.last_seen",
             (agent, self.now_text),
         )
-        if len(self.agents_seen) >= Limits.agent_seen_cache:
-            self.agents_seen.clear()
-        self.agents_seen[agent] = self.now
-        self.touched.append(agent)
+        self.seen[agent] = self.now
 
 
 def one_row(conn: Db, sql: str, args: Sequence[Any] | dict[str, Any]) -> TaskRow | None:

@@ -23,8 +23,9 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 import trio
@@ -110,6 +111,11 @@ class Writer:
             largest_group=self._largest_group,
             queued=Limits.write_queue_capacity - self._admission.value,
         )
+
+    @property
+    def agents_seen(self) -> Mapping[str, datetime]:
+        """When each agent's last-seen was written, as far as committed groups say."""
+        return MappingProxyType(self._agents_seen)
 
     @property
     def last_committed_seq(self) -> int:
@@ -263,7 +269,11 @@ class Writer:
         isolated: bool,
     ) -> bool:
         """Run the group once; False when a command failed outside a savepoint (the
-        attempt is rolled back and nothing is recorded: run it again isolated)."""
+        attempt is rolled back and nothing is recorded: run it again isolated).
+
+        What the group did reaches the writer only after COMMIT: its answers, its
+        events and the agents' last-seen writes alike, so a failure exit only rolls
+        back and returns."""
         store = self._store
         try:
             # One instant for the whole group: its commands commit together.
@@ -273,21 +283,22 @@ class Writer:
             return True
         if self._on_instant is not None:
             self._on_instant(now)
+        # Staged until COMMIT returns: the answers, the events, the projects whose
+        # reservations went and the agents' last-seen writes, each command's added
+        # only once it succeeded (in its savepoint, if it had one).
         next_seq = last_seq + 1
         done: list[Outcome] = []
-        pending_events: list[transaction.CommittedEvent] = []
+        staged_events: list[transaction.CommittedEvent] = []
         freed: set[str] = set()
-        touched: list[str] = []
+        seen: dict[str, datetime] = {}
         for command in commands:
-            txn = transaction.Txn(store.db, now, self._agents_seen, next_seq)
+            txn = transaction.Txn(store.db, now, self._agents_seen, next_seq, group_seen=seen)
             try:
                 if isolated:
                     store.savepoint()
                 value = command.fn(txn, *command.args)
             except Exception as exc:
-                touched.extend(txn.touched)
                 if not isolated:
-                    self._forget(touched)
                     try:
                         store.rollback()
                     except Exception as rollback_exc:
@@ -298,43 +309,43 @@ class Writer:
                 if not store.rollback_command():
                     # The whole transaction went with it (disk full, connection
                     # lost): every command of this group failed with it.
-                    self._forget(touched)
                     outcomes.extend((c, None, error) for c in commands)
                     return True
-                self._forget(txn.touched)
                 done.append((command, None, error))
                 continue
-            touched.extend(txn.touched)
             if isolated:
                 try:
                     store.release()
                 except Exception as exc:
-                    self._forget(touched)
                     self._abandon(commands, outcomes, exc)
                     return True
             next_seq = txn.next_seq
-            pending_events.extend(txn.events)
+            staged_events.extend(txn.events)
             freed.update(txn.freed_projects)
+            seen.update(txn.seen)
             done.append((command, value, None))
         try:
-            if pending_events:
-                store.append_events(pending_events)
-            store.commit(pending_events[-1].seq if pending_events else None, freed)
+            if staged_events:
+                store.append_events(staged_events)
+            store.commit(staged_events[-1].seq if staged_events else None, freed)
         except Exception as exc:
-            self._forget(touched)
             self._abandon(commands, outcomes, exc)
             return True
         self._transactions += 1
         self._commands += len(commands)
         self._largest_group = max(self._largest_group, len(commands))
         outcomes.extend(done)
-        events.extend(pending_events)
+        events.extend(staged_events)
+        if seen:
+            self._remember(seen)
         return True
 
-    def _forget(self, agents: list[str]) -> None:
-        """Their last-seen writes were rolled back: let the next command write them again."""
-        for agent in agents:
-            self._agents_seen.pop(agent, None)
+    def _remember(self, seen: dict[str, datetime]) -> None:
+        """A committed group's last-seen writes; the cache starts over when it would
+        pass `agent_seen_cache` (forgetting costs one write per agent, nothing more)."""
+        if len(self._agents_seen) + len(seen) > Limits.agent_seen_cache:
+            self._agents_seen.clear()
+        self._agents_seen.update(seen)
 
     def _abandon(self, commands: list[Command], outcomes: list[Outcome], exc: Exception) -> None:
         """The group did not commit: roll back what is left; each command gets the error."""

@@ -1,0 +1,190 @@
+"""The store a daemon serves, chosen once: the embedded SQLite file, or the team's PostgreSQL.
+
+The daemon's start and stop are the same on either store; what one has and
+the other lacks (the file lock and the checkpointer; the node's name, the
+doorbell, the log follower and the heartbeat) sits behind the hooks of one
+`Backend`, called in this order:
+
+    lock -> (the writer opens) -> open -> served -> start
+    ... serve ... -> (the writer stops) -> stop -> release
+
+`open_backend` picks it from the config. Only a `postgresql://` store
+imports the team's modules (and psycopg with them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import trio
+
+from coordd.clock import Clock, SystemClock
+from coordd.config import DaemonConfig
+from coordd.platform.lockfile import DatabaseLock
+from coordd.store.checkpointer import Checkpointer, restart_wal
+from coordd.store.readers import ReaderPool, Readers
+from coordd.store.transaction import CommittedEvent
+from coordd.store.write_store import SqliteWriteStore, WriteStore
+from coordd.store.writer import Writer
+from coordd_client.protocol.record import SQLITE_PREFIX
+
+if TYPE_CHECKING:
+    from coordd.store.postgres.presence import Peer
+
+
+class Board(Protocol):
+    """The daemon's side of a store: where committed events go, and whom to tell."""
+
+    def publish(self, events: list[CommittedEvent]) -> None:
+        """Events in seq order, to subscribers, waiters and waiting reservations."""
+        ...
+
+    def poke_reservations(self, project: str | None) -> None:
+        """Another daemon released reservations in `project` (None: maybe anywhere)."""
+        ...
+
+    def subscribers_keep_after(self) -> int:
+        """Events after this seq may still be owed to one of this daemon's subscribers."""
+        ...
+
+    def lost_store(self, why: str) -> None:
+        """The store took this daemon's place away (team mode): stop."""
+        ...
+
+
+class Backend(Protocol):
+    """What one kind of store brings to the daemon, and its start and stop hooks."""
+
+    #: `server.info`'s `store.backend`: "sqlite" or "postgresql".
+    name: str
+    #: What `server.info` and the log call the store: the file, or the DSN sans password.
+    location: str
+    #: What `<socket>.store` names: `sqlite:<path>`, or the DSN without its password.
+    recorded: str
+    #: The SQLite file (`server.info`'s `db_path`); None on PostgreSQL.
+    db_path: Path | None
+    #: This daemon's name on the store.
+    node: str
+    clock: Clock
+    write_store: WriteStore
+    readers: Readers
+    #: Told each write group's instant (team mode: the database's clock follows it).
+    on_instant: Callable[[datetime], None] | None
+
+    def lock(self) -> None:
+        """Before anything opens: make sure this daemon is the store's only one here."""
+        ...
+
+    async def open(self, last_committed_seq: int) -> None:
+        """After the writer opened (recovery, migrations): the rest of the store."""
+        ...
+
+    def served(self, socket_path: Path) -> None:
+        """The socket is bound at `socket_path`: record it where clients look."""
+        ...
+
+    def on_commit(self, events: list[CommittedEvent]) -> None:
+        """This daemon's writer committed `events` (on the trio thread)."""
+        ...
+
+    def peers(self) -> list[Peer]:
+        """The other daemons live on this store."""
+        ...
+
+    async def look_for_lapses(self) -> bool:
+        """Whether the reaper's write group has anything to do (see `run_reaper`)."""
+        ...
+
+    def keep_after(self) -> int:
+        """Events after this seq may still be owed to a subscriber of any daemon on the store."""
+        ...
+
+    async def start(self, nursery: trio.Nursery, writer: Writer) -> None:
+        """The store's background duties, in `nursery`; returns when they run."""
+        ...
+
+    async def stop(self) -> None:
+        """After the writer stopped: stop the duties, close the rest."""
+        ...
+
+    def release(self) -> None:
+        """Last of all: let another daemon have the store."""
+        ...
+
+
+def open_backend(config: DaemonConfig, clock: Clock | None, board: Board) -> Backend:
+    """The one place the store is chosen."""
+    if config.store_dsn is None:
+        return SqliteBackend(config, clock or SystemClock(), board)
+    from coordd.team import TeamMode
+
+    return TeamMode(config, clock or SystemClock(), board)
+
+
+class SqliteBackend:
+    """The embedded store: one file, its flock, a checkpointer that keeps its WAL small."""
+
+    name = "sqlite"
+    on_instant: Callable[[datetime], None] | None = None
+
+    def __init__(self, config: DaemonConfig, clock: Clock, board: Board) -> None:
+        self._board = board
+        self._path = config.db_path
+        self.db_path: Path | None = config.db_path
+        self.location = str(config.db_path)
+        self.recorded = SQLITE_PREFIX + str(config.db_path)
+        self.node = config.node_name
+        self.clock = clock
+        self.write_store: WriteStore = SqliteWriteStore(
+            config.db_path,
+            durability=config.durability,
+            clock=clock,
+            max_pages=config.max_db_pages,
+        )
+        self.readers: Readers = ReaderPool(config.db_path)
+        self._checkpointer = Checkpointer(config.db_path)
+        self._lock = DatabaseLock(config.db_path)
+
+    def lock(self) -> None:
+        self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._lock.acquire()
+
+    async def open(self, last_committed_seq: int) -> None:
+        self.readers.open()
+        self._checkpointer.open()
+
+    def served(self, socket_path: Path) -> None:
+        self._lock.record_socket(socket_path)
+
+    def on_commit(self, events: list[CommittedEvent]) -> None:
+        self._board.publish(events)
+
+    def peers(self) -> list[Peer]:
+        return []
+
+    async def look_for_lapses(self) -> bool:
+        """Always: a group on the embedded store is cheaper than a look first."""
+        return True
+
+    def keep_after(self) -> int:
+        return self._board.subscribers_keep_after()
+
+    async def start(self, nursery: trio.Nursery, writer: Writer) -> None:
+        nursery.start_soon(self._checkpointer.run, _restart_wal_in(writer))
+
+    async def stop(self) -> None:
+        self.readers.close()
+        self._checkpointer.close()
+
+    def release(self) -> None:
+        self._lock.release()
+
+
+def _restart_wal_in(writer: Writer) -> Callable[[], Awaitable[object]]:
+    async def restart() -> object:
+        return await writer.submit_outside_transaction(restart_wal)
+
+    return restart
