@@ -37,6 +37,9 @@ export interface Event {
   task_id: number;
   agent: string | null;
   task: Task;
+  /** Protocol 1.2 `agent.release` (feature `agent_release`): whose holding went, and why. */
+  of?: string | null;
+  reason?: string | null;
 }
 
 export interface Reservation {
