@@ -97,6 +97,11 @@ def postgres_catalog(dsn: str) -> tuple[Columns, Indexes]:
         return columns, indexes
 
 
+def flat(columns: Columns) -> dict[str, tuple[bool, bool]]:
+    """{"table.column": (not null, in the primary key)}; a table with no columns is absent."""
+    return {f"{t}.{c}": (n, k) for t, cols in columns.items() for c, n, k in cols}
+
+
 def differences(sqlite: dict[str, Any], postgres: dict[str, Any]) -> list[str]:
     out = [f"{name}: only in SQLite" for name in sorted(set(sqlite) - set(postgres))]
     out += [f"{name}: only in PostgreSQL" for name in sorted(set(postgres) - set(sqlite))]
@@ -115,5 +120,14 @@ def test_both_stores_have_the_same_tables_columns_and_indexes(
     pg_columns, pg_indexes = postgres_catalog(create_database(postgres_cluster))
     assert {"tasks", "events", "reservations"} <= set(sqlite_columns)  # it read something
     assert "tasks_pending" in sqlite_indexes
-    problems = differences(sqlite_columns, pg_columns) + differences(sqlite_indexes, pg_indexes)
+    problems = differences(flat(sqlite_columns), flat(pg_columns))
+    problems += differences(sqlite_indexes, pg_indexes)
+    for table in sorted(set(sqlite_columns) & set(pg_columns)):
+        shared = set(flat({table: sqlite_columns[table]})) & set(flat({table: pg_columns[table]}))
+        order = [
+            [c for c, *_ in cols if f"{table}.{c}" in shared]
+            for cols in (sqlite_columns[table], pg_columns[table])
+        ]
+        if order[0] != order[1]:
+            problems.append(f"{table}: columns in another order: {order[0]} != {order[1]}")
     assert not problems, "\n".join(problems)
