@@ -8,7 +8,7 @@ omitted field.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar
 
 import msgspec
 from msgspec import Meta
@@ -17,7 +17,7 @@ from coordd.patterns import BadPattern, check_bounds
 from coordd.patterns import parse as parse_pattern
 from coordd_client.protocol import bounds
 from coordd_client.protocol.bounds import Bound
-from coordd_client.protocol.wire import EventType, State
+from coordd_client.protocol.wire import EventType, PostState, State
 
 
 def meta(bound: Bound) -> Meta:
@@ -63,7 +63,6 @@ SubscriptionId = Annotated[int, meta(bounds.SUBSCRIPTION_ID)]
 EventsLimit = Annotated[int, meta(bounds.EVENTS_LIMIT)]
 EventTypes = Annotated[list[EventType], meta(bounds.EVENT_TYPE_LIST)]
 StateFilter = State | Annotated[list[State], meta(bounds.STATE_LIST)]
-PostState = Literal["pending", "done"]
 
 DEFAULT_PROJECT = "default"
 DEFAULT_KIND = "task"

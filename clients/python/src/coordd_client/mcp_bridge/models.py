@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -169,7 +169,7 @@ class FollowUp(BaseModel):
     kind: Kind | None = None
     priority: Priority | None = None
     tags: Tags | None = None
-    state: Literal["pending", "done"] | None = None
+    state: wire.PostState | None = None
     idempotency_key: IdempotencyKey | None = None
     depends_on: DependsOn | None = None
     assignee: Agent | None = None

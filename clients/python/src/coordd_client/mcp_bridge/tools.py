@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Annotated, Literal
+from typing import Annotated
 
 import trio
 from mcp.server.mcpserver import Context, MCPServer
@@ -22,7 +22,7 @@ from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
-from coordd_client.protocol import bounds
+from coordd_client.protocol import bounds, wire
 from coordd_client.protocol.errors import CoordError
 from coordd_client.worktree import relative_to_board
 
@@ -116,7 +116,7 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         kind: m.Kind | None = None,
         priority: m.Priority | None = None,
         tags: m.Tags | None = None,
-        state: Literal["pending", "done"] | None = None,
+        state: wire.PostState | None = None,
         idempotency_key: m.IdempotencyKey | None = None,
         depends_on: m.DependsOn | None = None,
         assignee: m.Agent | None = None,

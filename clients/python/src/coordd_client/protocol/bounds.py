@@ -82,8 +82,9 @@ PRIORITY = Bound(ge=-1000, le=1000)
 TAG = Bound(min_length=1, max_length=64)
 TAGS = Bound(max_length=16)
 LEASE_S = Bound(ge=1, le=86400)
-#: `task.wait`'s `timeout_s`.
-TIMEOUT_S = Bound(ge=0, le=3600)
+#: `task.wait`'s `timeout_s`: the longest one wait may block.
+MAX_TIMEOUT_S = 3600
+TIMEOUT_S = Bound(ge=0, le=MAX_TIMEOUT_S)
 IDEMPOTENCY_KEY = Bound(min_length=1, max_length=128)
 #: `task.list`'s `limit`.
 LIST_LIMIT = Bound(ge=1, le=1000)

@@ -27,6 +27,8 @@ EventType = Literal[
     "task.unblocked",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
+#: What `task.post` may start a task as: pending, or done for an announcement (an ack).
+PostState = Literal["pending", "done"]
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
