@@ -18,7 +18,7 @@ HOSTS_STAMP := $(HOSTS)/node_modules/.installed
 # npm itself sends nothing but the install: no update check, audit or funding call.
 NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test test-hosts lint bench bench-peers soak lock lock-hosts clean
+.PHONY: run test test-hosts lint ts-wire bench bench-peers soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check src clients/python/src tests bench scripts
 	$(BIN)/ruff format --check src clients/python/src tests bench scripts
 	$(BIN)/mypy
+
+## Regenerate the TS client's src/wire.ts from the Python declarations (commit it with them).
+ts-wire: $(STAMP)
+	$(BIN)/python scripts/ts_wire.py
 
 bench: $(STAMP) $(HOSTS_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)

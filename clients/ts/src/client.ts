@@ -19,6 +19,7 @@ import {
 import { DEFAULT_MAX_FRAME, encodeFrame, FrameDecoder, FrameError, MAX_ANSWER_FRAME } from "./framing.js";
 import { checkSocketPath, defaultSocketPath } from "./paths.js";
 import type * as T from "./types.js";
+import { BOUNDS } from "./wire.js";
 
 /** Requests one client keeps in flight; more wait their turn here rather than draw
  * -32004 from the daemon's per-connection cap (512). */
@@ -358,7 +359,7 @@ export class CoorddClient extends EventEmitter {
     let afterSeq = p.after_seq;
     for (;;) {
       const left = Math.max(0, (deadline - Date.now()) / 1000);
-      const step = Math.min(left, 3600);
+      const step = Math.min(left, BOUNDS.timeout_s.maximum);
       const found = await this.wait({ ...p, after_seq: afterSeq, timeout_s: step }, o);
       if (found.task !== null || left <= step) return found;
       afterSeq = found.seq;

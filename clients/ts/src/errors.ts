@@ -1,5 +1,7 @@
 /** One error class per kind of PROTOCOL.md section 3, each carrying the error's `data`. */
 
+import type { ErrorKind } from "./wire.js";
+
 export type ErrorData = { kind?: string; [key: string]: unknown };
 
 export class CoorddError extends Error {
@@ -62,7 +64,10 @@ export class DaemonUnavailable extends CoorddError {
   }
 }
 
-const BY_KIND: Record<string, new (message: string, code: number, data: ErrorData) => CoorddError> = {
+type ErrorClass = new (message: string, code: number, data: ErrorData) => CoorddError;
+
+/** Every kind a daemon sends (wire.ts's ERROR_KINDS): the compiler refuses a missing or an extra one. */
+const BY_KIND: Record<ErrorKind, ErrorClass> = {
   parse_error: ProtocolError,
   invalid_request: ProtocolError,
   frame_too_large: ProtocolError,
@@ -78,7 +83,7 @@ const BY_KIND: Record<string, new (message: string, code: number, data: ErrorDat
   shutting_down: ShuttingDown,
 };
 
-const BY_CODE: Record<number, new (message: string, code: number, data: ErrorData) => CoorddError> = {
+const BY_CODE: Record<number, ErrorClass> = {
   [-32700]: ProtocolError,
   [-32600]: ProtocolError,
   [-32601]: MethodNotFound,
@@ -95,7 +100,8 @@ const BY_CODE: Record<number, new (message: string, code: number, data: ErrorDat
 export function errorFromWire(error: { code: number; message: string; data?: ErrorData }): CoorddError {
   const data = error.data ?? {};
   const kind = typeof data.kind === "string" ? data.kind : undefined;
-  const cls = (kind !== undefined ? BY_KIND[kind] : undefined) ?? BY_CODE[error.code] ?? CoorddError;
+  const known = kind !== undefined && Object.hasOwn(BY_KIND, kind) ? BY_KIND[kind as ErrorKind] : undefined;
+  const cls = known ?? BY_CODE[error.code] ?? CoorddError;
   return new cls(error.message, error.code, data);
 }
 

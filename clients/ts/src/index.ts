@@ -6,3 +6,4 @@ export { DEFAULT_MAX_FRAME, encodeFrame, FrameDecoder, FrameError, MAX_ANSWER_FR
 export { checkSocketPath, defaultSocketPath, SOCKET_ENV, sunPathLimit } from "./paths.js";
 export { subscribe, Subscription, type SubscribeOptions } from "./subscribe.js";
 export type * from "./types.js";
+export * from "./wire.js";

@@ -1,10 +1,10 @@
 /** The wire shapes of PROTOCOL.md sections 4, 6, 7, 9 and 10. Fields a newer daemon adds pass through. */
 
-export type State = "pending" | "claimed" | "done" | "failed" | "cancelled";
-export type EventType =
-  | "task.posted" | "task.claimed" | "task.released" | "task.expired" | "task.completed"
-  | "task.failed" | "task.cancelled" | "task.reopened" | "task.assigned" | "task.blocked"
-  | "task.unblocked";
+import type { EVENT_TYPES, STATES } from "./wire.js";
+
+/** Derived from the generated wire.ts (declared once, in the Python wire package). */
+export type State = (typeof STATES)[number];
+export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface Task {
   id: number;
@@ -37,6 +37,9 @@ export interface Event {
   task_id: number;
   agent: string | null;
   task: Task;
+  /** Protocol 1.2 `agent.release` (feature `agent_release`): whose holding went, and why. */
+  of?: string | null;
+  reason?: string | null;
 }
 
 export interface Reservation {

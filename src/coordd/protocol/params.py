@@ -1,4 +1,5 @@
-"""Parameter Structs, one per method, with the value ranges of PROTOCOL.md section 4.
+"""Parameter Structs, one per method, with the value ranges of PROTOCOL.md section 4
+(declared once, in `coordd_client.protocol.bounds`).
 
 Every Struct forbids unknown fields (a typo must not pass silently) and
 gives optional fields a default of None, so an explicit `null` equals an
@@ -7,60 +8,61 @@ omitted field.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar
 
 import msgspec
 from msgspec import Meta
 
 from coordd.patterns import BadPattern, check_bounds
 from coordd.patterns import parse as parse_pattern
-from coordd_client.protocol.wire import MAX_CHECK_PATHS, EventType, State
+from coordd_client.protocol import bounds
+from coordd_client.protocol.bounds import Bound
+from coordd_client.protocol.wire import EventType, PostState, State
 
-MAX_SQLITE_INT = 2**63 - 1
 
-TaskId = Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]
-Fence = Annotated[int, Meta(ge=0, le=MAX_SQLITE_INT)]
-Seq = Annotated[int, Meta(ge=0, le=MAX_SQLITE_INT)]
-# Printable: no control characters; no leading or trailing white space. The
-# pattern is the cheap first cut (and `\Z`, unlike `$`, does not match before a
-# trailing newline); `Params.__post_init__` then refuses what `str.isprintable`
-# refuses (format characters such as U+200B and U+202E, line and paragraph
-# separators, other spaces), which no `re` character class can name.
-Agent = Annotated[
-    str,
-    Meta(
-        min_length=1,
-        max_length=128,
-        pattern=r"\A[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?\Z",
-    ),
-]
-Project = Annotated[str, Meta(min_length=1, max_length=256)]
-Kind = Annotated[str, Meta(pattern=r"\A[a-z][a-z0-9_-]{0,31}\Z")]
-Title = Annotated[str, Meta(min_length=1, max_length=300)]
-Text = Annotated[str, Meta(max_length=65536)]
-Priority = Annotated[int, Meta(ge=-1000, le=1000)]
-Tag = Annotated[str, Meta(min_length=1, max_length=64)]
-Tags = Annotated[list[Tag], Meta(max_length=16)]
-LeaseSeconds = Annotated[float, Meta(ge=1, le=86400)]
-TimeoutSeconds = Annotated[float, Meta(ge=0, le=3600)]
-IdempotencyKey = Annotated[str, Meta(min_length=1, max_length=128)]
-ListLimit = Annotated[int, Meta(ge=1, le=1000)]
-#: PROTOCOL.md section 9: at most 32 dependencies per task.
-DependsOn = Annotated[list[TaskId], Meta(max_length=32)]
-#: PROTOCOL.md section 10.
-PatternText = Annotated[str, Meta(min_length=1, max_length=1024)]
-Patterns = Annotated[list[PatternText], Meta(min_length=1, max_length=64)]
-CheckPaths = Annotated[
-    list[Annotated[str, Meta(min_length=1, max_length=4096)]],
-    Meta(min_length=1, max_length=MAX_CHECK_PATHS),
-]
-TtlSeconds = Annotated[float, Meta(ge=1, le=86400)]
-WaitSeconds = Annotated[float, Meta(ge=0, le=600)]
-Reason = Annotated[str, Meta(max_length=1024)]
-ReservationId = Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]
-EventsLimit = Annotated[int, Meta(ge=1, le=10000)]
-StateFilter = State | Annotated[list[State], Meta(min_length=1, max_length=5)]
-PostState = Literal["pending", "done"]
+def meta(bound: Bound) -> Meta:
+    """`bound` as msgspec checks it: the numbers of `coordd_client.protocol.bounds`,
+    never typed here again."""
+    if bound.numeric:
+        return Meta(ge=bound.ge, le=bound.le)
+    return Meta(
+        min_length=bound.min_length,
+        max_length=bound.max_length,
+        pattern=bound.python_pattern(),
+    )
+
+
+TaskId = Annotated[int, meta(bounds.TASK_ID)]
+Fence = Annotated[int, meta(bounds.FENCE)]
+Seq = Annotated[int, meta(bounds.SEQ)]
+# Printable: the pattern is the cheap first cut; `Params.__post_init__` then refuses
+# what `str.isprintable` refuses (format characters such as U+200B and U+202E, line
+# and paragraph separators, other spaces), which no `re` character class can name.
+Agent = Annotated[str, meta(bounds.AGENT)]
+Project = Annotated[str, meta(bounds.PROJECT)]
+Kind = Annotated[str, meta(bounds.KIND)]
+Title = Annotated[str, meta(bounds.TITLE)]
+Text = Annotated[str, meta(bounds.TEXT)]
+Priority = Annotated[int, meta(bounds.PRIORITY)]
+Tag = Annotated[str, meta(bounds.TAG)]
+Tags = Annotated[list[Tag], meta(bounds.TAGS)]
+LeaseSeconds = Annotated[float, meta(bounds.LEASE_S)]
+TimeoutSeconds = Annotated[float, meta(bounds.TIMEOUT_S)]
+IdempotencyKey = Annotated[str, meta(bounds.IDEMPOTENCY_KEY)]
+ListLimit = Annotated[int, meta(bounds.LIST_LIMIT)]
+DependsOn = Annotated[list[TaskId], meta(bounds.DEPENDS_ON)]
+PatternText = Annotated[str, meta(bounds.PATTERN)]
+Patterns = Annotated[list[PatternText], meta(bounds.PATTERNS)]
+CheckPaths = Annotated[list[Annotated[str, meta(bounds.CHECK_PATH)]], meta(bounds.CHECK_PATHS)]
+TtlSeconds = Annotated[float, meta(bounds.TTL_S)]
+WaitSeconds = Annotated[float, meta(bounds.WAIT_S)]
+Reason = Annotated[str, meta(bounds.REASON)]
+ReservationId = Annotated[int, meta(bounds.RESERVATION_ID)]
+ReservationIds = Annotated[list[ReservationId], meta(bounds.RESERVATION_IDS)]
+SubscriptionId = Annotated[int, meta(bounds.SUBSCRIPTION_ID)]
+EventsLimit = Annotated[int, meta(bounds.EVENTS_LIMIT)]
+EventTypes = Annotated[list[EventType], meta(bounds.EVENT_TYPE_LIST)]
+StateFilter = State | Annotated[list[State], meta(bounds.STATE_LIST)]
 
 DEFAULT_PROJECT = "default"
 DEFAULT_KIND = "task"
@@ -239,18 +241,18 @@ class EventsSinceParams(Params):
     after_seq: Seq | None = None
     limit: EventsLimit | None = None
     project: Project | None = None
-    types: Annotated[list[EventType], Meta(max_length=8)] | None = None
+    types: EventTypes | None = None
     task_id: TaskId | None = None
 
 
 class SubscribeParams(Params):
     after_seq: Seq | None = None
     project: Project | None = None
-    types: Annotated[list[EventType], Meta(max_length=8)] | None = None
+    types: EventTypes | None = None
 
 
 class UnsubscribeParams(Params):
-    subscription: Annotated[int, Meta(ge=1, le=MAX_SQLITE_INT)]
+    subscription: SubscriptionId
 
 
 class AcquireParams(Params):
@@ -270,7 +272,7 @@ class ReleaseReservationsParams(Params):
     agent: Agent
     project: Project
     patterns: Patterns | None = None
-    ids: Annotated[list[ReservationId], Meta(min_length=1, max_length=256)] | None = None
+    ids: ReservationIds | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -81,13 +81,13 @@ def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call
     filled = dict(params)
     if agent is not None and "agent" in filled and filled["agent"] is None:
         filled["agent"] = agent
-    if project is not None and call.method in _PROJECT_METHODS and filled.get("project") is None:
+    if project is not None and call.method in PROJECT_METHODS and filled.get("project") is None:
         filled["project"] = project
     return Call(call.method, filled, call.result_type, call.waits_s)
 
 
 #: Methods whose `project` a client's default fills in.
-_PROJECT_METHODS = frozenset(
+PROJECT_METHODS = frozenset(
     {
         "task.post",
         "task.list",

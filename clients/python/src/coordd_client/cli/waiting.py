@@ -14,10 +14,11 @@ from coordd_client.cli.arguments import KIND, STATE_CHOICES, task_id
 from coordd_client.cli.context import EXIT_OK, EXIT_TIMEOUT, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.client import Client
+from coordd_client.protocol.bounds import MAX_TIMEOUT_S
 from coordd_client.protocol.wire import Task, WaitResult
 
 #: `wait` without --timeout blocks in chained waits of this many seconds (the protocol's maximum).
-LONGEST_WAIT_S = 3600.0
+LONGEST_WAIT_S = float(MAX_TIMEOUT_S)
 
 
 #: What `wait ID` waits for without --state: the task finishing, one way or another.

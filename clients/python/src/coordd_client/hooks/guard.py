@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from coordd_client.client import Client
+from coordd_client.protocol.bounds import MAX_CHECK_PATHS
 from coordd_client.protocol.errors import CoordError
-from coordd_client.protocol.wire import MAX_CHECK_PATHS, PathConflict
+from coordd_client.protocol.wire import PathConflict
 from coordd_client.worktree import board_location, repository_project
 
 #: Deny instead of allow when the daemon cannot be asked.

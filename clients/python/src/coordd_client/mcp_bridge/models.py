@@ -10,20 +10,60 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.fields import FieldInfo
 
-from coordd_client.protocol import wire
+from coordd_client.protocol import bounds, wire
+from coordd_client.protocol.bounds import Bound
+
+
+def field(bound: Bound, description: str | None = None, *, le: float | None = None) -> Any:
+    """`bound` as a pydantic `Field` (and so in the tool's JSON Schema): the numbers of
+    `coordd_client.protocol.bounds`, never typed here again. `le` narrows the upper
+    limit for a tool that must answer sooner than the protocol allows (a host times a
+    tool call out); it may only narrow it."""
+    if le is not None and bound.le is not None and le > bound.le:
+        raise ValueError(f"le={le} widens the protocol's limit of {bound.le}")
+    info: FieldInfo = Field(
+        ge=bound.ge,
+        le=bound.le if le is None else le,
+        min_length=bound.min_length,
+        max_length=bound.max_length,
+        pattern=bound.schema_pattern(),
+        description=description,
+    )
+    return info
+
 
 State = wire.State
-TaskId = Annotated[int, Field(ge=1, description="the task's id")]
-Fence = Annotated[int, Field(ge=0, description="the fence your claim returned")]
-LeaseSeconds = Annotated[float, Field(ge=1, le=86400, description="seconds (default 600)")]
-Kind = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
-Agent = Annotated[str, Field(min_length=1, max_length=128)]
-Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=16)]
+TaskId = Annotated[int, field(bounds.TASK_ID, "the task's id")]
+Fence = Annotated[int, field(bounds.FENCE, "the fence your claim returned")]
+Seq = Annotated[int, field(bounds.SEQ)]
+LeaseSeconds = Annotated[float, field(bounds.LEASE_S, "seconds (default 600)")]
+Kind = Annotated[str, field(bounds.KIND)]
+Agent = Annotated[str, field(bounds.AGENT)]
+Tag = Annotated[str, field(bounds.TAG)]
+Tags = Annotated[list[Tag], field(bounds.TAGS)]
+States = State | Annotated[list[State], field(bounds.STATE_LIST)]
+Title = Annotated[str, field(bounds.TITLE)]
+Text = Annotated[str, field(bounds.TEXT)]
+Priority = Annotated[int, field(bounds.PRIORITY)]
+IdempotencyKey = Annotated[str, field(bounds.IDEMPOTENCY_KEY)]
+DependsOn = Annotated[list[TaskId], field(bounds.DEPENDS_ON)]
+ListLimit = Annotated[int, field(bounds.LIST_LIMIT)]
+Patterns = Annotated[
+    list[Annotated[str, field(bounds.PATTERN)]],
+    field(bounds.PATTERNS, "gitignore patterns from the repo root"),
+]
+CheckPaths = Annotated[list[Annotated[str, field(bounds.CHECK_PATH)]], field(bounds.CHECK_PATHS)]
+ReservationIds = Annotated[
+    list[Annotated[int, field(bounds.RESERVATION_ID)]], field(bounds.RESERVATION_IDS)
+]
+TtlSeconds = Annotated[float, field(bounds.TTL_S)]
+Reason = Annotated[str, field(bounds.REASON)]
 
 
 class Out(BaseModel):
@@ -124,14 +164,14 @@ class FollowUp(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: Annotated[str, Field(min_length=1, max_length=300)]
-    body: Annotated[str, Field(max_length=65536)] | None = None
+    title: Title
+    body: Text | None = None
     kind: Kind | None = None
-    priority: Annotated[int, Field(ge=-1000, le=1000)] | None = None
+    priority: Priority | None = None
     tags: Tags | None = None
-    state: Literal["pending", "done"] | None = None
-    idempotency_key: Annotated[str, Field(min_length=1, max_length=128)] | None = None
-    depends_on: Annotated[list[TaskId], Field(max_length=32)] | None = None
+    state: wire.PostState | None = None
+    idempotency_key: IdempotencyKey | None = None
+    depends_on: DependsOn | None = None
     assignee: Agent | None = None
 
     def params(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Annotated, Literal
+from typing import Annotated
 
 import trio
 from mcp.server.mcpserver import Context, MCPServer
@@ -22,6 +22,7 @@ from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
+from coordd_client.protocol import bounds, wire
 from coordd_client.protocol.errors import CoordError
 from coordd_client.worktree import relative_to_board
 
@@ -38,10 +39,6 @@ DESTRUCTIVE = ToolAnnotations(destructive_hint=True, idempotent_hint=False, open
 Id = m.TaskId
 OptFence = Annotated[m.Fence | None, Field(description="your claim's fence; refused if stale")]
 OptLease = Annotated[m.LeaseSeconds | None, Field(description="lease seconds (default 600)")]
-Patterns = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=1024)]],
-    Field(min_length=1, max_length=64, description="gitignore patterns from the repo root"),
-]
 
 
 def register(server: MCPServer, bridge: Bridge) -> None:
@@ -83,14 +80,14 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
     async def list_tasks(
         ctx: Context,
         *,
-        state: m.State | list[m.State] | None = None,
+        state: m.States | None = None,
         kind: m.Kind | None = None,
-        tag: str | None = None,
+        tag: m.Tag | None = None,
         claimed_by: m.Agent | None = None,
         assignee: m.Agent | None = None,
         ready: bool | None = None,
-        after_id: Annotated[int, Field(ge=0)] | None = None,
-        limit: Annotated[int, Field(ge=1, le=1000)] | None = None,
+        after_id: m.Seq | None = None,
+        limit: m.ListLimit | None = None,
     ) -> Annotated[CallToolResult, m.ListResult]:
         """Tasks on this project's board, ascending id; page with after_id = next_after_id."""
         call = methods.list_tasks(
@@ -114,14 +111,14 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
     async def post_task(
         ctx: Context,
         *,
-        title: Annotated[str, Field(min_length=1, max_length=300)],
-        body: Annotated[str, Field(max_length=65536)] | None = None,
+        title: m.Title,
+        body: m.Text | None = None,
         kind: m.Kind | None = None,
-        priority: Annotated[int, Field(ge=-1000, le=1000)] | None = None,
+        priority: m.Priority | None = None,
         tags: m.Tags | None = None,
-        state: Literal["pending", "done"] | None = None,
-        idempotency_key: Annotated[str, Field(min_length=1, max_length=128)] | None = None,
-        depends_on: Annotated[list[Id], Field(max_length=32)] | None = None,
+        state: wire.PostState | None = None,
+        idempotency_key: m.IdempotencyKey | None = None,
+        depends_on: m.DependsOn | None = None,
         assignee: m.Agent | None = None,
     ) -> Annotated[CallToolResult, m.PostResult]:
         """Post work (kind bug, task, handoff, question...) or, with state "done", an
@@ -190,7 +187,7 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         *,
         id: Id,
         fence: OptFence = None,
-        result: Annotated[str, Field(max_length=65536)] | None = None,
+        result: m.Text | None = None,
         then_post: Annotated[
             m.FollowUp | None, Field(description="posted in the same step, e.g. the ack")
         ] = None,
@@ -206,7 +203,7 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         *,
         id: Id,
         fence: OptFence = None,
-        reason: Annotated[str, Field(max_length=65536)] | None = None,
+        reason: m.Text | None = None,
         retry: bool | None = None,
     ) -> Annotated[CallToolResult, m.TaskResult]:
         """Give up on a task you hold: failed, or back to pending for someone else (retry)."""
@@ -217,7 +214,7 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         ctx: Context,
         *,
         id: Id,
-        reason: Annotated[str, Field(max_length=65536)] | None = None,
+        reason: m.Text | None = None,
     ) -> Annotated[CallToolResult, m.TaskResult]:
         """Withdraw a task nobody should do any more (pending or claimed)."""
         return await bridge.answer(methods.cancel(id, reason=reason), ctx)
@@ -251,13 +248,13 @@ def _waiting_tools(server: MCPServer, bridge: Bridge) -> None:
         ctx: Context,
         *,
         kind: m.Kind | None = None,
-        state: m.State | list[m.State] | None = None,
-        tag: str | None = None,
-        title_contains: Annotated[str, Field(min_length=1, max_length=300)] | None = None,
+        state: m.States | None = None,
+        tag: m.Tag | None = None,
+        title_contains: m.Title | None = None,
         assignee: m.Agent | None = None,
         ready: bool | None = None,
-        after_seq: Annotated[int, Field(ge=0)] | None = None,
-        timeout_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S)] = MAX_WAIT_S,
+        after_seq: m.Seq | None = None,
+        timeout_s: Annotated[float, m.field(bounds.TIMEOUT_S, le=MAX_WAIT_S)] = MAX_WAIT_S,
     ) -> Annotated[CallToolResult, m.WaitResult]:
         """Block until a task on this board matches (at most 50 s). On timeout task is null:
         call again with after_seq = the seq returned, and nothing is missed."""
@@ -300,12 +297,12 @@ def _reservation_tools(server: MCPServer, bridge: Bridge) -> None:
     async def reserve_paths(
         ctx: Context,
         *,
-        patterns: Patterns,
+        patterns: m.Patterns,
         exclusive: bool | None = None,
-        ttl_s: Annotated[float, Field(ge=1, le=86400)] | None = None,
-        reason: Annotated[str, Field(max_length=1024)] | None = None,
-        task_id: Annotated[int, Field(ge=1, description="end with this claim")] | None = None,
-        wait_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S)] | None = None,
+        ttl_s: m.TtlSeconds | None = None,
+        reason: m.Reason | None = None,
+        task_id: Annotated[int, m.field(bounds.TASK_ID, "end with this claim")] | None = None,
+        wait_s: Annotated[float, m.field(bounds.WAIT_S, le=MAX_WAIT_S)] | None = None,
     ) -> Annotated[CallToolResult, m.ReservationsResult]:
         """Reserve files before editing them, all or nothing (e.g. ["src/auth/**"]); refused
         with who holds what in the way. Bind to a task you hold with task_id."""
@@ -323,8 +320,8 @@ def _reservation_tools(server: MCPServer, bridge: Bridge) -> None:
     async def release_paths(
         ctx: Context,
         *,
-        patterns: Patterns | None = None,
-        ids: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] | None = None,
+        patterns: m.Patterns | None = None,
+        ids: m.ReservationIds | None = None,
     ) -> Annotated[CallToolResult, m.ReleasedResult]:
         """Release your reservations here: these patterns, these ids, or (neither) all."""
         return await bridge.answer(methods.unreserve(patterns, ids=ids), ctx)
@@ -333,10 +330,7 @@ def _reservation_tools(server: MCPServer, bridge: Bridge) -> None:
     async def check_paths(
         ctx: Context,
         *,
-        paths: Annotated[
-            list[Annotated[str, Field(min_length=1, max_length=4096)]],
-            Field(min_length=1, max_length=256),
-        ],
+        paths: m.CheckPaths,
     ) -> Annotated[CallToolResult, m.CheckResult]:
         """Before editing: other agents' live reservations covering these paths (relative to
         the repository root, or absolute inside it)."""

@@ -168,6 +168,10 @@ _BY_KIND: dict[str, type[CoordError]] = {
     )
 }
 _BY_CODE: dict[int, type[CoordError]] = {cls.code: cls for cls in reversed(list(_BY_KIND.values()))}
+#: The kinds a daemon sends (PROTOCOL.md section 3), each rebuilt as its own exception.
+WIRE_KINDS = frozenset(_BY_KIND)
+#: The kinds a client raises itself, never sent by a daemon.
+CLIENT_KINDS = frozenset({DaemonUnavailable.kind, UntrustedSocket.kind})
 
 
 def error_from_wire(error: dict[str, Any]) -> CoordError:

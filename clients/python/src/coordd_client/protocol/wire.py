@@ -9,10 +9,6 @@ from typing import Literal, get_args
 
 import msgspec
 
-#: PROTOCOL.md section 10: `reservation.check` takes 1..256 paths; a client with more
-#: asks in chunks of this many.
-MAX_CHECK_PATHS = 256
-
 State = Literal["pending", "claimed", "done", "failed", "cancelled"]
 STATES: tuple[State, ...] = get_args(State)
 
@@ -30,6 +26,9 @@ EventType = Literal[
     "task.blocked",
     "task.unblocked",
 ]
+EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
+#: What `task.post` may start a task as: pending, or done for an announcement (an ack).
+PostState = Literal["pending", "done"]
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,0 +1,115 @@
+"""Every range, length and pattern of a param, declared once (PROTOCOL.md sections 4, 6, 9
+and 10).
+
+Plain data, so each surface builds its own checks from the same numbers: the daemon's
+params Structs turn a `Bound` into a msgspec `Meta` (`coordd.protocol.params`), the MCP
+tools into a pydantic `Field` (`coordd_client.mcp_bridge.models`). Typed twice, they
+drifted (the MCP `ids` lost its cap of 256, its `tag` its 1..64); now a number that
+PROTOCOL.md states is written here and nowhere else, and tests/unit/test_parity.py
+checks that every surface publishes these and only these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coordd_client.protocol.wire import EVENT_TYPES, STATES
+
+#: SQLite's INTEGER is a signed 64-bit value: the largest id, fence or seq a store holds.
+MAX_STORED_INT = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """The limits of one param's value: numbers (`ge`, `le`), sizes of strings and lists
+    (`min_length`, `max_length`) and a `pattern` the whole string must match.
+
+    `pattern` is unanchored and must have no top-level `|`: each surface anchors it in
+    its own dialect (`python_pattern`, `schema_pattern`), since msgspec searches with
+    Python's `re` while JSON Schema consumers use ECMAScript's.
+    """
+
+    ge: float | None = None
+    le: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+
+    def __post_init__(self) -> None:
+        sized = (self.min_length, self.max_length, self.pattern) != (None, None, None)
+        if self.numeric and sized:
+            raise ValueError("a Bound limits a number or a size, not both")
+
+    @property
+    def numeric(self) -> bool:
+        """Whether it limits a number (`ge`, `le`) rather than a string's or list's size."""
+        return self.ge is not None or self.le is not None
+
+    def python_pattern(self) -> str | None:
+        """The pattern for `re.search`: `\\Z`, unlike `$`, does not match before a
+        trailing newline."""
+        return None if self.pattern is None else rf"\A{self.pattern}\Z"
+
+    def schema_pattern(self) -> str | None:
+        """The pattern as JSON Schema publishes it (ECMAScript has no `\\A` or `\\Z`)."""
+        return None if self.pattern is None else f"^{self.pattern}$"
+
+
+# Ids and positions (stored as SQLite INTEGER).
+TASK_ID = Bound(ge=1, le=MAX_STORED_INT)
+RESERVATION_ID = Bound(ge=1, le=MAX_STORED_INT)
+SUBSCRIPTION_ID = Bound(ge=1, le=MAX_STORED_INT)
+FENCE = Bound(ge=0, le=MAX_STORED_INT)
+#: An event seq, and `after_id` (0: from the start).
+SEQ = Bound(ge=0, le=MAX_STORED_INT)
+
+#: Section 4: 1..128 printable characters, no leading or trailing space. The pattern
+#: refuses control characters and the spaces at either end; the daemon then refuses
+#: what `str.isprintable` refuses, which no regular expression class can name.
+AGENT = Bound(
+    min_length=1,
+    max_length=128,
+    pattern=r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?",
+)
+PROJECT = Bound(min_length=1, max_length=256)
+KIND = Bound(pattern=r"[a-z][a-z0-9_-]{0,31}")
+#: A title, and `title_contains`.
+TITLE = Bound(min_length=1, max_length=300)
+#: A body, a result, and the `reason` of a fail or cancel.
+TEXT = Bound(max_length=65536)
+PRIORITY = Bound(ge=-1000, le=1000)
+#: One tag, and the `tag` filter.
+TAG = Bound(min_length=1, max_length=64)
+TAGS = Bound(max_length=16)
+LEASE_S = Bound(ge=1, le=86400)
+#: `task.wait`'s `timeout_s`: the longest one wait may block.
+MAX_TIMEOUT_S = 3600
+TIMEOUT_S = Bound(ge=0, le=MAX_TIMEOUT_S)
+IDEMPOTENCY_KEY = Bound(min_length=1, max_length=128)
+#: `task.list`'s `limit`.
+LIST_LIMIT = Bound(ge=1, le=1000)
+#: `events.since`'s `limit`.
+EVENTS_LIMIT = Bound(ge=1, le=10000)
+#: Section 9: 0..32 dependencies.
+DEPENDS_ON = Bound(max_length=32)
+
+# Section 10: reservations.
+PATTERN = Bound(min_length=1, max_length=1024)
+PATTERNS = Bound(min_length=1, max_length=64)
+TTL_S = Bound(ge=1, le=86400)
+WAIT_S = Bound(ge=0, le=600)
+#: A reservation's reason, and `agent.release`'s (1.2).
+REASON = Bound(max_length=1024)
+#: `reservation.check` takes 1..256 paths; a client with more asks in chunks of this many.
+MAX_CHECK_PATHS = 256
+CHECK_PATHS = Bound(min_length=1, max_length=MAX_CHECK_PATHS)
+#: Not in PROTOCOL.md: Linux's PATH_MAX, so one path cannot be a megabyte of work.
+CHECK_PATH = Bound(min_length=1, max_length=4096)
+#: Not in PROTOCOL.md: `reservation.release` by id, at most this many ids at once.
+RESERVATION_IDS = Bound(min_length=1, max_length=256)
+
+# Lists of a closed set: as long as the set, so every member can be named once.
+#: `state` given as a list (`task.list`, `task.wait`).
+STATE_LIST = Bound(min_length=1, max_length=len(STATES))
+#: `types` (`events.since`, `events.subscribe`).
+EVENT_TYPE_LIST = Bound(max_length=len(EVENT_TYPES))
