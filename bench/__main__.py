@@ -222,7 +222,8 @@ def measure_wakeups(daemon: Daemon, waiters: int, posts: int) -> Result:
 def measure_peers(workdir: Path, counts: list[int], total: int) -> tuple[list[Result], list[str]]:
     """Run the same client style against Redis and PostgreSQL; skip a peer that cannot start."""
     from bench import peer_worker
-    from bench.peers import PEERS, PeerUnavailable
+    from bench.peers import PEERS
+    from servers import PeerUnavailable
 
     rows: list[Result] = []
     notes: list[str] = []

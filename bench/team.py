@@ -13,7 +13,7 @@ CLIENTS = (1, 16)
 
 def measure_team(workdir: Path, total: int) -> tuple[list[Result], list[str]]:
     """Rows `claim (team: ...)` at 1 and 16 clients; notes say what was skipped and why."""
-    from bench.peers import PeerUnavailable, PostgresPeer
+    from servers import PeerUnavailable, PostgresPeer
 
     (workdir / "team").mkdir(exist_ok=True)
     workdir.chmod(0o755)  # the `postgres` account must reach its data directory below

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 import trio
-from bench.peers import PostgresPeer
 
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon, DaemonConfig
 from coordd_client.aio import AsyncClient
 from postgres import create_database, start_cluster
+from servers import PostgresPeer
 from support import DaemonProcess, short_tmpdir
 
 

@@ -13,8 +13,8 @@ import itertools
 import os
 
 import pytest
-from bench.peers import PeerUnavailable, PostgresPeer
 
+from servers import PeerUnavailable, PostgresPeer
 from support import short_tmpdir
 
 REQUIRE_ENV = "COORDD_REQUIRE_POSTGRES"

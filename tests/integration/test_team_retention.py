@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 import trio
-from bench.peers import PostgresPeer
 
 from coordd.daemon import Daemon, DaemonConfig
 from coordd.limits import Limits, Retention
 from coordd.store.writes import trim_events
 from coordd_client.aio import AsyncClient
 from postgres import create_database, psql
+from servers import PostgresPeer
 from support import short_tmpdir
 
 
