@@ -109,7 +109,7 @@ async def test_a_claim_costs_the_writer_thread_a_bounded_number_of_calls(workdir
         writer.open()
         writer.start()
     finally:
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
     try:
         ids = []
         for n in range(REQUESTS):
