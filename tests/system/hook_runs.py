@@ -36,7 +36,7 @@ def payload(name: str, **values: str) -> str:
 def hook_env(socket: Path, **env: str) -> dict[str, str]:
     """A hook's environment: the test's own state directory (what was reported to whom)."""
     state = socket.parent / "state"
-    return coord_env(socket, XDG_STATE_HOME=str(state), **env)
+    return coord_env(socket, autostart=False, XDG_STATE_HOME=str(state), **env)
 
 
 def hook(

@@ -7,6 +7,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from racing import race
 from coordd.patterns import overlap, parse
 from coordd.store.schema import MIGRATIONS
 from coordd_client import Client, LeaseLost, NotFound, Reserved
+from coordd_client.protocol.wire import Task
 from support import DaemonProcess, RawConnection, coord
 
 pytestmark = pytest.mark.both_backends
@@ -117,7 +119,7 @@ def test_check_list_and_release(daemon: DaemonProcess) -> None:
 
 
 def test_task_bound_reservations_end_with_the_claim(daemon: DaemonProcess) -> None:
-    endings = {
+    endings: dict[str, Callable[[Client, Task], object]] = {
         "complete": lambda c, t: c.complete(t.id, fence=t.fence),
         "fail": lambda c, t: c.fail(t.id, fence=t.fence, reason="no"),
         "fail-retry": lambda c, t: c.fail(t.id, fence=t.fence, retry=True),
