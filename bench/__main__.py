@@ -24,6 +24,7 @@ from bench.diagnostics import (
 from bench.harness import (
     ROOT,
     Daemon,
+    ids_from,
     post_tasks,
     run_workers,
     worker_command,
@@ -74,9 +75,7 @@ def measure_floor(
                 run_workers(command, "ping", 16, per, lambda n: 0, name="ping (floor)")
             )
             rates.setdefault("claim (floor)", []).append(
-                run_workers(
-                    command, "claim", 16, per, lambda n, p=per: 1 + n * p, name="claim (floor)"
-                )
+                run_workers(command, "claim", 16, per, ids_from(1, per), name="claim (floor)")
             )
         finally:
             floor.terminate()
@@ -93,7 +92,7 @@ def measure_floor(
                 "claim",
                 16,
                 per,
-                lambda n, s=first, p=per: s + n * p,
+                ids_from(first, per),
                 name="claim (vs floor)",
             )
         )
@@ -144,7 +143,7 @@ def measure_peers(workdir: Path, counts: list[int], total: int) -> tuple[list[Re
             for clients in counts:
                 per = max(1, total // clients)
                 result = run_workers(
-                    command, "claim", clients, per, lambda n, s=next_id, p=per: s + n * p,
+                    command, "claim", clients, per, ids_from(next_id, per),
                     name=f"{peer.name} claim",
                 )  # fmt: skip
                 assert result.won == result.ops, f"{peer.name}: a claim on a fresh id lost"
@@ -207,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                     "claim",
                     clients,
                     per,
-                    lambda n, s=start_id, p=per: s + n * p,
+                    ids_from(start_id, per),
                 )
                 rows.append(claims)
                 if clients == 16:
@@ -230,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                         "claim",
                         16,
                         node_per,
-                        lambda n, s=node_first, p=node_per: s + n * p,
+                        ids_from(node_first, node_per),
                         name="claim (TS client)",
                     )
                 )

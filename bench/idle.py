@@ -65,7 +65,9 @@ def measure_waiters(daemon: Daemon, count: int) -> dict[str, float]:
         async with trio.open_nursery() as nursery:
             clients = []
 
-            async def hold(task_status=trio.TASK_STATUS_IGNORED) -> None:
+            async def hold(
+                task_status: trio.TaskStatus[AsyncClient] = trio.TASK_STATUS_IGNORED,
+            ) -> None:
                 async with AsyncClient.connect(daemon.socket) as client:
                     task_status.started(client)
                     await trio.sleep_forever()
