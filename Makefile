@@ -37,7 +37,7 @@ test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	$(BIN)/python -m pytest -q -m "not soak"
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
 
-## The unit and integration tiers alone (in-process daemons; under a minute): the loop while editing.
+## The unit and integration tiers alone (in-process daemons; about 70 s of CPU): the loop while editing.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit tests/integration
 
