@@ -18,7 +18,7 @@ HOSTS_STAMP := $(HOSTS)/node_modules/.installed
 # npm itself sends nothing but the install: no update check, audit or funding call.
 NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test test-hosts lint ts-wire bench bench-peers soak lock lock-hosts clean
+.PHONY: run test test-fast test-hosts lint fmt ts-wire bench bench-peers soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	scripts/ensure-postgres.sh
 	$(BIN)/python -m pytest -q -m "not soak"
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
+
+## The unit and integration tiers alone (in-process daemons; about 70 s of CPU): the loop while editing.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit tests/integration
 
 ## The host tier alone: real Claude Code and Codex against local fake model APIs.
 test-hosts: $(STAMP) $(HOSTS_STAMP)
@@ -63,6 +67,11 @@ lint: $(STAMP)
 ## Regenerate the TS client's src/wire.ts from the Python declarations (commit it with them).
 ts-wire: $(STAMP)
 	$(BIN)/python scripts/ts_wire.py
+
+## Rewrite what `make lint` would reject and can be fixed mechanically: formatting, import order.
+fmt: $(STAMP)
+	$(BIN)/ruff format src clients/python/src tests bench scripts
+	$(BIN)/ruff check --fix src clients/python/src tests bench scripts
 
 bench: $(STAMP) $(HOSTS_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -7,13 +7,11 @@ shared and noisy; absolute figures drift). Writes BENCHMARKS.md and prints it.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bench.baselines import sqlite_commit_per_claim
@@ -26,15 +24,15 @@ from bench.diagnostics import (
 from bench.harness import (
     ROOT,
     Daemon,
+    ids_from,
     post_tasks,
-    release,
     run_workers,
-    spawn_workers,
     worker_command,
     writer_stats,
 )
 from bench.hooks import measure_hooks
 from bench.hosts import measure_hosts
+from bench.idle import measure_idle_costs, measure_waiters, measure_wakeups
 from bench.mcp import measure_mcp
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
@@ -77,9 +75,7 @@ def measure_floor(
                 run_workers(command, "ping", 16, per, lambda n: 0, name="ping (floor)")
             )
             rates.setdefault("claim (floor)", []).append(
-                run_workers(
-                    command, "claim", 16, per, lambda n, p=per: 1 + n * p, name="claim (floor)"
-                )
+                run_workers(command, "claim", 16, per, ids_from(1, per), name="claim (floor)")
             )
         finally:
             floor.terminate()
@@ -96,7 +92,7 @@ def measure_floor(
                 "claim",
                 16,
                 per,
-                lambda n, s=first, p=per: s + n * p,
+                ids_from(first, per),
                 name="claim (vs floor)",
             )
         )
@@ -123,106 +119,11 @@ def node_worker_command(daemon: Daemon) -> list[str] | None:
     return [node, str(ts / "build-test" / "bench" / "worker.js"), str(daemon.socket)]
 
 
-def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
-    """RSS growth per idle connection and per subscription, on a fresh daemon.
-
-    Subscriptions first: freed memory is reused by what comes next, so the
-    smaller measurement goes first and the 1,000 connections after it grow
-    the heap past anything the subscriptions released.
-    """
-    import socket as socketlib
-
-    # Subscriptions: 50 per connection over 20 connections that are already open,
-    # so the figure holds the subscriptions alone.
-    subs = [daemon.client() for _ in range(20)]
-    for client in subs:
-        client.ping()
-    time.sleep(0.5)
-    base = daemon.rss_kib()
-    for client in subs:
-        for _ in range(count // 20):
-            client.call_raw("events.subscribe", {})
-    time.sleep(0.5)
-    per_sub = (daemon.rss_kib() - base) * 1024 / count
-    for client in subs:
-        client.close()
-    time.sleep(0.5)
-    base = daemon.rss_kib()
-    conns = []
-    for _ in range(count):
-        sock = socketlib.socket(socketlib.AF_UNIX)
-        sock.connect(str(daemon.socket))
-        conns.append(sock)
-    with daemon.client() as client:
-        client.ping()
-    time.sleep(0.5)
-    per_conn = (daemon.rss_kib() - base) * 1024 / count
-    for sock in conns:
-        sock.close()
-    return {"bytes_per_idle_connection": per_conn, "bytes_per_subscription": per_sub}
-
-
-def measure_waiters(daemon: Daemon, count: int) -> dict[str, float]:
-    import trio
-
-    from coordd_client.aio import AsyncClient
-
-    out: dict[str, float] = {}
-
-    async def main() -> None:
-        base_rss = daemon.rss_kib()
-        async with trio.open_nursery() as nursery:
-            clients = []
-
-            async def hold(task_status=trio.TASK_STATUS_IGNORED) -> None:
-                async with AsyncClient.connect(daemon.socket) as client:
-                    task_status.started(client)
-                    await trio.sleep_forever()
-
-            for _ in range(count // 200):
-                clients.append(await nursery.start(hold))
-            for index in range(count):
-                nursery.start_soon(
-                    lambda c: c.wait(timeout_s=600, kind="never"), clients[index % len(clients)]
-                )
-            await trio.sleep(1.0)
-            out["bytes_per_idle_waiter"] = (daemon.rss_kib() - base_rss) * 1024 / count
-            cpu_before = daemon.cpu_seconds()
-            await trio.sleep(5.0)
-            out["daemon_cpu_percent_with_idle_waiters"] = (
-                (daemon.cpu_seconds() - cpu_before) / 5.0 * 100
-            )
-            # Unrelated writes: they must not wake (or cost much for) the sleeping waiters.
-            started = time.perf_counter()
-            for n in range(200):
-                await clients[0].post(f"unrelated {n}", kind="other")
-            out["post_us_with_idle_waiters"] = (time.perf_counter() - started) / 200 * 1e6
-            nursery.cancel_scope.cancel()
-
-    trio.run(main)
-    return out
-
-
-def measure_wakeups(daemon: Daemon, waiters: int, posts: int) -> Result:
-    procs = spawn_workers(
-        worker_command(daemon), [["wake", f"waiter{n}", str(posts)] for n in range(waiters)]
-    )
-    release(procs)
-    time.sleep(0.3)
-    start = time.perf_counter()
-    with daemon.client() as client:
-        for _ in range(posts):
-            client.post(f"{time.time():.6f}", kind="wake")
-            time.sleep(0.02)
-    outputs = [json.loads(proc.communicate(timeout=120)[0]) for proc in procs]
-    latencies = [x for out in outputs for x in out["latencies_us"]]
-    return Result("wake", waiters, len(latencies), time.perf_counter() - start, latencies)
-
-
 def measure_peers(workdir: Path, counts: list[int], total: int) -> tuple[list[Result], list[str]]:
     """Run the same client style against Redis and PostgreSQL; skip a peer that cannot start."""
     from bench import peer_worker
-    from bench.peers import PEERS, PeerUnavailable
+    from bench.peers import PEERS
+    from servers import PeerUnavailable
 
     rows: list[Result] = []
     notes: list[str] = []
@@ -242,7 +143,7 @@ def measure_peers(workdir: Path, counts: list[int], total: int) -> tuple[list[Re
             for clients in counts:
                 per = max(1, total // clients)
                 result = run_workers(
-                    command, "claim", clients, per, lambda n, s=next_id, p=per: s + n * p,
+                    command, "claim", clients, per, ids_from(next_id, per),
                     name=f"{peer.name} claim",
                 )  # fmt: skip
                 assert result.won == result.ops, f"{peer.name}: a claim on a fresh id lost"
@@ -305,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                     "claim",
                     clients,
                     per,
-                    lambda n, s=start_id, p=per: s + n * p,
+                    ids_from(start_id, per),
                 )
                 rows.append(claims)
                 if clients == 16:
@@ -328,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                         "claim",
                         16,
                         node_per,
-                        lambda n, s=node_first, p=node_per: s + n * p,
+                        ids_from(node_first, node_per),
                         name="claim (TS client)",
                     )
                 )

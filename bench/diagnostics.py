@@ -18,9 +18,10 @@ from typing import Any
 
 from coordd.clock import SystemClock
 from coordd.protocol import params as P
-from coordd.store import claims, transaction, writes
+from coordd.store import claims, writes
 from coordd.store.connections import Durability
 from coordd.store.write_store import SqliteWriteStore
+from write_group import run_group
 
 
 def thread_cpu_seconds(pid: int) -> dict[int, float]:
@@ -68,29 +69,6 @@ def _board_with_pending_tasks(path: Path, count: int, durability: Durability) ->
     params = [P.PostParams(title=f"probe {n}", body="x" * 200) for n in range(count)]
     run_group(store, writes.post_task, params, {})
     return store
-
-
-def run_group(
-    store: SqliteWriteStore, fn: Any, params: list[Any], seen: dict[str, Any]
-) -> list[Any]:
-    """One group commit as the writer's fast path runs it: BEGIN, each command, the
-    group's events in one call, COMMIT (`store/writer.py`, `Writer._run_group`)."""
-    now, last_seq = store.begin()
-    next_seq = last_seq + 1
-    events: list[transaction.CommittedEvent] = []
-    results = []
-    staged: dict[str, Any] = {}
-    for p in params:
-        txn = transaction.Txn(store.db, now, seen, next_seq, group_seen=staged)
-        results.append(fn(txn, p))
-        next_seq = txn.next_seq
-        events += txn.events
-        staged.update(txn.seen)
-    if events:
-        store.append_events(events)
-    store.commit(events[-1].seq if events else None, ())
-    seen.update(staged)  # the last-seen writes are remembered after COMMIT, as the writer does
-    return results
 
 
 def writer_claim_cost_with_and_without_gil_contention(

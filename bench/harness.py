@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import msgspec
 
@@ -100,12 +102,17 @@ def worker_command(daemon: Daemon) -> list[str]:
     return [sys.executable, "-m", "bench.worker", str(daemon.socket)]
 
 
+def ids_from(first: int, per_client: int) -> Callable[[int], int]:
+    """The `id_for` of clients claiming consecutive runs: client n starts at first + n * per."""
+    return lambda n: first + n * per_client
+
+
 def run_workers(
     command: list[str] | list[list[str]],
     mode: str,
     clients: int,
     per_client: int,
-    id_for,
+    id_for: Callable[[int], object],
     *,
     name: str | None = None,
 ) -> Result:
@@ -114,7 +121,7 @@ def run_workers(
     `command` may be a list of commands (one per daemon): client n uses
     command n modulo their number, so the clients split evenly across daemons.
     """
-    commands = command if command and isinstance(command[0], list) else [command]
+    commands = command if command and isinstance(command[0], list) else [cast(list[str], command)]
     procs = [
         proc
         for n in range(clients)
@@ -165,4 +172,5 @@ def post_tasks(daemon: Daemon, count: int) -> int:
 
 def writer_stats(daemon: Daemon) -> dict[str, int]:
     with daemon.client() as client:
-        return msgspec.json.decode(client.call_raw("server.info").result)["writer"]
+        stats: dict[str, int] = msgspec.json.decode(client.call_raw("server.info").result)["writer"]
+        return stats

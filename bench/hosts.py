@@ -14,12 +14,9 @@ from __future__ import annotations
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from hosts.fake_anthropic import FakeAnthropic, Say
 from hosts.world import CLAUDE, World

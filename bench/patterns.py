@@ -12,6 +12,7 @@ live patterns than the parse cache holds.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -74,7 +75,7 @@ def main() -> None:
     ]:  # fmt: skip
         pattern = parse(text)
         print(f"{name} (stored, over the bounds) vs {len(deep)} chars:"
-              f" {_us(lambda p=pattern, d=deep: p.covers(d)):,.0f} us")  # fmt: skip
+              f" {_us(functools.partial(pattern.covers, deep)):,.0f} us")  # fmt: skip
     for live in (4_000, 5_000, 20_000, 50_000):
         texts = [f"**/gen{n}/*.py" for n in range(live)]
         for text in texts:

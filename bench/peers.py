@@ -6,64 +6,14 @@ write only after it is on disk (Redis `appendfsync always`, PostgreSQL
 `synchronous_commit=on` with `fsync=on`). Both group-commit concurrent
 writers the way coordd does, so the comparison is like for like. A peer whose
 server binary or Python client is missing is skipped with a reason, never a
-failure.
+failure. The PostgreSQL cluster is the suite's own (tests/servers.py).
 """
 
 from __future__ import annotations
 
-import os
-import pwd
-import shutil
-import signal
-import subprocess
-import time
 from pathlib import Path
 
-#: Debian puts PostgreSQL's server binaries here rather than on PATH.
-_PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
-
-
-class PeerUnavailable(Exception):
-    """The peer cannot run here; the message says why (shown in BENCHMARKS.md)."""
-
-
-def _which(name: str, extra_dirs: list[Path] | None = None) -> str:
-    found = shutil.which(name)
-    for directory in extra_dirs or []:
-        if found:
-            break
-        candidate = directory / name
-        if candidate.exists():
-            found = str(candidate)
-    if not found:
-        raise PeerUnavailable(f"`{name}` is not installed (make bench-peers installs it as root)")
-    return found
-
-
-def _require_package(module: str) -> None:
-    """The peer's Python client must be installed (the `bench` extra)."""
-    try:
-        __import__(module)
-    except ImportError as exc:
-        raise PeerUnavailable(
-            f"the `{module}` Python package is missing (pip install '.[bench]')"
-        ) from exc
-
-
-def _launch(argv: list[str], log_path: Path) -> subprocess.Popen[bytes]:
-    """Start a server with its output in `log_path` (read it when a peer will not start)."""
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-
-
-def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        if proc.poll() is not None:
-            raise PeerUnavailable(f"{what} exited with {proc.returncode} at start")
-        if time.monotonic() > deadline:
-            raise PeerUnavailable(f"{what} did not create {path} within {timeout_s:.0f} s")
-        time.sleep(0.05)
+from servers import PostgresPeer, launch, require_package, wait_for, which
 
 
 class RedisPeer:
@@ -73,12 +23,12 @@ class RedisPeer:
     settings = "appendonly yes, appendfsync always, no RDB snapshots"
 
     def __init__(self, workdir: Path) -> None:
-        _require_package("redis")
-        binary = _which("redis-server")
+        require_package("redis")
+        binary = which("redis-server")
         self.directory = workdir / "redis"
         self.directory.mkdir()
         self.address = str(self.directory / "redis.sock")
-        self.proc = _launch(
+        self.proc = launch(
             [
                 binary,
                 "--port", "0",
@@ -91,114 +41,10 @@ class RedisPeer:
             ],
             self.directory / "redis.log",
         )  # fmt: skip
-        _wait_for(Path(self.address), self.proc, "redis-server")
+        wait_for(Path(self.address), self.proc, "redis-server")
 
     def stop(self) -> None:
         self.proc.terminate()
-        self.proc.wait(30)
-
-
-#: C.UTF-8: lower() folds non-ASCII letters as Python's str.lower() does (team-mode tests).
-_INITDB = ["--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]
-
-
-class PostgresPeer:
-    """A throwaway PostgreSQL cluster: fsync on, synchronous_commit on, Unix socket only."""
-
-    name = "postgresql"
-    settings = "fsync on, synchronous_commit on, WAL on the same disk"
-
-    def __init__(self, workdir: Path) -> None:
-        _require_package("psycopg")
-        initdb = _which("initdb", _PG_BIN_DIRS)
-        postgres = _which("postgres", _PG_BIN_DIRS)
-        self.directory = workdir / "pg"
-        self.directory.mkdir()
-        data = self.directory / "data"
-        # PostgreSQL refuses to run as root: run it as the `postgres` account when we are root.
-        self._as_user: list[str] = []
-        self.user = pwd.getpwuid(os.getuid()).pw_name
-        if os.getuid() == 0:
-            try:
-                account = pwd.getpwnam("postgres")
-            except KeyError as exc:
-                raise PeerUnavailable("running as root and there is no `postgres` account") from exc
-            os.chown(self.directory, account.pw_uid, account.pw_gid)
-            os.chmod(workdir, 0o755)
-            self._as_user = ["runuser", "-u", "postgres", "--"]
-            self.user = "postgres"
-        subprocess.run(
-            [*self._as_user, initdb, "-D", str(data), "-A", "trust", "-U", self.user, *_INITDB],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        self._postgres = postgres
-        self._data = data
-        self.address = f"host={self.directory} user={self.user} dbname=postgres"
-        self.host = str(self.directory)
-        self.start()
-
-    def start(self) -> None:
-        """Run the server (again, after `stop`: the team-mode fault tests do)."""
-        self.proc = _launch(
-            [
-                *self._as_user, self._postgres,
-                "-D", str(self._data),
-                "-k", str(self.directory),
-                "-c", "listen_addresses=",
-                "-c", "fsync=on",
-                "-c", "synchronous_commit=on",
-                "-c", "max_connections=200",
-            ],
-            self.directory / "postgres.log",
-        )  # fmt: skip
-        _wait_for(self.directory / ".s.PGSQL.5432", self.proc, "postgres")
-        self._wait_ready()
-
-    def _wait_ready(self) -> None:
-        import psycopg
-
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                psycopg.connect(self.address).close()
-                return
-            except psycopg.OperationalError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
-    def url(self, database: str = "postgres") -> str:
-        """A `postgresql://` DSN for `coordd serve --store` (the socket directory as host)."""
-        return f"postgresql://{self.user}@/{database}?host={self.directory}"
-
-    def stop(self) -> None:
-        """A fast shutdown: clients are disconnected, as when a server goes away.
-
-        The signal goes to the postmaster itself (runuser does not pass SIGINT on).
-        A busy machine can take long over the shutdown checkpoint (a test session
-        leaves hundreds of databases): a cluster still up after a minute is stopped
-        without one (`immediate`; it is thrown away), then killed.
-        """
-        try:
-            postmaster = int((self._data / "postmaster.pid").read_text().split()[0])
-        except (FileNotFoundError, ValueError, IndexError):
-            postmaster = None
-        for how, wait_s in ((signal.SIGINT, 60), (signal.SIGQUIT, 30)):
-            try:
-                if postmaster is None:
-                    self.proc.terminate()
-                else:
-                    os.kill(postmaster, how)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(wait_s)
-                return
-            except subprocess.TimeoutExpired:
-                continue
-        self.proc.kill()
         self.proc.wait(30)
 
 

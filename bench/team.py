@@ -3,9 +3,10 @@ and on two daemons sharing that PostgreSQL, in one run (issue: team mode)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from bench.harness import Daemon, post_tasks, run_workers, worker_command
+from bench.harness import Daemon, ids_from, post_tasks, run_workers, worker_command
 from bench.report import Result
 
 CLIENTS = (1, 16)
@@ -13,7 +14,7 @@ CLIENTS = (1, 16)
 
 def measure_team(workdir: Path, total: int) -> tuple[list[Result], list[str]]:
     """Rows `claim (team: ...)` at 1 and 16 clients; notes say what was skipped and why."""
-    from bench.peers import PeerUnavailable, PostgresPeer
+    from servers import PeerUnavailable, PostgresPeer
 
     (workdir / "team").mkdir(exist_ok=True)
     workdir.chmod(0o755)  # the `postgres` account must reach its data directory below
@@ -28,7 +29,7 @@ def measure_team(workdir: Path, total: int) -> tuple[list[Result], list[str]]:
         with psycopg.connect(cluster.address, autocommit=True) as conn:
             conn.execute("CREATE DATABASE bench_team")
         store = cluster.url("bench_team")
-        setups = {
+        setups: dict[str, Callable[[], list[Daemon]]] = {
             "sqlite": lambda: [Daemon(workdir, name="team-sqlite")],
             "postgresql, 1 daemon": lambda: [Daemon(workdir, store=store, name="pg1")],
             "postgresql, 2 daemons": lambda: [
@@ -48,7 +49,7 @@ def measure_team(workdir: Path, total: int) -> tuple[list[Result], list[str]]:
                             "claim",
                             clients,
                             per,
-                            lambda n, s=first, p=per: s + n * p,
+                            ids_from(first, per),
                             name=f"claim (team: {label})",
                         )
                     )

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 import trio
-from bench.peers import PostgresPeer
 
 from coordd.clock import ManualClock
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
 from coordd_client.aio import AsyncClient
 from postgres import create_database, start_cluster
+from servers import PostgresPeer
 from support import DaemonProcess, short_tmpdir
 
 

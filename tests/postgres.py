@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import itertools
 import os
+from typing import Any
 
 import pytest
-from bench.peers import PeerUnavailable, PostgresPeer
 
+from servers import PeerUnavailable, PostgresPeer
 from support import short_tmpdir
 
 REQUIRE_ENV = "COORDD_REQUIRE_POSTGRES"
@@ -43,7 +44,7 @@ def create_database(cluster: PostgresPeer) -> str:
     return cluster.url(name)
 
 
-def psql(dsn: str, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+def psql(dsn: str, sql: str, args: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
     """Run one statement on the store directly (to inspect it, or to break it)."""
     import psycopg
 

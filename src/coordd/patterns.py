@@ -20,6 +20,9 @@ still matched in linear time. What no library answers is whether two
   the protocol's rule (literal segments differing before either's first
   wildcard) and is never optimistic (property-tested).
 
+The searches over segments live in `coordd.pattern_segments`; this module
+parses, bounds and caches patterns and chooses which search applies.
+
 The database indexes each reservation by its literal prefix (the segments
 before its first wildcard), so the candidates for a path or a pattern are
 found by equality and range lookups rather than a scan.
@@ -27,11 +30,18 @@ found by equality and range lookups rather than a scan.
 
 from __future__ import annotations
 
-import functools
 import random
 import threading
 from dataclasses import dataclass, field
 
+from coordd.pattern_segments import (
+    DOUBLE_STAR,
+    aligned_segments_agree,
+    covers_under,
+    has_wildcard,
+    unescape,
+    wildcard_count,
+)
 from coordd.wildmatch import Matcher, PathBits, Unmatchable, compile_pattern
 
 MAX_PATTERN_CHARS = 1024
@@ -41,8 +51,6 @@ MAX_PATTERN_CHARS = 1024
 MAX_PATTERN_WILDCARDS = 16
 #: `**` segments a new pattern may hold (`a/**/b/**/c` has 2).
 MAX_PATTERN_GLOBSTARS = 4
-_WILDCARDS = frozenset("*?[")
-_DOUBLE_STAR = "**"
 
 
 class BadPattern(ValueError):
@@ -80,13 +88,13 @@ class Pattern:
 
     @property
     def globstars(self) -> int:
-        return sum(1 for segment in self.segments if segment == _DOUBLE_STAR)
+        return sum(1 for segment in self.segments if segment == DOUBLE_STAR)
 
     @property
     def wildcards(self) -> int:
         """`*`, `?` and `[` not escaped, outside `**` segments; each `**` segment is one."""
         return self.globstars + sum(
-            _wildcard_count(segment) for segment in self.segments if segment != _DOUBLE_STAR
+            wildcard_count(segment) for segment in self.segments if segment != DOUBLE_STAR
         )
 
 
@@ -98,18 +106,6 @@ def _normalised(path: str) -> str:
     if path.startswith("./"):
         return path[2:]
     return path
-
-
-def _wildcard_count(segment: str) -> int:
-    count, escaped = 0, False
-    for char in segment:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char in _WILDCARDS:
-            count += 1
-    return count
 
 
 def check_bounds(pattern: Pattern) -> None:
@@ -124,23 +120,6 @@ def check_bounds(pattern: Pattern) -> None:
             f"pattern {pattern.text!r} has {pattern.wildcards} wildcards: a pattern may have"
             f" at most {MAX_PATTERN_WILDCARDS} (`*`, `?`, `[...]`; a `**` segment is one)"
         )
-
-
-def has_wildcard(segment: str) -> bool:
-    """An unescaped `*`, `?` or `[` (a backslash makes the next character literal)."""
-    return _wildcard_count(segment) > 0
-
-
-def unescape(segment: str) -> str:
-    """A literal segment's text: backslash escapes removed."""
-    out, escaped = [], False
-    for char in segment:
-        if char == "\\" and not escaped:
-            escaped = True
-            continue
-        out.append(char)
-        escaped = False
-    return "".join(out)
 
 
 class ParsedCache:
@@ -275,148 +254,7 @@ def prefix_upper_bound(prefix: str) -> str:
 def overlap(a: Pattern, b: Pattern) -> bool:
     """Could some path be covered by both? Exact when either is literal, else conservative."""
     if a.is_literal:
-        return _covers_under(b, a)
+        return covers_under(b.segments, a.segments)
     if b.is_literal:
-        return _covers_under(a, b)
-    return _aligned_segments_agree(a.segments, b.segments)
-
-
-def _aligned_segments_agree(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Two wildcard patterns, conservatively: until either reaches a `**`, segment i of
-    one and segment i of the other name the same path segment, so a literal one that
-    the other's glob does not match (or two literal ones that differ) proves them
-    disjoint. Two globs, a `**`, or one pattern ending (it covers all below) may agree."""
-    for x, y in zip(a, b, strict=False):
-        if _DOUBLE_STAR in (x, y):
-            return True
-        x_literal, y_literal = not has_wildcard(x), not has_wildcard(y)
-        if x_literal and y_literal:
-            if unescape(x) != unescape(y):
-                return False
-        elif x_literal:
-            if not _segment_matches(y, unescape(x)):
-                return False
-        elif y_literal and not _segment_matches(x, unescape(y)):
-            return False
-    return True
-
-
-#: Segment globs (`*.py`) recur across patterns: few distinct ones, each cheap to compile.
-_glob = functools.lru_cache(maxsize=4096)(compile_pattern)
-
-
-def _segment_matches(glob: str, name: str) -> bool:
-    return _glob(glob).matches(name)
-
-
-@functools.lru_cache(maxsize=4096)
-def _satisfiable(glob: str) -> bool:
-    """Does some segment name match `glob`? Tried on names built from the glob itself."""
-    return any(_segment_matches(glob, name) for name in _witness_names(glob))
-
-
-#: Characters tried for a `[...]` class after its own ones (a negated class needs others).
-_CLASS_FALLBACK = "x0_-.Z~ "
-
-
-def _witness_names(glob: str) -> list[str]:
-    """Names likely to match `glob`, in time linear in its length: `?` as `x`, `*` as
-    nothing or `x`, each `[...]` as the first character that class matches alone."""
-    pieces: list[str | None] = []  # None stands for `*`
-    index = 0
-    while index < len(glob):
-        char = glob[index]
-        if char == "\\" and index + 1 < len(glob):
-            pieces.append(glob[index + 1])
-            index += 2
-        elif char == "*":
-            pieces.append(None)
-            index += 1
-        elif char == "?":
-            pieces.append("x")
-            index += 1
-        elif char == "[" and (end := _class_end(glob, index)) != -1:
-            klass = glob[index : end + 1]
-            inside = klass[1:-1]
-            chosen = next(
-                (
-                    c
-                    for c in dict.fromkeys(inside + _CLASS_FALLBACK)
-                    if c not in "/\\" and _segment_matches(klass, c)
-                ),
-                None,
-            )
-            if chosen is None:
-                return []
-            pieces.append(chosen)
-            index = end + 1
-        else:
-            pieces.append(char)
-            index += 1
-    return ["".join(star if piece is None else piece for piece in pieces) for star in ("", "x")]
-
-
-def _class_end(glob: str, start: int) -> int:
-    """The index of the `]` closing the class opened at `start`, or -1."""
-    index = start + 1
-    if index < len(glob) and glob[index] in "!^":
-        index += 1
-    if index < len(glob) and glob[index] == "]":
-        index += 1  # a `]` first in the class is one of its characters
-    return glob.find("]", index)
-
-
-def _covers_under(pattern: Pattern, literal: Pattern) -> bool:
-    """Does `pattern` cover some path at or under the literal pattern's path?
-
-    It does when it matches one of that path's leading runs of segments
-    (then everything under it is covered), or matches a path that goes on
-    below it (then the literal pattern covers that path). A search over
-    (pattern segment, literal segment) positions; `**` may absorb literal
-    segments, and past the end of the literal path every segment is free.
-    """
-    target = [unescape(s) for s in literal.segments]
-    segments = _collapse(pattern.segments)
-    seen: set[tuple[int, int]] = set()
-    stack = [(0, 0)]
-    while stack:
-        i, j = stack.pop()
-        if (i, j) in seen:
-            continue
-        seen.add((i, j))
-        if i == len(segments):
-            if j > 0:  # matched a leading run of the literal path (or all of it)
-                return True
-            continue
-        if j == len(target):
-            # The literal path is used up: the rest must match segments below it.
-            if _rest_satisfiable(segments[i:]):
-                return True
-            continue
-        segment = segments[i]
-        if segment == _DOUBLE_STAR:
-            if i == len(segments) - 1 and i > 0:
-                # A trailing `/**` covers everything below what came before it.
-                return True
-            stack.append((i + 1, j))  # absorbs nothing
-            stack.append((i, j + 1))  # absorbs one more literal segment
-        elif _segment_matches(segment, target[j]):
-            stack.append((i + 1, j + 1))
-    return False
-
-
-def _collapse(segments: tuple[str, ...]) -> tuple[str, ...]:
-    """Consecutive `**` segments mean what one does."""
-    out: list[str] = []
-    for segment in segments:
-        if segment == _DOUBLE_STAR and out and out[-1] == _DOUBLE_STAR:
-            continue
-        out.append(segment)
-    return tuple(out)
-
-
-def _rest_satisfiable(rest: tuple[str, ...]) -> bool:
-    """Can these pattern segments match one or more freely chosen segments?"""
-    if not rest:
-        return False  # nothing goes below the literal path: handled as a leading run
-    return all(segment == _DOUBLE_STAR or _satisfiable(segment) for segment in rest)
+        return covers_under(a.segments, b.segments)
+    return aligned_segments_agree(a.segments, b.segments)

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hosts.fake_openai import FakeResponsesAPI, Step, write_codex_home
+from hosts.codex_home import write_codex_home
+from hosts.fake_openai import FakeResponsesAPI
+from hosts.responses_wire import Step
 from hosts.world import CODEX, World, require
 
 RUN_TIMEOUT_S = 180

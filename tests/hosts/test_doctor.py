@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hosts.fake_openai import write_codex_home
+from hosts.codex_home import write_codex_home
 from hosts.world import World
 from support import COORD
 

@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 
 import trio
-from bench.peers import PostgresPeer
 
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
 from coordd.team import TeamMode
 from postgres import create_database
+from servers import PostgresPeer
 from support import short_tmpdir
 
 

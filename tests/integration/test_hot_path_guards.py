@@ -18,7 +18,6 @@ from types import FrameType
 from typing import Any
 
 import trio
-from bench.diagnostics import run_group
 
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon
@@ -28,6 +27,7 @@ from coordd.store import claims, writes
 from coordd.store.connections import Durability
 from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
+from write_group import run_group
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUESTS = 400
@@ -109,7 +109,7 @@ async def test_a_claim_costs_the_writer_thread_a_bounded_number_of_calls(workdir
         writer.open()
         writer.start()
     finally:
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
     try:
         ids = []
         for n in range(REQUESTS):

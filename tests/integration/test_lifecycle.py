@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 
@@ -13,7 +15,7 @@ from coordd_client.aio import AsyncClient
 pytestmark = pytest.mark.both_backends
 
 
-async def fresh(client: AsyncClient, **kwargs) -> int:
+async def fresh(client: AsyncClient, **kwargs: Any) -> int:
     return (await client.post("work", **kwargs)).task.id
 
 
@@ -83,6 +85,7 @@ async def test_claim_by_holder_is_idempotent_and_renews(
     clock.advance(10)
     again = await aclient.claim(task_id, "a", lease_s=30)
     assert again.won and again.task.fence == fence and again.task.attempts == 1
+    assert again.task.lease_expires_at is not None and first.lease_expires_at is not None
     assert again.task.lease_expires_at > first.lease_expires_at
     assert await event_types(aclient, task_id) == ["task.posted", "task.claimed"]
 
@@ -98,10 +101,10 @@ async def test_renew_by_holder_with_and_without_fence(
 ) -> None:
     task_id, fence = await claimed(aclient, lease_s=10)
     before = (await aclient.get(task_id)).task.lease_expires_at
+    assert before is not None
     clock.advance(5)
-    assert (
-        await aclient.renew(task_id, "a", fence=fence, lease_s=10)
-    ).task.lease_expires_at > before
+    renewed = (await aclient.renew(task_id, "a", fence=fence, lease_s=10)).task.lease_expires_at
+    assert renewed is not None and renewed > before
     assert (await aclient.renew(task_id, "a")).task.state == "claimed"
 
 

@@ -5,32 +5,34 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import pytest
 import trio
 
 from coordd.protocol import params as P
 from coordd.store import claims, holding, reads, transaction, writes
-from coordd.store.connections import Durability, open_writer_connection
+from coordd.store.connections import Durability, SqliteDb, open_writer_connection
 from coordd.store.schema import MIGRATIONS, migrate
 from coordd.store.writer import Writer
 from coordd_client.aio import AsyncClient
 
 
 @pytest.fixture
-def conn(workdir: Path) -> sqlite3.Connection:
+def conn(workdir: Path) -> SqliteDb:
     connection = open_writer_connection(workdir / "plans.db", Durability.FULL)
     migrate(connection)
     return connection
 
 
-def plan(conn: sqlite3.Connection, sql: str) -> str:
+def plan(conn: SqliteDb, sql: str) -> str:
     return " | ".join(row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + sql))
 
 
-def test_maintenance_queries_use_their_partial_indexes(conn: sqlite3.Connection) -> None:
+def test_maintenance_queries_use_their_partial_indexes(conn: SqliteDb) -> None:
     # A plan on the whole table would scan every task on each reaper tick.
     statements = [
         "SELECT id, claimed_by FROM tasks INDEXED BY tasks_lease"
@@ -40,7 +42,7 @@ def test_maintenance_queries_use_their_partial_indexes(conn: sqlite3.Connection)
     ]
     assert "COVERING INDEX tasks_lease (lease_expires_at<?)" in plan(conn, statements[0])
     assert "INDEX tasks_lease (lease_expires_at>?)" in plan(conn, statements[1])
-    source = "".join(Path(m.__file__).read_text() for m in (claims, holding, writes, reads))
+    source = "".join(Path(str(m.__file__)).read_text() for m in (claims, holding, writes, reads))
     assert source.count("INDEXED BY tasks_lease") >= 5
     queue = plan(
         conn, "SELECT id FROM tasks WHERE state = 'pending' ORDER BY priority DESC, id LIMIT 1"
@@ -54,7 +56,7 @@ def test_maintenance_queries_use_their_partial_indexes(conn: sqlite3.Connection)
     assert history.count("SEARCH events USING INTEGER PRIMARY KEY (rowid=?)") == 2, history
 
 
-def test_state_counts_and_agent_holdings_read_indexes_only(conn: sqlite3.Connection) -> None:
+def test_state_counts_and_agent_holdings_read_indexes_only(conn: SqliteDb) -> None:
     """No index holds every task's state (a claim would move an entry in it): the
     counts read each state's partial index, and agent.list passes the live claims once."""
     counts = plan(conn, reads._STATE_COUNTS)
@@ -88,7 +90,7 @@ def test_state_counts_and_agent_holdings_read_indexes_only(conn: sqlite3.Connect
     assert holdings == {"a": 1, "b": 0}
 
 
-def count_statements(conn: sqlite3.Connection, action) -> int:
+def count_statements(conn: SqliteDb, action: Callable[[], object]) -> int:
     seen: list[str] = []
     conn.set_trace_callback(seen.append)
     try:
@@ -98,7 +100,7 @@ def count_statements(conn: sqlite3.Connection, action) -> int:
     return len(seen)
 
 
-def test_statements_per_claim_stay_fixed(conn: sqlite3.Connection) -> None:
+def test_statements_per_claim_stay_fixed(conn: SqliteDb) -> None:
     agents: dict[str, datetime] = {}
     conn.execute("BEGIN IMMEDIATE")
     txn = transaction.Txn(conn, datetime.now(UTC), agents, 1)
@@ -130,7 +132,8 @@ async def test_a_group_of_claims_costs_its_statements_and_three_per_group(
         posted.append((await writer.submit(writes.post_task, P.PostParams(title=f"g{n}")))["task"])
     ids = [int(bytes(raw).split(b'"id":')[1].split(b",")[0]) for raw in posted]
     seen: list[str] = []
-    db = writer._store.db  # the writer thread's own connection, traced on that thread
+    # The writer thread's own connection, traced on that thread.
+    db = cast(SqliteDb, writer._store.db)
     before = writer.statistics().transactions
     db.set_trace_callback(seen.append)
     try:
@@ -168,12 +171,13 @@ async def test_a_failing_command_is_undone_alone(writer: Writer) -> None:
 
     gate = threading.Event()
     seen: list[str] = []
+    db = cast(SqliteDb, writer._store.db)
     before = writer.statistics().transactions
     async with trio.open_nursery() as nursery:
         # Hold the writer thread so the three commands queue up and run as one group.
         nursery.start_soon(writer.submit_outside_transaction, lambda _db: gate.wait(10))
         await trio.sleep(0.05)
-        writer._store.db.set_trace_callback(seen.append)
+        db.set_trace_callback(seen.append)
         nursery.start_soon(writer.submit, writes.post_task, P.PostParams(title="a"))
         await trio.sleep(0.01)
         nursery.start_soon(complete_unheld)
@@ -181,15 +185,15 @@ async def test_a_failing_command_is_undone_alone(writer: Writer) -> None:
         nursery.start_soon(writer.submit, writes.post_task, P.PostParams(title="b"))
         await trio.sleep(0.05)
         gate.set()
-    writer._store.db.set_trace_callback(None)
+    db.set_trace_callback(None)
     assert writer.statistics().transactions - before == 1  # one group, committed once
     assert "ROLLBACK" in seen and seen.count("SAVEPOINT command") == 3  # the second run
     assert [type(e).__name__ for e in errors] == ["LeaseLost"]
     published = writer.published  # type: ignore[attr-defined]
     assert [e.seq for e in published] == [1, 2, 3]
     assert [e.type for e in published] == ["task.posted"] * 3
-    assert reads.last_seq(writer._store.db) == 3
-    titles = [t for (t,) in writer._store.db.execute("SELECT title FROM tasks ORDER BY id")]
+    assert reads.last_seq(db) == 3
+    titles = [t for (t,) in db.execute("SELECT title FROM tasks ORDER BY id")]
     assert titles == ["held", "a", "b"]
 
 

@@ -14,11 +14,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from bench.peers import PostgresPeer
-
 from coordd.store import schema
 from coordd.store.postgres import schema as pg_schema
 from postgres import create_database
+from servers import PostgresPeer
 
 #: Team mode's own tables (docs/TEAM-MODE.md): its version row and write lock, its nodes.
 TEAM_ONLY = {"coordd_meta", "coordd_daemons"}

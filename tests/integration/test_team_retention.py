@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import trio
-from bench.peers import PostgresPeer
 
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
@@ -17,6 +16,7 @@ from coordd.store.writes import trim_events
 from coordd.team import TeamMode
 from coordd_client.aio import AsyncClient
 from postgres import create_database, psql
+from servers import PostgresPeer
 from support import short_tmpdir
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -17,7 +19,7 @@ from coordd_client.protocol.errors import InternalError, NotFound
 def count_tasks(path: Path) -> int:
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
+        return int(conn.execute("SELECT count(*) FROM tasks").fetchone()[0])
     finally:
         conn.close()
 
@@ -47,7 +49,7 @@ async def test_failing_command_does_not_poison_its_batch(writer: Writer, workdir
 
     outcomes: dict[str, object] = {}
 
-    async def run(name: str, fn, *args) -> None:
+    async def run(name: str, fn: Callable[..., Any], *args: object) -> None:
         try:
             outcomes[name] = await writer.submit(fn, *args)
         except Exception as exc:
@@ -80,7 +82,7 @@ async def test_nothing_is_answered_before_commit(writer: Writer, workdir: Path) 
     inside = threading.Event()
     release = threading.Event()
 
-    def slow_post(txn: transaction.Txn) -> dict:
+    def slow_post(txn: transaction.Txn) -> dict[str, Any]:
         result = writes.post_task(txn, P.PostParams(title="slow"))
         inside.set()
         release.wait(10)
@@ -108,7 +110,7 @@ async def test_cancelled_caller_still_waits_for_the_outcome(writer: Writer, work
     inside = threading.Event()
     release = threading.Event()
 
-    def slow(txn: transaction.Txn) -> dict:
+    def slow(txn: transaction.Txn) -> dict[str, Any]:
         inside.set()
         release.wait(10)
         return writes.post_task(txn, P.PostParams(title="kept"))

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 #: The worker scripts the system tests run as separate OS processes.
 WORKERS = Path(__file__).parent / "workers"
@@ -13,7 +14,7 @@ WORKERS = Path(__file__).parent / "workers"
 
 def race(
     script: str, socket_path: Path, per_process_args: list[list[str]], timeout_s: float = 120
-) -> list:
+) -> list[Any]:
     """Start one process per arg list, wait for all to print "ready", release, collect JSON."""
     procs = [
         subprocess.Popen(

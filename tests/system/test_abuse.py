@@ -168,6 +168,7 @@ def test_accept_loop_survives_fd_exhaustion(workdir: Path) -> None:
 
     daemon = DaemonProcess(workdir)
     daemon.start(wait=False)
+    assert daemon.proc is not None
     daemon.proc.kill()  # replaced by one started with a low fd limit
     daemon.proc.wait()
     log = open(workdir / "emfile.log", "wb")  # noqa: SIM115

@@ -8,16 +8,18 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from support import COORD, DaemonProcess, coord, coord_env
 
 
-def doc(result: subprocess.CompletedProcess[str]) -> dict:
+def doc(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, f"expected one JSON document, got {result.stdout!r} ({result.stderr})"
-    return json.loads(lines[0])
+    parsed: dict[str, Any] = json.loads(lines[0])
+    return parsed
 
 
 @pytest.fixture

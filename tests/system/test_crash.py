@@ -18,6 +18,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from racing import WORKERS
@@ -93,7 +94,7 @@ def audit(db_path: Path, histories: list[Path]) -> dict[str, int]:
             f"task {task_id}: fences {fences} do not rise by one"
         )
         assert tasks[task_id][3] == fences[-1]
-    outcomes = defaultdict(int)
+    outcomes: defaultdict[str, int] = defaultdict(int)
     for entry in entries:
         outcomes[f"{entry['op']}:{entry['outcome']}"] += 1
         if entry["outcome"] == "fail":
@@ -115,7 +116,7 @@ def audit(db_path: Path, histories: list[Path]) -> dict[str, int]:
     return dict(outcomes)
 
 
-def audit_reservations(rows: list[tuple[int, str, str]], entries: list[dict]) -> None:
+def audit_reservations(rows: list[tuple[int, str, str]], entries: list[dict[str, Any]]) -> None:
     """Every acknowledged acquire is there unless released since; none is there in part;
     no two agents hold overlapping exclusive patterns."""
     by_pattern = {pattern: reservation_id for reservation_id, _, pattern in rows}

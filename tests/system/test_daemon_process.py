@@ -39,6 +39,7 @@ def test_sigterm_and_sigint_exit_zero_and_remove_the_socket(workdir: Path) -> No
         process = DaemonProcess(workdir).start()
         with process.client() as client:
             client.post("survives the restart")
+        assert process.proc is not None
         process.proc.send_signal(signum)
         assert process.proc.wait(20) == 0
         assert not process.socket_path.exists()
@@ -69,6 +70,7 @@ def test_second_daemon_on_a_live_socket_exits_1(daemon: DaemonProcess) -> None:
 
 def test_stale_socket_from_a_killed_daemon_is_replaced(workdir: Path) -> None:
     first = DaemonProcess(workdir).start()
+    assert first.proc is not None
     first.proc.send_signal(signal.SIGKILL)
     first.proc.wait(10)
     assert first.socket_path.exists()  # left behind by the crash

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,9 +70,10 @@ class Home:
         )
 
 
-def doc(result: subprocess.CompletedProcess[str]) -> dict:
+def doc(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert result.stdout.strip(), result.stderr
-    return json.loads(result.stdout)
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed
 
 
 def daemons_serving(path: Path) -> list[str]:

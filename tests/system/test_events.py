@@ -174,6 +174,7 @@ def test_subscription_filters_and_unsubscribe(daemon: DaemonProcess) -> None:
 def test_shutdown_closes_subscriptions_with_reason(daemon: DaemonProcess) -> None:
     raw = RawConnection(daemon.socket_path)
     sub = raw.call("events.subscribe", {})["result"]
+    assert daemon.proc is not None
     daemon.proc.send_signal(15)
     frame = raw.recv()
     assert frame == {
@@ -299,7 +300,9 @@ async def test_a_thousand_waiters_only_the_matching_ones_wake(daemon: DaemonProc
         nursery.cancel_scope.cancel()
 
 
-async def _client_holder(daemon: DaemonProcess, task_status=trio.TASK_STATUS_IGNORED) -> None:
+async def _client_holder(
+    daemon: DaemonProcess, task_status: trio.TaskStatus[AsyncClient] = trio.TASK_STATUS_IGNORED
+) -> None:
     async with AsyncClient.connect(daemon.socket_path) as client:
         task_status.started(client)
         await trio.sleep_forever()

@@ -9,21 +9,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from support import COORD, DaemonProcess, RawConnection, coord, coord_env, git_repo
 
 
-def doc(result: subprocess.CompletedProcess[str]) -> dict:
+def doc(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, f"expected one JSON document: {result.stdout!r} {result.stderr!r}"
-    return json.loads(lines[0])
+    parsed: dict[str, Any] = json.loads(lines[0])
+    return parsed
 
 
 def shell(script: str, socket: Path, cwd: Path | None = None, **env: str) -> str:
     """Run `script` in bash the way an agent's harness would; return its stdout."""
-    environ = coord_env(socket, COORD=COORD, **env)
+    environ = coord_env(socket, autostart=False, COORD=COORD, **env)
     result = subprocess.run(
         ["bash", "-c", script],
         capture_output=True,

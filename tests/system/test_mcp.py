@@ -40,7 +40,7 @@ def session(n: int) -> str:
 
 
 def server(socket: Path, *, project: str | None = PROJECT, **env: str) -> StdioServerParameters:
-    environ = coord_env(socket, **env)
+    environ = coord_env(socket, autostart=False, **env)
     if project is not None:
         environ["COORD_PROJECT"] = project
     return StdioServerParameters(command=COORD, args=["mcp"], env=environ)
@@ -50,7 +50,8 @@ def doc(result: CallToolResult) -> dict[str, Any]:
     """The structured result, checked to be the same JSON as the text."""
     assert result.structured_content is not None, result
     assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
-    return result.structured_content
+    structured: dict[str, Any] = result.structured_content
+    return structured
 
 
 def headline(result: CallToolResult) -> str:
@@ -285,17 +286,17 @@ async def test_wait_for_task_is_woken_by_a_post_from_another_process(
 
 
 async def test_a_long_wait_reports_progress_to_a_caller_that_asks(daemon: DaemonProcess) -> None:
-    progress: list[float] = []
+    reported: list[float] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
 
     async with MCPClient(server(daemon.socket_path, COORD_AGENT="w")) as c:
         result = await c.call_tool(
             "wait_for_task", {"kind": "never", "timeout_s": 7}, progress_callback=on_progress
         )
     assert doc(result)["task"] is None
-    assert progress and progress == sorted(progress)
+    assert reported and reported == sorted(reported)
 
 
 async def test_the_server_reconnects_after_a_daemon_restart(daemon: DaemonProcess) -> None:

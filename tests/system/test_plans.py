@@ -121,7 +121,8 @@ def test_only_the_assignee_can_win_an_assigned_task(daemon: DaemonProcess) -> No
     with Client(daemon.socket_path) as client:
         assert client.claim_next("tab-3").task is None  # skipped for everyone else
         other = client.post("someone's", assignee="tab-9").task
-        assert client.claim_next("tab-9").task.id == other.id  # for its assignee, as any
+        mine = client.claim_next("tab-9").task
+        assert mine is not None and mine.id == other.id  # for its assignee, as any
 
 
 def test_assign_and_release_to_hand_work_over(daemon: DaemonProcess) -> None:

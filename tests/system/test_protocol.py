@@ -6,6 +6,9 @@ import json
 import struct
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,13 +18,13 @@ pytestmark = pytest.mark.both_backends
 
 
 @pytest.fixture
-def raw(daemon: DaemonProcess):
+def raw(daemon: DaemonProcess) -> Iterator[RawConnection]:
     conn = RawConnection(daemon.socket_path)
     yield conn
     conn.close()
 
 
-def error_of(response: dict) -> tuple[int, str]:
+def error_of(response: dict[str, Any]) -> tuple[int, str]:
     return response["error"]["code"], response["error"]["data"]["kind"]
 
 
@@ -126,7 +129,7 @@ def test_unknown_method(raw: RawConnection) -> None:
     ],
 )
 def test_invalid_params_name_the_field(
-    raw: RawConnection, method: str, params: dict, field: str
+    raw: RawConnection, method: str, params: dict[str, Any], field: str
 ) -> None:
     response = raw.call(method, params)
     assert error_of(response) == (-32602, "invalid_params")
@@ -190,7 +193,7 @@ def test_batch_of_notifications_gets_no_frame(raw: RawConnection) -> None:
     assert raw.call("ping", request_id="x")["id"] == "x"
 
 
-def test_oversized_frame_is_answered_then_closed(workdir) -> None:
+def test_oversized_frame_is_answered_then_closed(workdir: Path) -> None:
     process = DaemonProcess(workdir, args=("--max-frame", "1000")).start()
     try:
         conn = RawConnection(process.socket_path)
@@ -294,6 +297,7 @@ def test_shutdown_answers_pending_waits_with_shutting_down(daemon: DaemonProcess
         }
     )
     assert conn.call("ping", request_id="p")["id"] == "p"  # the wait is registered
+    assert daemon.proc is not None
     daemon.proc.send_signal(15)
     response = conn.recv()
     assert response["id"] == "w" and error_of(response) == (-32005, "shutting_down")

@@ -247,7 +247,7 @@ def test_an_unparsable_file_stops_the_whole_host(home: Path, project: Path, work
 
 
 def commit(repo: Path, *paths: str, socket: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = coord_env(socket, **env)
+    environ = coord_env(socket, autostart=False, **env)
     for path in paths:
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_text(f"{path}\n")
@@ -297,7 +297,8 @@ def test_the_git_guard_refuses_reserved_files_and_chains_the_old_hook(
 def git_in(where: Path, *args: str, socket: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["git", "-C", str(where), "-c", "user.email=a@b", "-c", "user.name=a", *args],
-        capture_output=True, text=True, env=coord_env(socket, **env), timeout=60, check=False,
+        capture_output=True, text=True, env=coord_env(socket, autostart=False, **env),
+        timeout=60, check=False,
     )  # fmt: skip
 
 

@@ -42,12 +42,14 @@ def hook_payload(event: str, session: str, cwd: Path, **extra: str) -> str:
 
 def environ(daemon: DaemonProcess, home: Path, **extra: str) -> dict[str, str]:
     """A surface's environment; HOME is the test's, so is the tab registry under it."""
-    return coord_env(daemon.socket_path, HOME=str(home), XDG_STATE_HOME=str(home / "x"), **extra)
+    return coord_env(
+        daemon.socket_path, autostart=False, HOME=str(home), XDG_STATE_HOME=str(home / "x"), **extra
+    )
 
 
 def context_agent(output: str) -> str:
-    text = json.loads(output)["hookSpecificOutput"]["additionalContext"]
-    return text.split("you are ", 1)[1].split()[0]
+    text: str = json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    return text.split("you are ", 1)[1].split(maxsplit=1)[0]
 
 
 def mcp_call(

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.peers import PostgresPeer
 from racing import race
 
 from coordd_client import Client
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable
 from postgres import create_database, psql
+from servers import PostgresPeer
 from support import DaemonProcess, short_tmpdir
 
 #: B's own clock runs this far ahead; nothing that decides a lease may notice.

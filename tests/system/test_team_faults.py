@@ -15,12 +15,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from bench.peers import PostgresPeer
 
 from coordd.store.postgres.schema import SCHEMA_VERSION as TEAM_SCHEMA_VERSION
 from coordd_client import Client
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable
 from postgres import create_database, psql, start_cluster
+from servers import PostgresPeer
 from support import DaemonProcess, RawConnection, short_tmpdir
 
 STORE_UNAVAILABLE = -32004

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.peers import PostgresPeer
-
 from postgres import create_database
+from servers import PostgresPeer
 from support import DaemonProcess, RawConnection
 
 

@@ -13,20 +13,17 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-import msgspec
 import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Label, RichLog, Static, TabbedContent
 from textual.widgets.data_table import CellDoesNotExist
 
 from coordd_client import Client, LeaseLost, presence
-from coordd_client.protocol.wire import AgentInfo, Event, Task
+from coordd_client.protocol.wire import AgentInfo, Task
 from coordd_client.tui import demo
 from coordd_client.tui.app import Confirm, Detail, TopApp
-from coordd_client.tui.model import BoardModel
-from support import DaemonProcess, coord, coord_without
+from support import DaemonProcess, coord
 
 PROJECT = "/top"
 
@@ -173,12 +170,6 @@ with Client(sys.argv[1], agent="burst") as client:
     for task_id in range(1, 1001):
         client.claim(task_id)
 """
-
-
-def test_without_textual_coord_top_says_what_to_install() -> None:
-    result = coord_without("textual", "top")
-    assert result.returncode == 1
-    assert "pip install 'coordd-client[tui]'" in result.stderr
 
 
 #: Board text that Rich would read as markup: a closing tag with nothing open (raised
@@ -337,28 +328,6 @@ def test_blocked_by_follows_each_dependency_from_its_completion_event_alone(
     app.follower._load = counted  # type: ignore[method-assign]
     run(app, scenario)
     assert reads == 1  # the board was read once, at the start: the rest came from events
-
-
-def test_the_model_updates_a_dependent_no_event_names() -> None:
-    """The rule on its own: #2 done takes #2 out of #3's blocked_by, #2 reopened puts
-    it back, with only #2's events (PROTOCOL.md section 9 appends none for #3)."""
-    base = demo.TASKS[0]
-
-    def task(task_id: int, state: str, **fields: Any) -> Task:
-        return msgspec.structs.replace(base, id=task_id, state=state, claimed_by=None, **fields)
-
-    model = BoardModel()
-    model.load([task(1, "pending"), task(2, "pending"),
-                task(3, "pending", depends_on=[1, 2], blocked_by=[1, 2])], 10)  # fmt: skip
-
-    def event(seq: int, changed: Task) -> Event:
-        return Event(seq=seq, at=base.updated_at, type="task.completed", task_id=changed.id,
-                     agent="w", task=changed)  # fmt: skip
-
-    assert model.apply([event(11, task(2, "done"))]) == {2, 3}
-    assert model.tasks[3].blocked_by == [1]
-    assert model.apply([event(12, task(2, "pending"))]) == {2, 3}
-    assert model.tasks[3].blocked_by == [1, 2]
 
 
 def test_the_agents_pane_shows_this_projects_agents_seen_lately(daemon: DaemonProcess) -> None:

@@ -34,7 +34,7 @@ async def test_frames_from_both_threads_arrive_whole_and_in_order() -> None:
         nursery.start_soon(outbox.flush_forever, 10.0, lambda: None)
         outbox.put(frames[0])
         assert outbox.backlog_bytes > 0  # the kernel refused part of it: queued
-        thread = threading.Thread(target=lambda: [outbox.put_threadsafe(f) for f in frames[1:]])
+        thread = threading.Thread(target=lambda: list(map(outbox.put_threadsafe, frames[1:])))
         thread.start()
         received = await _read_all(theirs, sum(map(len, frames)))
         thread.join()
