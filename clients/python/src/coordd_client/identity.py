@@ -50,8 +50,9 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 AGENT_ENV = "COORD_AGENT"
 PROJECT_ENV = "COORD_PROJECT"
@@ -63,8 +64,7 @@ WORKSPACE_ENV = "COORD_WORKSPACE"
 HOST_ID_DIGITS = 12
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(msgspec.Struct, frozen=True):
     """A name and where it came from (`coord whoami` shows both)."""
 
     value: str

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from coordd_client.discovery import SocketRoute
 from coordd_client.hooks import guard, respond
@@ -30,8 +31,7 @@ DEFAULT_WAKE_S = 3300.0
 EXIT_OK = 0
 
 
-@dataclass
-class Invocation:
+class Invocation(msgspec.Struct):
     """One `coord hook` call: its event, its options, and where the daemon is."""
 
     event: str
@@ -43,7 +43,7 @@ class Invocation:
     route: SocketRoute
     #: `--no-start` (autostart also honours `$COORD_NO_AUTOSTART`).
     no_start: bool
-    _socket: Path | None = field(default=None, repr=False)
+    _socket: Path | None = None
 
     @property
     def socket(self) -> Path:
@@ -69,10 +69,10 @@ def run(call: Invocation) -> int:
     given = read(sys.stdin.read(), call.host, agent=call.agent, project=call.project)
     try:
         if event == "session-start":
-            from coordd_client.hooks import session
+            from coordd_client.hooks import context, session
 
             session.register_tab(given)
-            text = session.session_start_context(
+            text = context.session_start_context(
                 call.socket,
                 given.agent.value,
                 given.project.value,
