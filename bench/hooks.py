@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from coordd_client import Client
@@ -99,10 +99,13 @@ def coord_script() -> list[str]:
 
 
 def measure_hooks(
-    socket: Path, runs: int = 9, coord: Sequence[str] | None = None
+    socket: Path, runs: int = 9, installs: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, float]:
-    """p50 of each hook and of the bare start paired with it, and the median pair ratio."""
-    coord = coord_script() if coord is None else list(coord)
+    """p50 of each hook and of the bare start paired with it, and the median pair ratio.
+
+    `installs`: name -> a `coord` console script; several are measured alternately, pair
+    by pair, so that they share the machine's load (keys `hook_<name>_...`)."""
+    installs = installs or {"": coord_script()}
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         repo, env = make_world(Path(tmp), socket)
         project = str(repo.resolve())
@@ -111,27 +114,33 @@ def measure_hooks(
             for n in range(50):
                 client.post(f"hook bench {n}")
         stdin = payloads(repo)
-        python = str(Path(coord[0]).parent / "python")  # the same venv's interpreter
-        bare_cmd = [python, "-c", "pass"]
         out: dict[str, float] = {}
-        bare_all: list[float] = []
+        for name, coord in installs.items():
+            python = str(Path(coord[0]).parent / "python")  # the same venv's interpreter
+            key = f"hook_{name}_" if name else "hook_"
+            for event in EVENTS:
+                command = hook_command(event, coord)
+                _timed(command, stdin[event], env, repo)  # warm the caches and the tab record
+                loaded = loaded_modules(python, command, stdin[event], env, repo)
+                out[f"{key}{event}_modules"] = float(len(loaded))
         for event in EVENTS:
-            command = hook_command(event, coord)
-            bare, hook, ratios = [], [], []
-            _timed(command, stdin[event], env, repo)  # warm the page cache and the tab record
+            pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in installs}
             for _ in range(runs):
-                b = _timed(bare_cmd, "", env, repo)
-                h = _timed(command, stdin[event], env, repo)
-                bare.append(b)
-                hook.append(h)
-                ratios.append(h / b)
-            bare_all += bare
-            out[f"hook_{event}_p50_ms"] = statistics.median(hook) * 1000
-            out[f"hook_{event}_bare_p50_ms"] = statistics.median(bare) * 1000
-            out[f"hook_{event}_ratio"] = statistics.median(ratios)
-            loaded = loaded_modules(python, command, stdin[event], env, repo)
-            out[f"hook_{event}_modules"] = float(len(loaded))
-        out["hook_python_start_p50_ms"] = statistics.median(bare_all) * 1000
+                for name, coord in installs.items():
+                    python = str(Path(coord[0]).parent / "python")
+                    b = _timed([python, "-c", "pass"], "", env, repo)
+                    h = _timed(hook_command(event, coord), stdin[event], env, repo)
+                    pairs[name].append((b, h))
+            for name, measured in pairs.items():
+                key = f"hook_{name}_" if name else "hook_"
+                bare = [b for b, _ in measured]
+                out[f"{key}{event}_p50_ms"] = statistics.median(h for _, h in measured) * 1000
+                out[f"{key}{event}_bare_p50_ms"] = statistics.median(bare) * 1000
+                out[f"{key}{event}_ratio"] = statistics.median(h / b for b, h in measured)
+        for name in installs:
+            key = f"hook_{name}_" if name else "hook_"
+            starts = [out[f"{key}{event}_bare_p50_ms"] for event in EVENTS]
+            out[f"{key}python_start_p50_ms"] = statistics.median(starts)
     return out
 
 
@@ -140,7 +149,7 @@ def loaded_modules(
 ) -> list[str]:
     """The modules a hook imports, from `-X importtime` (what ran, not what might)."""
     lines = import_profile(python, command, stdin, env, cwd)
-    return [line.split("|")[-1].strip() for line in lines]
+    return sorted({line.split("|")[-1].strip() for line in lines})
 
 
 def import_profile(
@@ -177,15 +186,18 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     runs = int(next((a for a in args if a.isdigit()), "9"))
-    # `--coord PATH`: another install's console script (a normal, non-editable one).
-    coord = [args[args.index("--coord") + 1]] if "--coord" in args else coord_script()
+    # `--coord NAME=PATH` (repeatable): installs' console scripts (a normal, non-editable
+    # install is what a user has), measured alternately; none: this venv's.
+    given = [args[i + 1] for i, a in enumerate(args) if a == "--coord"]
+    installs = {n: [p] for n, _, p in (g.partition("=") for g in given)} or {"": coord_script()}
     with tempfile.TemporaryDirectory(prefix="cbh", dir="/tmp") as workdir:
         daemon = Daemon(Path(workdir))
         try:
-            figures = measure_hooks(daemon.socket, runs=runs, coord=coord)
+            figures = measure_hooks(daemon.socket, runs=runs, installs=installs)
             if "--profile" in args:
-                for event in ("pre-edit", "session-start"):
-                    print(profile_text(daemon.socket, event, coord), end="\n\n")
+                for name, coord in installs.items():
+                    for event in ("pre-edit", "session-start"):
+                        print(name, profile_text(daemon.socket, event, coord), end="\n\n")
         finally:
             daemon.stop()
     print(json.dumps(figures, indent=1))
