@@ -12,6 +12,7 @@ from mcp import Client as MCPClient
 from mcp.client.stdio import StdioServerParameters
 
 from coordd_client import Client
+from coordd_client.hooks.context import CONTEXT_CHARS, WORKFLOW, WORKFLOW_CHARS
 from coordd_client.mcp_bridge import board
 from coordd_client.summary import CUT_LINE, SUMMARY_CHARS
 from support import COORD, DaemonProcess, coord, coord_env, git_repo
@@ -58,9 +59,9 @@ def test_a_full_board_gives_a_context_under_the_bound(daemon: DaemonProcess) -> 
     project = "/bounds"
     fill_worst_board(daemon.socket_path, project)
     context = start_context(daemon.socket_path, project)
-    assert len(context) <= context.CONTEXT_CHARS, len(context)
+    assert len(context) <= CONTEXT_CHARS, len(context)
     assert CUT_LINE in context  # the bound, not the section sizes, cut it
-    assert context.endswith(context.WORKFLOW)
+    assert context.endswith(WORKFLOW)
     prime = coord("prime", "--agent", ME, "--project", project, socket=daemon.socket_path)
     assert len(prime.stdout.rstrip("\n")) <= SUMMARY_CHARS, len(prime.stdout)
 
@@ -112,8 +113,8 @@ def test_the_repositorys_prime_file_replaces_the_workflow_text(
     assert context.startswith(f"coordd board: project {repo}; you are me")
     assert "a live task" in context  # the board's lines are still there
     assert context.endswith("Our way: every change goes through review.")
-    assert context.WORKFLOW not in context
+    assert WORKFLOW not in context
 
-    (repo / ".coord" / "PRIME.md").write_text("y" * 10 * context.WORKFLOW_CHARS)
+    (repo / ".coord" / "PRIME.md").write_text("y" * 10 * WORKFLOW_CHARS)
     cut = start_context(daemon.socket_path, repo, agent="me")
-    assert "PRIME.md goes on; cut at" in cut and len(cut) <= context.CONTEXT_CHARS
+    assert "PRIME.md goes on; cut at" in cut and len(cut) <= CONTEXT_CHARS

@@ -21,7 +21,7 @@ import msgspec
 
 from coordd_client import presence, render
 from coordd_client.client import Client
-from coordd_client.paging import all_tasks
+from coordd_client.paging import all_tasks, first_tasks
 from coordd_client.protocol.wire import Event, Reservation, Task
 
 #: Rows per section.
@@ -38,6 +38,10 @@ NAME_CHARS = 64
 PROJECT_CHARS = 120
 #: The whole summary, hint included, in characters (about 900 tokens at 4 a token).
 SUMMARY_CHARS = 3600
+#: Pages of `TASK_PAGE` tasks read per state: a bigger board is summarized from its
+#: first 10,000 pending and claimed tasks (by id), and says so, as the MCP board does.
+#: Reading 100,000 took a session start 25 s on a loaded machine (bench/context.py).
+SCAN_PAGES = 10
 #: Recent events read to find the latest acks and who acted in the project lately.
 ACK_LOOKBACK_EVENTS = 500
 
@@ -80,14 +84,16 @@ def summarize(
 ) -> BoardSummary:
     now = datetime.now(UTC)
     mine = all_tasks(client, project=project, state="claimed", claimed_by=agent)
-    claimed = all_tasks(client, project=project, state="claimed")
-    pending = all_tasks(client, project=project, state="pending")
+    claimed, _ = first_tasks(client, SCAN_PAGES, project=project, state="claimed")
+    pending, cut_short = first_tasks(client, SCAN_PAGES, project=project, state="pending")
     # Ready: pending with every dependency done (1.1), and not handed to someone else.
     ready = sorted(
         (t for t in pending if t.ready and t.assignee in (None, agent)),
         key=lambda t: (-t.priority, t.id),
     )
     for_me = [t for t in pending if t.assignee == agent]
+    if cut_short:  # what was handed to the caller is few: ask for all of it
+        for_me = all_tasks(client, project=project, state="pending", assignee=agent)
     reserved = client.reservations(project=project).reservations
     recent = _recent_events(client, project)
     holding: dict[str, list[int]] = defaultdict(list)
@@ -110,7 +116,7 @@ def summarize(
         _claims(mine),
         _reservations([r for r in reserved if r.agent == agent]),
         _assigned(for_me),
-        _ready(ready),
+        _ready(ready, len(pending) if cut_short else None),
         _others(others, holding),
         _acks(acks[::-1][:ACKS_SHOWN]),
     ]
@@ -182,8 +188,13 @@ def _assigned(for_me: list[Task]) -> list[str]:
     return lines
 
 
-def _ready(ready: list[Task]) -> list[str]:
-    lines = [f"Ready to claim ({len(ready)}, most urgent first):" if ready else "Ready: none"]
+def _ready(ready: list[Task], read: int | None) -> list[str]:
+    """`read`: how many pending tasks were read, when that was not all of them."""
+    if read is not None:
+        head = f"Ready to claim (at least {len(ready):,}; of the first {read:,} pending read,"
+        lines = [head + " most urgent first):"]
+    else:
+        lines = [f"Ready to claim ({len(ready)}, most urgent first):" if ready else "Ready: none"]
     for task in ready[:READY_SHOWN]:
         lines.append(f"  #{task.id} p{task.priority} [{cut(task.kind, NAME_CHARS)}] {_title(task)}")
     _more(lines, len(ready) - READY_SHOWN, "coord ls")
