@@ -73,7 +73,11 @@ def test_a_hook_loads_no_heavy_package_and_few_modules(
         "session-end": {**base, "hook_event_name": "SessionEnd", "reason": "other"},
         "wake": {**base, "hook_event_name": "Stop"},
     }.get(event)  # fmt: skip
-    env = coord_env(daemon.socket_path, XDG_STATE_HOME=str(workdir / "state"))
+    # A HOME of its own: session start records the tab (the host process: this pytest
+    # process) in HOME's state directory, where every later hook of the run would find it.
+    home = workdir / "home"
+    home.mkdir()
+    env = coord_env(daemon.socket_path, HOME=str(home), XDG_STATE_HOME=str(workdir / "state"))
     env["CLAUDE_CODE_SESSION_ATTENDED"] = "1"  # wake looks at the board, then exits at 0 s
     names = imported(event, json.dumps(stdin) if stdin else "", env, repo)
     heavy = sorted(n for n in names if n.split(".")[0] in HEAVY)
