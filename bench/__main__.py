@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from bench.baselines import sqlite_commit_per_claim
+from bench.context import measure_context
 from bench.diagnostics import (
     coordd_claim_transaction_latencies,
     cpu_per_op_by_role,
@@ -289,11 +290,12 @@ def main(argv: list[str] | None = None) -> int:
             sizes = (10, 2_000) if args.quick else (10, 100_000)
             extra.update(measure_reservations(daemon.socket, sizes))
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
-            extra.update(measure_hooks(daemon.socket, runs=10 if args.quick else 40))
+            extra.update(measure_hooks(daemon.socket, runs=9 if args.quick else 21))
             extra.update(measure_hosts(runs=3 if args.quick else 7))
             stats = writer_stats(daemon)
         finally:
             daemon.stop()
+        extra.update(measure_context(workdir, (10, 1_000) if args.quick else (10, 1_000, 100_000)))
         team_rows, team_notes = measure_team(workdir, min(total, 4000))
         rows += team_rows
         if args.peers:

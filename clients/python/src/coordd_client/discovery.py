@@ -25,8 +25,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from coordd_client.client import Client
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable
@@ -43,8 +44,7 @@ from coordd_client.protocol.record import DaemonRecord, pid_alive, read_record
 PROBE_TIMEOUT_S = 1.0
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(msgspec.Struct, frozen=True):
     socket: Path
     #: "record" (the database's lock file) or "runtime dir" (/run/user/<uid>).
     source: str
@@ -121,8 +121,7 @@ def connects(path: Path) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class SocketRoute:
+class SocketRoute(msgspec.Struct, frozen=True):
     """Where a client looks for the daemon: section 1's path, and whether it was asked for."""
 
     #: PROTOCOL.md section 1's answer; also where autostart starts a daemon.

@@ -15,14 +15,22 @@ EVENT_PAGE = 1000
 
 def all_tasks(client: Client, **filters: Any) -> list[Task]:
     """Every task `task.list` matches with `filters`, in id order, page by page."""
+    return first_tasks(client, None, **filters)[0]
+
+
+def first_tasks(client: Client, pages: int | None, **filters: Any) -> tuple[list[Task], bool]:
+    """The tasks of at most `pages` pages (None: all), in id order; and whether more
+    were left unread (a summary then says "at least")."""
     found: list[Task] = []
     after: int | None = None
-    while True:
+    while pages is None or pages > 0:
         page = client.list_tasks(**filters, after_id=after, limit=TASK_PAGE)
         found += page.tasks
         after = page.next_after_id
         if after is None:
-            return found
+            return found, False
+        pages = None if pages is None else pages - 1
+    return found, True
 
 
 def task_history(client: Client, task_id: int) -> list[Event]:

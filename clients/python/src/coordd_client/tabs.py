@@ -30,8 +30,9 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from coordd_client.protocol.paths import state_dir
 
@@ -45,8 +46,7 @@ MAX_DEPTH = 24
 CLAUDE_PID_ENV = "CLAUDE_PID"
 
 
-@dataclass(frozen=True)
-class Process:
+class Process(msgspec.Struct, frozen=True):
     pid: int
     parent: int
     name: str
@@ -57,8 +57,7 @@ class Process:
         return f"{self.pid}-{re.sub(r'[^0-9A-Za-z]+', '_', self.started)}"
 
 
-@dataclass(frozen=True)
-class Tab:
+class Tab(msgspec.Struct, frozen=True):
     """A registered tab: the name its surfaces share, and what it was derived from."""
 
     agent: str

@@ -18,14 +18,22 @@ from __future__ import annotations
 import functools
 import os
 
-from coordd_client.identity import git_output, main_worktree
+from coordd_client.identity import worktree_and_main
 
 
 @functools.lru_cache(maxsize=256)
+def _tops(directory: str) -> tuple[str | None, str | None]:
+    """(`worktree_top`, `repository_project`) of `directory`: one git call for both."""
+    found = worktree_and_main(directory)
+    if found is None:
+        return None, None
+    top, main = found
+    return (os.path.realpath(top) if top else None, os.path.realpath(main) if main else None)
+
+
 def worktree_top(directory: str) -> str | None:
     """The top level of the worktree containing `directory` (which must exist), if any."""
-    top = git_output(directory, "rev-parse", "--show-toplevel")
-    return os.path.realpath(top) if top else None
+    return _tops(directory)[0]
 
 
 def board_path(path: str, cwd: str | None = None) -> str:
@@ -45,11 +53,9 @@ def board_path(path: str, cwd: str | None = None) -> str:
     return os.path.relpath(absolute, top)
 
 
-@functools.lru_cache(maxsize=256)
 def repository_project(directory: str) -> str | None:
     """The board of the repository containing `directory` (its main worktree), if any."""
-    top = main_worktree(directory)
-    return os.path.realpath(top) if top else None
+    return _tops(directory)[1]
 
 
 def _existing_directory(absolute: str) -> str:

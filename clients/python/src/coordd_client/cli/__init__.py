@@ -10,7 +10,9 @@ Each command lives in the module of its group and is declared once there
 order `COMMAND_GROUPS` gives. `coord hook ...` loads its own group only: a
 host runs it before every edit of every tab, and the other groups' imports
 (setup, the TUI's and MCP's launchers, paging) are time it would pay for
-nothing (issue 32; `test_a_hook_loads_its_group_only` counts the modules).
+nothing (issue 32; `test_a_hook_loads_its_group_only` counts the modules). A
+plain `coord hook EVENT ...` does not even build the parser: `hooks.entry` reads it
+(`tests/system/test_hook_imports.py` counts what it loads).
 """
 
 from __future__ import annotations
@@ -18,14 +20,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from coordd_client.autostart import autostart_enabled
-from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
-from coordd_client.cli.plain import plain_message
-from coordd_client.cli.registry import COMMANDS, UsageError, build_parser
-from coordd_client.discovery import SocketRoute
-from coordd_client.protocol.errors import INVALID_PARAMS, CoordError, LeaseLost
+# Nothing else at the top: `coord hook` (`hooks.entry`) must not pay for argparse, the
+# registry or the CLI's context, so `main` imports them once it knows it needs them.
 
 #: The command groups, in the order `coord --help` lists their commands.
 COMMAND_GROUPS = (
@@ -89,8 +87,21 @@ Exit codes: 0 ok, 1 error, 2 wait timed out, 3 lost, 4 nothing to claim.
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    load_groups(_groups_for(arguments))
+    groups = _groups_for(arguments)
     json_mode = "--json" in arguments
+    if groups is HOOK_GROUPS:
+        from coordd_client.hooks import entry
+
+        answered = _answer(json_mode, lambda: entry.main(arguments))
+        if answered is not None:
+            return answered
+    load_groups(groups)
+    from coordd_client.autostart import autostart_enabled
+    from coordd_client.cli.context import EXIT_ERROR, Context, emit_error
+    from coordd_client.cli.registry import COMMANDS, UsageError, build_parser
+    from coordd_client.discovery import SocketRoute
+    from coordd_client.protocol.errors import INVALID_PARAMS
+
     try:
         args = build_parser(WORKFLOW).parse_args(arguments)
     except UsageError as exc:
@@ -105,18 +116,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         route=SocketRoute.resolve(getattr(args, "socket", None)),
         autostart=autostart_enabled(bool(getattr(args, "no_start", False))),
     )
+    answer = _answer(json_mode, lambda: COMMANDS[args.command].handler(ctx))
+    assert answer is not None  # a registered handler always returns its exit code
+    return answer
+
+
+def _answer(json_mode: bool, handler: Callable[[], int | None]) -> int | None:
+    """`handler`'s exit code, with every error a command can end in mapped to its own
+    (the same for a hook on the fast path and for any command parsed by argparse)."""
+    from coordd_client.protocol.errors import CoordError, LeaseLost
+
     try:
-        return COMMANDS[args.command].handler(ctx)
-    except UsageError as exc:
-        emit_error(json_mode, INVALID_PARAMS, str(exc), {"kind": "usage"})
-        return EXIT_ERROR
+        return handler()
     except CoordError as exc:
+        from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, emit_error
+        from coordd_client.cli.plain import plain_message
+
         emit_error(json_mode, exc.code, plain_message(exc), exc.data)
         return EXIT_LOST if isinstance(exc, LeaseLost) else EXIT_ERROR
     except BrokenPipeError:
         # `coord watch | head`: the reader is gone; leave quietly, and keep
         # Python from complaining when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+        return 0
     except KeyboardInterrupt:
+        return 1
+    except Exception as exc:
+        from coordd_client.cli.registry import UsageError
+
+        if not isinstance(exc, UsageError):
+            raise
+        from coordd_client.cli.context import EXIT_ERROR, emit_error
+        from coordd_client.protocol.errors import INVALID_PARAMS
+
+        emit_error(json_mode, INVALID_PARAMS, str(exc), {"kind": "usage"})
         return EXIT_ERROR

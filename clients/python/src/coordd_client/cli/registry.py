@@ -8,6 +8,7 @@ else lists the commands, so adding one is one function in one module.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -100,6 +101,25 @@ def package_version() -> str:
     return "unknown"
 
 
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked: `importlib.metadata` (and the `email`
+    package it parses metadata with) cost every `coord` call tens of modules and a
+    quarter of a hook's start, for an answer almost no call wants (issue 32)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> NoReturn:
+        sys.stdout.write(f"coord {package_version()}\n")  # where argparse's own prints it
+        parser.exit()
+
+
 def build_parser(description: str) -> Parser:
     common = global_options()
     parser = Parser(
@@ -108,7 +128,7 @@ def build_parser(description: str) -> Parser:
         description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"coord {package_version()}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     subcommands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from coordd_client.client import Client
 from coordd_client.protocol.bounds import MAX_CHECK_PATHS
@@ -24,8 +25,7 @@ STRICT_ENV = "COORD_GUARD_STRICT"
 GUARD_TIMEOUT_S = 3.0
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     allowed: bool
     reason: str
     #: Set when the daemon could not be asked (the verdict then follows the failure policy).

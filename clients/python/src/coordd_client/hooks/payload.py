@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 from coordd_client.hooks.patch import patch_paths
 from coordd_client.identity import (
@@ -35,14 +36,13 @@ HOSTS: tuple[Host, ...] = ("claude", "codex", "cursor")
 _PATH_KEYS = ("file_path", "notebook_path", "path", "target_file")
 
 
-@dataclass
-class HookInput:
+class HookInput(msgspec.Struct):
     host: Host
     raw: dict[str, Any]
     agent: Resolved
     project: Resolved
     cwd: str
-    paths: list[str] = field(default_factory=list)
+    paths: list[str] = msgspec.field(default_factory=list)
 
 
 def read(

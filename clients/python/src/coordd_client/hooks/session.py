@@ -1,27 +1,20 @@
-"""Session start (the board in the context) and session end (give back what the tab held)."""
+"""Session start's tab record, and session end: give back what the tab held.
+
+The context a session starts with is `hooks/context.py`'s; this module is what
+session end needs, so that hook loads neither the summary nor autostart.
+"""
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
-from pathlib import Path
+
+import msgspec
 
 from coordd_client import tabs
-from coordd_client.autostart import connect
 from coordd_client.client import Client
-from coordd_client.hooks import reported
 from coordd_client.hooks.payload import HookInput
-from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
-from coordd_client.summary import summarize
-
-WORKFLOW = """\
-Workflow (coordd): claim before you work (claim_next or claim_task; `coord next` in a shell);
-reserve files before editing them (reserve_paths; edits of files another agent reserved are
-denied); heartbeat on long work; complete_task with the fence and then_post an ack;
-post_task what you find instead of doing it unasked."""
-#: The same for a Cursor window, whose terminal is not the window's agent.
-CURSOR_WORKFLOW = WORKFLOW.replace("claim_task; `coord next` in a shell", "claim_task")
+from coordd_client.protocol.errors import Conflict, LeaseLost
 
 #: Seconds session end may spend: Claude Code gives SessionEnd hooks 1.5 s in all.
 SESSION_END_TIMEOUT_S = 1.0
@@ -61,30 +54,7 @@ def tab_ends(given: HookInput) -> bool:
     return True
 
 
-def session_start_context(
-    socket: os.PathLike[str] | str,
-    agent: str,
-    project: str,
-    *,
-    autostart: bool,
-    host: str = "claude",
-) -> str:
-    """The board summary, who you are, and the workflow: a few hundred tokens at most."""
-    shell_is_the_agent = host != "cursor"
-    workflow = WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW
-    try:
-        with connect(Path(socket), autostart=autostart) as client:
-            board = summarize(client, agent, project, shell_is_the_agent=shell_is_the_agent)
-    except CoordError as exc:
-        held = exc.data.get("reason") == "database_held"  # starting one would not help
-        step = "" if held else " Start it with `coordd serve`."
-        return f"coordd board unavailable ({exc.message}); you are {agent}.{step}\n{workflow}"
-    reported.remember(agent, board.assigned)
-    return f"{board.text}\n{workflow}"
-
-
-@dataclass(frozen=True)
-class Ended:
+class Ended(msgspec.Struct, frozen=True):
     """What session end gave back."""
 
     claims: int = 0

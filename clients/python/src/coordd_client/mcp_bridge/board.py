@@ -2,8 +2,11 @@
 
 However big the board, it shows at most a handful of tasks per section, each
 in a few fields with its title cut short; the counts say how much more
-there is. A board of 1,000 tasks stays well under 1,500 tokens
-(`tests/system/test_mcp.py` measures it).
+there is. Ranked as `coord prime` is (summary.py): the caller's claims and
+reservations, what is assigned to it, ready work by priority, then who else
+holds what. Bounded: at most `BOARD_CHARS` characters of JSON (about 1,200
+tokens at 4 a token; `tests/system/test_mcp.py` and `test_context_bounds.py`
+measure it), for 10 tasks or 100,000.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 from mcp.server.mcpserver import Context
 
 from coordd_client import methods, presence
@@ -18,31 +22,49 @@ from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.protocol import wire
 
 MY_CLAIMS_SHOWN = 10
+MY_RESERVATIONS_SHOWN = 5
 ASSIGNED_SHOWN = 5
 READY_SHOWN = 8
 AGENTS_SHOWN = 8
 TITLE_CHARS = 80
+#: Characters of an agent's name or a kind shown (as summary.NAME_CHARS).
+NAME_CHARS = 64
 #: Recent events read to see who acted in the project lately (as `coord prime` does).
 LOOKBACK_EVENTS = 500
 #: Counting stops after this many pages of 1,000 per state (the count then says "at least").
 MAX_COUNT_PAGES = 10
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
+#: What the rows above can add up to: 28 tasks of at most ~190 characters of JSON, five
+#: reservations, eight agents (names cut at `NAME_CHARS`) and the rest.
+BOARD_CHARS = 4800
 
 
 def _short(task: wire.Task) -> dict[str, Any]:
-    title = task.title if len(task.title) <= TITLE_CHARS else task.title[: TITLE_CHARS - 1] + "…"
     short: dict[str, Any] = {
         "id": task.id,
-        "kind": task.kind,
-        "title": title,
+        "kind": _cut(task.kind, NAME_CHARS),
+        "title": _cut(task.title, TITLE_CHARS),
         "priority": task.priority,
         "state": task.state,
     }
     if task.state == "claimed":
         short.update(fence=task.fence, lease_expires_at=task.lease_expires_at)
     if task.blocked_by:
-        short["blocked_by"] = task.blocked_by
+        short["blocked_by"] = task.blocked_by[:5]
     return short
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _reservation(r: wire.Reservation) -> dict[str, Any]:
+    return {
+        "pattern": _cut(r.pattern, TITLE_CHARS),
+        "exclusive": r.exclusive,
+        "task_id": r.task_id,
+        "expires_at": r.expires_at,
+    }
 
 
 async def _all(bridge: Bridge, ctx: Context, **filters: Any) -> tuple[list[wire.Task], bool]:
@@ -99,22 +121,50 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
         involved=presence.involved([*claimed, *pending], recent.events),
     )
     others = [
-        {"agent": a.agent, "last_seen": a.last_seen, "holding": holding.get(a.agent, [])[:5]}
+        {
+            "agent": _cut(a.agent, NAME_CHARS),
+            "last_seen": a.last_seen,
+            "holding": holding.get(a.agent, [])[:5],
+        }
         for a in seen
         if a.agent != agent
     ]
+    my_reservations = [r for r in reserved.reservations if r.agent == agent]
     hint = _hint(mine, ready, pending_cut or claimed_cut)
-    return {
-        "agent": agent,
-        "project": bridge.project.value,
-        "my_claims": [_short(t) for t in mine[:MY_CLAIMS_SHOWN]],
-        "assigned_to_me": [_short(t) for t in assigned[:ASSIGNED_SHOWN]],
-        "ready": [_short(t) for t in ready[:READY_SHOWN]],
-        "ready_total": len(ready),
-        "counts": counts,
-        "other_agents": others[:AGENTS_SHOWN],
-        "hint": hint,
-    }
+    return fit(
+        {
+            "agent": agent,
+            "project": bridge.project.value,
+            "my_claims": [_short(t) for t in mine[:MY_CLAIMS_SHOWN]],
+            "my_reservations": [_reservation(r) for r in my_reservations[:MY_RESERVATIONS_SHOWN]],
+            "assigned_to_me": [_short(t) for t in assigned[:ASSIGNED_SHOWN]],
+            "ready": [_short(t) for t in ready[:READY_SHOWN]],
+            "ready_total": len(ready),
+            "counts": counts,
+            "other_agents": others[:AGENTS_SHOWN],
+            "hint": hint,
+        }
+    )
+
+
+#: The lists `fit` shortens, least useful first (the reverse of the board's ranking).
+_CUT_ORDER = ("other_agents", "ready", "assigned_to_me", "my_reservations", "my_claims")
+_encoder = msgspec.json.Encoder()
+
+
+def fit(board: dict[str, Any], limit: int = BOARD_CHARS) -> dict[str, Any]:
+    """`board` with rows dropped from its least useful lists until its JSON is at most
+    `limit` characters; `"cut"` then says how many went (the totals still count them)."""
+    dropped = 0
+    while len(_encoder.encode(board)) > limit:
+        name = next((n for n in _CUT_ORDER if board[n]), None)
+        if name is None:
+            break  # only the scalars are left: short by construction
+        board[name] = board[name][:-1]
+        dropped += 1
+    if dropped:
+        board["cut"] = dropped
+    return board
 
 
 def _hint(mine: list[wire.Task], ready: list[wire.Task], cut: bool) -> str:

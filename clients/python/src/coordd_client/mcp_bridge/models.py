@@ -147,10 +147,20 @@ class BoardAgent(Out):
     holding: list[int]
 
 
+class BoardReservation(Out):
+    """One of the caller's own reservations, as the board shows it."""
+
+    pattern: str
+    exclusive: bool
+    task_id: int | None = None
+    expires_at: str
+
+
 class BoardResult(Out):
     agent: str
     project: str
     my_claims: list[BoardTask]
+    my_reservations: list[BoardReservation] = []
     assigned_to_me: list[BoardTask]
     ready: list[BoardTask]
     ready_total: int

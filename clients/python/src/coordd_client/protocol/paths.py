@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -26,7 +25,11 @@ def default_socket_path(
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime:
         return Path(runtime) / "coordd" / SOCKET_NAME
-    tmp = env.get("TMPDIR") or tempfile.gettempdir()
+    tmp = env.get("TMPDIR")
+    if not tmp:
+        import tempfile  # here: its imports (shutil, random, the compressors) cost every hook
+
+        tmp = tempfile.gettempdir()
     return Path(tmp) / f"coordd-{os.getuid()}" / SOCKET_NAME
 
 

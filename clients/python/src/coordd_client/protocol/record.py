@@ -13,15 +13,15 @@ checks that the pid lives and that the socket is this user's and answers.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 #: More than any pid and socket path (sun_path is at most 108 bytes) take.
 MAX_RECORD_BYTES = 4096
 
 
-@dataclass(frozen=True)
-class DaemonRecord:
+class DaemonRecord(msgspec.Struct, frozen=True):
     pid: int
     #: None while the daemon is still starting (it holds the lock, not yet a socket).
     socket: Path | None

@@ -1,0 +1,76 @@
+"""The context a session starts with: the board summary, then the workflow.
+
+The summary (`summary.py`) is at most `SUMMARY_CHARS`; the workflow is ours, or
+the repository's own `.coord/PRIME.md` (`PRIME_FILE`, at the project's
+directory: the main worktree's top), for a team that wants its own words there,
+as beads' `.beads/PRIME.md`. The live board lines come first either way; the file
+replaces the workflow text only, and is cut at `WORKFLOW_CHARS`, so the whole
+stays under `CONTEXT_CHARS`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from coordd_client import render
+from coordd_client.autostart import connect
+from coordd_client.hooks import reported
+from coordd_client.protocol.errors import CoordError
+from coordd_client.summary import NAME_CHARS, SUMMARY_CHARS, cut, summarize
+
+WORKFLOW = """\
+Workflow (coordd): claim before you work (claim_next or claim_task; `coord next` in a shell);
+reserve files before editing them (reserve_paths; edits of files another agent reserved are
+denied); heartbeat on long work; complete_task with the fence and then_post an ack;
+post_task what you find instead of doing it unasked."""
+#: The same for a Cursor window, whose terminal is not the window's agent.
+CURSOR_WORKFLOW = WORKFLOW.replace("claim_task; `coord next` in a shell", "claim_task")
+
+#: The repository's own workflow text, relative to the project's directory.
+PRIME_FILE = Path(".coord") / "PRIME.md"
+#: At most this much of it is used (about 400 tokens); the rest is cut, and said to be.
+WORKFLOW_CHARS = 1600
+#: The bound on the whole session-start context, in characters (about 1,300 tokens).
+CONTEXT_CHARS = SUMMARY_CHARS + 1 + WORKFLOW_CHARS
+#: Characters of a daemon's error message shown when the board is unavailable.
+ERROR_CHARS = 300
+
+
+def session_start_context(
+    socket: os.PathLike[str] | str,
+    agent: str,
+    project: str,
+    *,
+    autostart: bool,
+    host: str = "claude",
+) -> str:
+    """The board summary, who you are, and the workflow: at most `CONTEXT_CHARS`."""
+    shell_is_the_agent = host != "cursor"
+    workflow = repository_workflow(project) or (WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW)
+    try:
+        with connect(Path(socket), autostart=autostart) as client:
+            board = summarize(client, agent, project, shell_is_the_agent=shell_is_the_agent)
+    except CoordError as exc:
+        held = exc.data.get("reason") == "database_held"  # starting one would not help
+        step = "" if held else " Start it with `coordd serve`."
+        why, who = cut(exc.message, ERROR_CHARS), cut(agent, NAME_CHARS)
+        return f"coordd board unavailable ({why}); you are {who}.{step}\n{workflow}"
+    reported.remember(agent, board.assigned)
+    return f"{board.text}\n{workflow}"
+
+
+def repository_workflow(project: str) -> str | None:
+    """The text of the project's `.coord/PRIME.md`, cut to `WORKFLOW_CHARS`; None when
+    there is none (or it cannot be read: the built-in workflow is then used)."""
+    try:
+        raw = (Path(project) / PRIME_FILE).read_bytes()[: WORKFLOW_CHARS * 4]
+    except OSError:
+        return None
+    text = render.clean_block(raw.decode("utf-8", errors="replace")).strip()
+    if not text:
+        return None
+    if len(text) <= WORKFLOW_CHARS:
+        return text
+    note = f"\n(... {PRIME_FILE} goes on; cut at {WORKFLOW_CHARS:,} characters)"
+    return text[: WORKFLOW_CHARS - len(note)] + note

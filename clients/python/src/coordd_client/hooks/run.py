@@ -1,0 +1,184 @@
+"""`coord hook EVENT`: what the hosts (and git) run; `coord setup` registers them.
+
+A hook never bricks an agent: any failure of its own is reported on stderr
+and the host proceeds (exit 0), except where blocking is the point.
+
+One invocation is an `Invocation`, built by `hooks.entry` (the fast path a
+host's every edit takes, with no argparse and no CLI registry) or by the
+argparse command in `cli/hooks.py` (`--help`, abbreviations); both run it here,
+so the two spellings cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import msgspec
+
+from coordd_client.discovery import SocketRoute
+from coordd_client.hooks import guard, respond
+from coordd_client.hooks.payload import HookInput, Host, read
+from coordd_client.protocol.errors import CoordError
+
+EVENTS = ("session-start", "pre-edit", "wake", "session-end", "pre-commit")
+#: `COORD_ALLOW_RESERVED=1` lets one commit of reserved files through.
+ALLOW_RESERVED_ENV = "COORD_ALLOW_RESERVED"
+#: The wake hook exits 0 after this long (its host's timeout must be longer).
+DEFAULT_WAKE_S = 3300.0
+#: What `run` returns when the hook lets the host go on.
+EXIT_OK = 0
+
+
+class Invocation(msgspec.Struct):
+    """One `coord hook` call: its event, its options, and where the daemon is."""
+
+    event: str
+    host: Host | None
+    max_wait_s: float
+    #: `--agent` and `--project` (None: not given).
+    agent: str | None
+    project: str | None
+    route: SocketRoute
+    #: `--no-start` (autostart also honours `$COORD_NO_AUTOSTART`).
+    no_start: bool
+    _socket: Path | None = None
+
+    @property
+    def socket(self) -> Path:
+        """The socket to use (`SocketRoute.locate`), looked up once, on first use: a
+        pre-edit of a tool that edits nothing never reaches the daemon."""
+        if self._socket is None:
+            self._socket = self.route.locate()
+        return self._socket
+
+    @property
+    def autostart(self) -> bool:
+        # Imported here: only session start may start a daemon, and the edit guard
+        # should not pay for the autostart module's imports.
+        from coordd_client.autostart import autostart_enabled
+
+        return autostart_enabled(self.no_start)
+
+
+def run(call: Invocation) -> int:
+    event = call.event
+    if event == "pre-commit":
+        return _pre_commit(call)
+    given = read(sys.stdin.read(), call.host, agent=call.agent, project=call.project)
+    try:
+        if event == "session-start":
+            from coordd_client.hooks import context, session
+
+            session.register_tab(given)
+            text = context.session_start_context(
+                call.socket,
+                given.agent.value,
+                given.project.value,
+                autostart=call.autostart,
+                host=given.host,
+            )
+            return respond.context(given.host, text)
+        if event == "pre-edit":
+            return _pre_edit(call, given)
+        if event == "wake":
+            return _wake(call, given)
+        return _session_end(call, given)
+    except CoordError as exc:
+        sys.stderr.write(f"coord hook {event}: {exc.message} (the session goes on)\n")
+    return EXIT_OK
+
+
+def _pre_edit(call: Invocation, given: HookInput) -> int:
+    if not given.paths:
+        return respond.allow(given.host)  # a tool that edits nothing: no daemon, no git
+    verdict = guard.check_paths(
+        call.socket,
+        given.paths,
+        agent=given.agent.value,
+        project=given.project.value,
+        cwd=given.cwd,
+    )
+    if verdict.allowed:
+        return respond.allow(given.host, verdict.reason if verdict.unreachable else "")
+    return respond.deny(given.host, f"coord: {verdict.reason}")
+
+
+def _session_end(call: Invocation, given: HookInput) -> int:
+    from coordd_client.hooks import session
+
+    if not session.tab_ends(given):
+        return EXIT_OK  # `/clear`: the same tab goes on, under the same name
+    ended = session.end_session(call.socket, given.agent.value, given.project.value)
+    sys.stderr.write(
+        f"coord: {given.agent.value} released {ended.claims} claim(s) and"
+        f" {ended.reservations} reservation(s), and unassigned {ended.unassigned}"
+        " pending task(s)\n"
+    )
+    return EXIT_OK
+
+
+def _wake(call: Invocation, given: HookInput) -> int:
+    from coordd_client.hooks import wake
+
+    unattended = wake.unattended()
+    if unattended is not None:
+        sys.stderr.write(f"coord hook wake: {unattended}; not waiting\n")
+        return EXIT_OK
+    try:
+        message = wake.wait_for_assignment(
+            call.socket, given.agent.value, given.project.value, call.max_wait_s
+        )
+    except CoordError as exc:
+        sys.stderr.write(f"coord hook wake: {exc.message}; not waiting\n")
+        return EXIT_OK
+    if message is None:
+        return EXIT_OK
+    sys.stderr.write(message + "\n")  # shown to the model as it wakes
+    return respond.BLOCK
+
+
+def _pre_commit(call: Invocation) -> int:
+    """git's pre-commit: refuse staged files another agent holds exclusively.
+
+    git runs it at the top of the worktree being committed, with `$GIT_DIR`
+    naming that worktree's repository (in a linked worktree) and
+    `$GIT_INDEX_FILE` the index the commit is made of (a temporary one for
+    `commit -a` and `commit PATHS`). The paths come from that index, relative
+    to that top: exactly how the board names them, in every worktree. A
+    rename is its old and its new name (`--no-renames`): both files change.
+    """
+    import subprocess
+
+    from coordd_client.identity import resolve_agent, resolve_project
+
+    staged = subprocess.run(
+        ["git", "diff", "--cached", "--name-only", "--no-renames", "-z"],
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+        check=False,
+    )
+    if staged.returncode != 0:
+        sys.stderr.write(
+            f"coord pre-commit: git diff --cached failed ({staged.stderr.strip()}); allowed\n"
+        )
+        return EXIT_OK
+    paths = {p: p for p in staged.stdout.split("\0") if p}
+    # --agent and --project win, as everywhere
+    agent, project = resolve_agent(call.agent).value, resolve_project(call.project).value
+    verdict = guard.check_board_paths(call.socket, paths, agent=agent, project=project)
+    if verdict.allowed:
+        if verdict.unreachable:
+            sys.stderr.write(f"coord pre-commit: {verdict.reason}\n")
+        return EXIT_OK
+    if os.environ.get(ALLOW_RESERVED_ENV) == "1":
+        sys.stderr.write(f"coord pre-commit: {ALLOW_RESERVED_ENV}=1, committing anyway: "
+                         f"{verdict.reason}\n")  # fmt: skip
+        return EXIT_OK
+    sys.stderr.write(
+        f"coord pre-commit: refused, you ({agent}) are committing files another agent"
+        f" reserved: {verdict.reason}\n(override once with {ALLOW_RESERVED_ENV}=1 git commit ...)\n"
+    )
+    return 1
