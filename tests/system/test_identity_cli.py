@@ -177,17 +177,20 @@ def test_prime_is_bounded_on_a_large_board(daemon: DaemonProcess) -> None:
 def test_hold_keeps_a_short_lease_alive_and_reports_a_lost_one(daemon: DaemonProcess) -> None:
     s = daemon.socket_path
     coord("post", "long job", socket=s)
-    coord("claim", "1", "--agent", "worker", "--lease", "2", socket=s)
-    held = coord("hold", "1", "--agent", "worker", "--lease", "2", "--", "sleep", "6", socket=s)
+    # A long first lease, so a slow start of `hold` on a busy machine cannot lose it;
+    # hold's first renewal shortens it to 5 s, which it must then keep alive for 15 s
+    # (a renewal every 5/3 s: two may come late before the lease can lapse).
+    coord("claim", "1", "--agent", "worker", "--lease", "120", socket=s)
+    held = coord("hold", "1", "--agent", "worker", "--lease", "5", "--", "sleep", "15", socket=s)
     assert held.returncode == 0, held
     task = doc(coord("show", "1", "--json", socket=s))["task"]
-    assert task["state"] == "claimed" and task["claimed_by"] == "worker"  # 6 s on a 2 s lease
+    assert task["state"] == "claimed" and task["claimed_by"] == "worker"  # 15 s on a 5 s lease
     status = coord("hold", "1", "--agent", "worker", "--", "sh", "-c", "exit 7", socket=s)
     assert status.returncode == 7  # the command's own status
     # The lease lost by force while the command runs: exit 3 once it ends.
     marker = daemon.workdir / "running"
     lost = subprocess.Popen(
-        [COORD, "hold", "1", "--agent", "worker", "--lease", "2", "--", "sh", "-c",
+        [COORD, "hold", "1", "--agent", "worker", "--lease", "5", "--", "sh", "-c",
          f"touch {marker}; sleep 4"],
         env=coord_env(s),
         stderr=subprocess.PIPE,
