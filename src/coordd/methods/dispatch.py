@@ -53,9 +53,14 @@ REFUSAL_FORMAT = "%s (id %r) -> %s: %s"
 
 
 # --- the decision ---------------------------------------------------------------------
+#
+# Each frame makes one of these, so they are slotted and not frozen: a
+# frozen dataclass's __init__ goes through object.__setattr__ per field,
+# about three times the cost (1.1 us against 0.3 us here), on the path of
+# every claim. Nothing changes one after it is made.
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Refused:
     """Nothing runs: send `responses` now (none when every item was a notification).
 
@@ -66,7 +71,7 @@ class Refused:
     is_batch: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Inline:
     """A lone inline method, params decoded: answered in the read loop, no task."""
 
@@ -75,7 +80,7 @@ class Inline:
     params: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Queued:
     """A lone write, params decoded: to the writer's queue with a reply callback.
 
@@ -92,7 +97,7 @@ class Queued:
         return Spawned(Message([self.request], False), self.method.large_answer, self.params)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Spawned:
     """One trio task runs the frame (a batch's items concurrently)."""
 
