@@ -128,7 +128,7 @@ def route(message: Message, services: Services, room: int) -> Route:
         )
         return _refuse(message, refusal)
     if message.is_batch:
-        return Spawned(message, has_large_answer(message.items))
+        return Spawned(message, _has_large_answer(message.items))
     item = message.items[0]
     if isinstance(item, Rejected):
         return _refuse(message, item.error)
@@ -159,7 +159,7 @@ def _not_found(request: Request) -> MethodNotFound:
     return MethodNotFound(f"unknown method {request.method!r}", method=request.method)
 
 
-def has_large_answer(items: list[Item]) -> bool:
+def _has_large_answer(items: list[Item]) -> bool:
     return any(
         isinstance(item, Request) and (m := METHODS.get(item.method)) is not None and m.large_answer
         for item in items
