@@ -1,14 +1,16 @@
-"""One client connection: frames in, admission, frames out.
+"""One client connection: frames in, `dispatch.route`'s decision acted on, frames out.
 
-The receive side feeds the sans-IO `FrameDecoder`. A single write request
-(`task.claim`, `task.post`, ...) goes straight to the writer's queue with
-a reply callback: the writer thread encodes the answer after COMMIT and
-writes it through the connection's `Outbox`, with no trio task at all.
-Everything else starts one task per frame (so responses may leave in any
-order, PROTOCOL.md section 3), which `methods.dispatch` routes and which
-writes its answer through the same outbox. At end of input the connection
-still answers the requests it has (a half-closed client gets its replies),
-but its blocking waits and its subscriptions end with it.
+The receive side feeds the sans-IO `FrameDecoder` under the slow-loris
+deadline; each whole frame goes to `methods.dispatch.route`, which says
+what it gets (refused, inline, queued, spawned), and this module does it:
+a queued write goes to the writer's queue with a reply callback (the
+writer thread encodes the answer after COMMIT and writes it through the
+connection's `Outbox`, with no trio task at all); a spawned frame is one
+task (so responses may leave in any order, PROTOCOL.md section 3). What
+stays here is bytes and time: the read loop, the in-flight count the
+decision is given, the outbox and its backpressure. At end of input the
+connection still answers the requests it has (a half-closed client gets
+its replies), but its blocking waits and its subscriptions end with it.
 """
 
 from __future__ import annotations
@@ -23,25 +25,20 @@ import trio
 
 from coordd.events import Subscription
 from coordd.limits import Limits
-from coordd.methods import Method, Services, dispatch
+from coordd.methods import Services, dispatch
+from coordd.methods.dispatch import Inline, Queued, Refused, Spawned
 from coordd.outbox import Outbox
 from coordd.protocol.jsonrpc import (
-    Message,
-    Request,
     Response,
     encode_batch,
-    encode_error,
     encode_notification,
     encode_response,
-    error_object,
     parse_message,
-    result_object,
 )
 from coordd_client.protocol.errors import (
     CoordError,
     FrameTooLargeError,
     InvalidRequest,
-    Overloaded,
     ShuttingDown,
 )
 from coordd_client.protocol.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encode_frame
@@ -198,74 +195,55 @@ class Connection:
             decoder.feed(data)
 
     async def _send_fatal(self, error: CoordError) -> None:
-        log.info("closing a connection: %s", error.message)
-        await self._send(encode_frame(encode_error(None, error)))
+        """Answer a frame error (too large, empty) under id null; the connection then closes."""
+        response = dispatch.error_reply(None, error)
+        assert response is not None  # only a notification goes unanswered
+        await self._send_responses([response], False)
 
     async def _accept_frame(self, payload: bytes) -> None:
-        message = parse_message(payload)
-        refusal: CoordError | None = None
-        if self._services.draining:
-            refusal = ShuttingDown("the daemon is shutting down")
-        elif self._inflight + len(message.items) > self._limits.max_inflight_per_connection:
-            refusal = Overloaded(
-                "too many requests in flight on this connection; retry later",
-                reason="connection_inflight",
-            )
-        if refusal is not None:
-            responses = [
-                error_object(item.id, refusal if isinstance(item, Request) else item.error)
-                for item in message.items
-                if not (isinstance(item, Request) and item.is_notification)
-            ]
-            await self._send_responses(responses, message.is_batch)
-            return
-        item = message.items[0]
-        params: Any = msgspec.UNSET
-        if not message.is_batch and isinstance(item, Request):
-            try:
-                direct = dispatch.decoded_direct(item)
-            except CoordError as exc:
-                dispatch.log_refusal(item, exc)
-                if not item.is_notification:
-                    await self._send_responses([error_object(item.id, exc)], False)
+        """Act on `dispatch.route`'s decision: the choice is made there, never here."""
+        room = self._limits.max_inflight_per_connection - self._inflight
+        decision = dispatch.route(parse_message(payload), self._services, room)
+        if isinstance(decision, Queued):
+            if self._enqueue_write(decision):
                 return
-            if direct is not None:
-                method, params = direct
-                if method.inline is not None:
-                    # Answered here: no task, no nursery, no scheduling round.
-                    response = dispatch.run_inline(item, method, params, self._services)
-                    if not item.is_notification:
-                        await self._send_responses([response], False)
-                    return
-                if self._enqueue_write(item, method, params):
-                    return
-        # Each batch item counts against the cap: one frame of 256 is 256 requests.
-        self._inflight += len(message.items)
+            # The write queue is full: a task waits for admission instead.
+            decision = decision.waiting()
+        elif isinstance(decision, Inline):
+            # Answered here: no task, no nursery, no scheduling round.
+            response = dispatch.run_inline(
+                decision.request, decision.method, decision.params, self._services
+            )
+            if response is not None:
+                await self._send_responses([response], False)
+            return
+        elif isinstance(decision, Refused):
+            await self._send_responses(decision.responses, decision.is_batch)
+            return
+        self._inflight += len(decision.message.items)
         self._tracker.begin()
-        self.nursery.start_soon(self._run_message, message, params)
+        self.nursery.start_soon(self._run_message, decision)
 
-    def _enqueue_write(self, request: Request, method: Method, params: Any) -> bool:
+    def _enqueue_write(self, decision: Queued) -> bool:
         """Queue a write answered by the writer thread; False to take the task path.
 
         The task path covers a full write queue: it waits for admission.
         """
-        assert method.write_fn is not None
-        request_id, name, outbox = request.id, method.name, self._outbox
+        write_fn = decision.method.write_fn
+        assert write_fn is not None
+        request, outbox = decision.request, self._outbox
 
         def answer(value: Any, error: CoordError | None) -> None:
             """Writer thread, after COMMIT."""
-            if request_id is None:
-                return  # a notification: executed, never answered
-            if error is None:
-                payload = encode_response(result_object(request_id, value))
-            else:
-                log.info("%s (id %r) -> %s: %s", name, request_id, error.kind, error.message)
-                payload = encode_response(error_object(request_id, error))
-            outbox.put_threadsafe(encode_frame(payload))
+            response = dispatch.write_reply(request, value, error)
+            if response is not None:
+                outbox.put_threadsafe(encode_frame(encode_response(response)))
 
         self._inflight += 1
         self._tracker.begin()
-        if self._services.writer.enqueue_answered(method.write_fn, params, answer, self._answered):
+        if self._services.writer.enqueue_answered(
+            write_fn, decision.params, answer, self._answered
+        ):
             return True
         self._answered()
         return False
@@ -296,17 +274,18 @@ class Connection:
             finally:
                 self._blocking.discard(scope)
 
-    async def _run_message(self, message: Message, params: Any) -> None:
+    async def _run_message(self, decision: Spawned) -> None:
         try:
-            if dispatch.has_large_answer(message.items):
+            if decision.large_answer:
                 async with self._large_answers:
-                    await self._execute_and_answer(message, params)
+                    await self._execute_and_answer(decision)
             else:
-                await self._execute_and_answer(message, params)
+                await self._execute_and_answer(decision)
         finally:
-            self._answered(len(message.items))
+            self._answered(len(decision.message.items))
 
-    async def _execute_and_answer(self, message: Message, params: Any) -> None:
+    async def _execute_and_answer(self, decision: Spawned) -> None:
+        message, params = decision.message, decision.params
         if params is msgspec.UNSET:
             replies = await dispatch.run_items(message.items, self._services, self)
         else:  # a write whose params were decoded already
