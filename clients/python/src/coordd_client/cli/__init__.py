@@ -25,6 +25,7 @@ from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, e
 from coordd_client.cli.plain import plain_message
 from coordd_client.cli.registry import COMMANDS, UsageError, build_parser
 from coordd_client.discovery import SocketRoute
+from coordd_client.entry import command_of
 from coordd_client.protocol.errors import INVALID_PARAMS, CoordError, LeaseLost
 
 #: The command groups, in the order `coord --help` lists their commands.
@@ -52,18 +53,10 @@ def load_groups(groups: Sequence[str] = COMMAND_GROUPS) -> None:
         importlib.import_module(f"coordd_client.cli.{group}")
 
 
-#: Global options that take a value (`registry.global_options`): `--socket S hook ...`.
-_VALUED = frozenset({"--socket", "--agent", "--project"})
-
-
 def _groups_for(arguments: Sequence[str]) -> Sequence[str]:
     """The groups the command named in `arguments` needs."""
-    words = iter(arguments)
-    for word in words:
-        if word in _VALUED:
-            next(words, None)
-        elif not word.startswith("-"):
-            return HOOK_GROUPS if word == "hook" and "--help" not in arguments else COMMAND_GROUPS
+    if command_of(arguments) == "hook" and "--help" not in arguments:
+        return HOOK_GROUPS
     return COMMAND_GROUPS
 
 
