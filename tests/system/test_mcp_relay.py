@@ -213,7 +213,10 @@ def _status_kib(pid: int, field: str) -> int:
 def test_the_relay_loads_no_sdk_and_few_modules(daemon: DaemonProcess) -> None:
     """Counted in the relay process itself (`-X importtime` lists every import)."""
     bare = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True
+        [sys.executable, "-X", "importtime", "-c", "pass"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stderr
     tab = RawTab(relay_env(daemon, COORD_AGENT="me"), sys.executable, "-X", "importtime")
     assert tab.start_session()["result"]["tools"]
