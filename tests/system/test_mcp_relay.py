@@ -155,7 +155,9 @@ def wait_exit(pid: int) -> bool:
 
 
 def relay_env(daemon: DaemonProcess, **extra: str) -> dict[str, str]:
-    return coord_env(daemon.socket_path, COORD_PROJECT="/relay-repo", **extra)
+    env = coord_env(daemon.socket_path, COORD_PROJECT="/relay-repo")
+    env.update(extra)
+    return env
 
 
 MODES = {"relay": {}, "in-process": {"COORD_MCP_INPROCESS": "1"}}
