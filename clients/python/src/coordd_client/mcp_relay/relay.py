@@ -163,17 +163,13 @@ def _spawn_and_wait(place: Place) -> None:
         os.set_inheritable(ready_w, True)
         command = [sys.executable, "-m", "coordd_client.mcp_bridge.shared"]
         command += ["--socket", place.socket, "--ready-fd", str(ready_w)]
-        os.posix_spawn(
-            sys.executable,
-            command,
-            os.environ,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, log, 1),
-                (os.POSIX_SPAWN_DUP2, log, 2),
-            ],
-            setsid=True,
-        )
+        actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, log, 1),
+            (os.POSIX_SPAWN_DUP2, log, 2),
+        ]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(keep=ready_w)]
+        os.posix_spawn(sys.executable, command, os.environ, file_actions=actions, setsid=True)
     finally:
         os.close(ready_w)
         os.close(log)
@@ -185,6 +181,24 @@ def _spawn_and_wait(place: Place) -> None:
     if not word.startswith(b"ready"):
         why = "did not start in time" if not readable else "exited while starting"
         raise Unusable(f"the shared MCP server {why}; its log is {place.log}")
+
+
+def _inherited(keep: int) -> list[int]:
+    """Descriptors above stderr the server would inherit: whatever the host left open
+    for this tab (a pipe it waits to see closed) must not live on in a server that
+    outlives the tab."""
+    directory = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    found = []
+    for name in os.listdir(directory):
+        fd = int(name)
+        if fd <= 2 or fd == keep:
+            continue
+        try:
+            if not fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC:
+                found.append(fd)
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+    return found
 
 
 def _hello(sock: _socket.socket, arguments: list[str]) -> bytes | None:
