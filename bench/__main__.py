@@ -36,6 +36,7 @@ from bench.harness import (
 from bench.hooks import measure_hooks
 from bench.hosts import measure_hosts
 from bench.mcp import measure_mcp
+from bench.mcp_start import measure_mcp_start
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
 from bench.team import measure_team
@@ -388,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes = (10, 2_000) if args.quick else (10, 100_000)
             extra.update(measure_reservations(daemon.socket, sizes))
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
+            extra.update(measure_mcp_start(rounds=3 if args.quick else 9))
             extra.update(measure_hooks(daemon.socket, runs=10 if args.quick else 40))
             extra.update(measure_hosts(runs=3 if args.quick else 7))
             stats = writer_stats(daemon)

@@ -152,7 +152,7 @@ def bench_daemon() -> Iterator[tuple[Path, Daemon]]:
 
 
 def measure_mcp_start(rounds: int = 9) -> dict[str, float]:
-    out: dict[str, float] = {}
+    out: dict[str, float] = {"mcp_start_rounds": rounds}
     with bench_daemon() as (workdir, daemon):
         env = {**os.environ, "COORDD_SOCKET": str(daemon.socket), "COORD_NO_AUTOSTART": "1"}
         env.update(COORD_PROJECT="/bench/mcp-start", COORD_AGENT="bench-mcp-start")
