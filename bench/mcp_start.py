@@ -60,10 +60,10 @@ TABS = 10
 class Tab:
     """One `coord mcp` on pipes with its session opened (initialize, tools/list)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], coord: str = COORD) -> None:
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            [COORD, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+            [coord, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
         )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(OPENING[0])
@@ -151,15 +151,23 @@ def bench_daemon() -> Iterator[tuple[Path, Daemon]]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def measure_mcp_start(rounds: int = 9) -> dict[str, float]:
+def measure_mcp_start(rounds: int = 9, before: str | None = None) -> dict[str, float]:
+    """`before`: another install's `coord` (e.g. the main checkout's, before the relay)
+    timed in the same rounds, to check that in-process stands for it."""
     out: dict[str, float] = {"mcp_start_rounds": rounds}
     with bench_daemon() as (workdir, daemon):
         env = {**os.environ, "COORDD_SOCKET": str(daemon.socket), "COORD_NO_AUTOSTART": "1"}
         env.update(COORD_PROJECT="/bench/mcp-start", COORD_AGENT="bench-mcp-start")
         inprocess = {**env, "COORD_MCP_INPROCESS": "1"}
         times: dict[str, list[float]] = {"bare": [], "inprocess": [], "cold": [], "warm": []}
+        if before is not None:
+            times["other"] = []
         for _ in range(rounds):
             times["bare"].append(bare_start())
+            if before is not None:
+                tab = Tab(env, before)
+                times["other"].append(tab.seconds)
+                tab.close()
             tab = Tab(inprocess)
             times["inprocess"].append(tab.seconds)
             tab.close()
@@ -172,7 +180,7 @@ def measure_mcp_start(rounds: int = 9) -> dict[str, float]:
             tab.close()
         bare = statistics.median(times["bare"])
         out["mcp_bare_python_ms"] = bare * 1000
-        for key in ("inprocess", "cold", "warm"):
+        for key in [k for k in times if k != "bare"]:
             median = statistics.median(times[key])
             out[f"mcp_{key}_start_ms"] = median * 1000
             out[f"mcp_{key}_start_x"] = median / bare
@@ -227,6 +235,14 @@ def render(m: dict[str, float], rounds: int) -> str:
             f" {m['mcp_relay_rss_kib'] / mib:,.1f} MiB |",
             f"| after: relay, cold (the first tab starts the shared server) |"
             f" {m['mcp_cold_start_ms']:,.0f} ms | {m['mcp_cold_start_x']:.1f}x | - |",
+            *(
+                [
+                    f"| before, checked: another install's `coord mcp` |"
+                    f" {m['mcp_other_start_ms']:,.0f} ms | {m['mcp_other_start_x']:.1f}x | - |"
+                ]
+                if "mcp_other_start_ms" in m
+                else []
+            ),
             f"| the shared server itself (one per user) | - | - |"
             f" {m['mcp_shared_rss_kib'] / mib:,.1f} MiB |",
             "",
@@ -252,8 +268,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.mcp_start")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument("--before", default=None, help="another install's coord to time too")
     args = parser.parse_args()
-    measured = measure_mcp_start(args.rounds)
+    measured = measure_mcp_start(args.rounds, args.before)
     text = render(measured, args.rounds)
     if args.output is not None:
         args.output.write_text(text)
