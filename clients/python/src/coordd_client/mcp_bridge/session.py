@@ -20,11 +20,13 @@ written one JSON line each, as `stdio_server` writes them.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 import anyio
 import trio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
@@ -47,6 +49,19 @@ CHUNK = 65536
 
 NOT_JSON = error_line(PARSE_ERROR, "Parse error: the line is not JSON")
 
+Send = Callable[[bytes], Awaitable[None]]
+
+
+class ByteStream(Protocol):
+    """What a session needs of its transport (a trio `SocketStream`, a `StapledStream`
+    of stdio's descriptors, or the shared server's stream with the hello's rest)."""
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray: ...
+
+    async def send_all(self, data: bytes) -> None: ...
+
+    async def aclose(self) -> None: ...
+
 
 @dataclass(frozen=True)
 class Tab:
@@ -63,7 +78,7 @@ class Tab:
     autostart: bool
 
 
-async def serve(server: MCPServer, stream: trio.abc.HalfCloseableStream | Any, tab: Tab) -> None:
+async def serve(server: MCPServer, stream: ByteStream, tab: Tab) -> None:
     """Serve `tab` on `stream` until its input ends, then close the stream."""
     async with trio.open_nursery() as nursery:
         link = DaemonLink(nursery, tab.route, autostart=tab.autostart, environ=tab.env)
@@ -79,7 +94,7 @@ async def serve(server: MCPServer, stream: trio.abc.HalfCloseableStream | Any, t
             nursery.cancel_scope.cancel()
 
 
-async def _run(server: MCPServer, stream: Any) -> None:
+async def _run(server: MCPServer, stream: ByteStream) -> None:
     lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async uses it so
     to_server, from_reader = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_writer, from_server = anyio.create_memory_object_stream[SessionMessage](0)
@@ -97,12 +112,14 @@ async def _run(server: MCPServer, stream: Any) -> None:
     await stream.aclose()
 
 
-async def _read(stream: Any, to_server: Any, send: Any) -> None:
+async def _read(
+    stream: ByteStream, to_server: MemoryObjectSendStream[SessionMessage | Exception], send: Send
+) -> None:
     splitter = LineSplitter()
     async with to_server:
         while True:
             try:
-                data = await stream.receive_some(CHUNK)
+                data = bytes(await stream.receive_some(CHUNK))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 data = b""
             lines = splitter.feed(data) if data else splitter.end()
@@ -119,7 +136,7 @@ async def _read(stream: Any, to_server: Any, send: Any) -> None:
                 return
 
 
-async def _write(from_server: Any, send: Any) -> None:
+async def _write(from_server: MemoryObjectReceiveStream[SessionMessage], send: Send) -> None:
     async with from_server:
         async for outgoing in from_server:
             text = outgoing.message.model_dump_json(by_alias=True, exclude_unset=True)

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Sequence
 
 import trio
+from mcp.server.mcpserver import MCPServer
 
 from coordd_client.cli.registry import package_version
 from coordd_client.mcp_bridge.hello import Refused, tab_of
@@ -155,7 +156,7 @@ def _why_stop(path: str, mine: tuple[int, int], home: str | None) -> str | None:
     return None
 
 
-async def _connection(server: object, sock: trio.socket.SocketType, relays: _Relays) -> None:
+async def _connection(server: MCPServer, sock: trio.socket.SocketType, relays: _Relays) -> None:
     stream = trio.SocketStream(sock)
     relays.opened()
     try:
@@ -172,7 +173,7 @@ async def _connection(server: object, sock: trio.socket.SocketType, relays: _Rel
             await stream.send_all(b"refused " + str(exc).encode(errors="replace") + b"\n")
             return
         await stream.send_all(b"ok\n")
-        await serve(server, _Prefixed(stream, rest), tab)  # type: ignore[arg-type]
+        await serve(server, _Prefixed(stream, rest), tab)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass  # the relay went away
     except Exception:
@@ -212,7 +213,7 @@ class _Prefixed:
         self._inner = inner
         self._first = first
 
-    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         if self._first:
             first, self._first = self._first, b""
             return first
