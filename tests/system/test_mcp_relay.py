@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.mcp_start import INITIALIZE, shared_servers
 
 from support import COORD, DaemonProcess, coord_env
 
@@ -31,17 +32,6 @@ HANG_S = 120.0
 RELAY_MODULES = 24
 #: Modules the relay must never load: each costs a bare interpreter's start or more.
 HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "trio", "anyio", "msgspec")
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw-host", "version": "1"},
-    },
-}
 
 
 class RawTab:
@@ -122,23 +112,6 @@ class RawTab:
     def stderr(self) -> str:
         """What it wrote to stderr (once it has exited and `finish` ran)."""
         return self._stderr or ""
-
-
-def shared_servers(directory: Path) -> list[int]:
-    """The pids of shared MCP servers whose socket is in `directory`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"coordd_client.mcp_bridge.shared" in words and any(
-            w.startswith(str(directory).encode() + b"/mcp-") for w in words
-        ):
-            found.append(int(entry.name))
-    return found
 
 
 def wait_exit(pid: int) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import socket
@@ -85,6 +86,11 @@ async def _serve(path: str, ready_fd: int | None, idle_s: float) -> None:
     listener = await _bind(path)
     mine = os.stat(path)
     server = build_server(package_version())
+    # Everything loaded so far (the SDK, pydantic's schemas: most of the heap) lives as
+    # long as the process. Frozen, the collector stops walking it: without this, the
+    # first full collection, early in the second tab's session, took 0.1-0.2 s.
+    gc.collect()
+    gc.freeze()
     if ready_fd is not None:
         os.write(ready_fd, b"ready\n")
         os.close(ready_fd)
