@@ -35,6 +35,7 @@ from bench.hooks import measure_hooks
 from bench.hosts import measure_hosts
 from bench.idle import measure_idle_costs, measure_waiters, measure_wakeups
 from bench.mcp import measure_mcp
+from bench.mcp_start import measure_mcp_start
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
 from bench.team import measure_team
@@ -290,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes = (10, 2_000) if args.quick else (10, 100_000)
             extra.update(measure_reservations(daemon.socket, sizes))
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
+            extra.update(measure_mcp_start(rounds=3 if args.quick else 9))
             extra.update(measure_hooks(daemon.socket, runs=9 if args.quick else 21))
             extra.update(measure_hosts(runs=3 if args.quick else 7))
             stats = writer_stats(daemon)

@@ -211,6 +211,7 @@ def render_report(m: Measured) -> str:
         *team_lines(by, m.team_notes),
         *reservation_lines(extra),
         *mcp_lines(extra),
+        *mcp_start_lines(extra),
         *hook_lines(extra),
         *context_lines(extra),
         *host_lines(extra),
@@ -303,6 +304,15 @@ def mcp_lines(extra: dict[str, float]) -> list[str]:
         f"| MCP server memory (RSS) | {extra['mcp_server_rss_kib'] / 1024:,.1f} MiB |",
         "",
     ]
+
+
+def mcp_start_lines(extra: dict[str, float]) -> list[str]:
+    """The MCP server a tab starts, in-process against relay (`bench/mcp_start.py`)."""
+    if "mcp_warm_start_x" not in extra:
+        return []
+    from bench.mcp_start import render
+
+    return render(extra, int(extra["mcp_start_rounds"])).splitlines()
 
 
 def hook_lines(extra: dict[str, float]) -> list[str]:

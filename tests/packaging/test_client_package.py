@@ -97,7 +97,7 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     assert any("trio" in r and "extra == 'trio'" in r.replace('"', "'") for r in requires), requires
     assert any(r.startswith("Requires-Dist: mcp") and "extra == 'mcp'" in r.replace('"', "'")
                for r in requires), requires  # fmt: skip
-    assert "coord = coordd_client.cli:main" in entry_points
+    assert "coord = coordd_client.entry:main" in entry_points  # `coord mcp`: the relay first
 
 
 def test_importing_the_daemon_loads_the_wire_package_but_no_client() -> None:

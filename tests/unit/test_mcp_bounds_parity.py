@@ -11,7 +11,6 @@ only, fails here naming the tool, the argument and both values.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,9 +18,6 @@ import pytest
 import trio
 
 from coordd.methods.registry import METHODS
-from coordd_client.discovery import SocketRoute
-from coordd_client.mcp_bridge.bridge import Bridge
-from coordd_client.mcp_bridge.link import DaemonLink
 from coordd_client.mcp_bridge.server import build_server
 from parity import ROOT, builder_methods
 
@@ -74,12 +70,9 @@ def tool_methods() -> dict[str, str]:
 
 async def tool_schemas() -> dict[str, dict[str, Any]]:
     """The input schema of every tool, as the real server lists them to a host."""
-    async with trio.open_nursery() as nursery:
-        # Never connected: listing tools needs no daemon.
-        route = SocketRoute(Path("/nonexistent/coordd.sock"), explicit=True)
-        link = DaemonLink(nursery, route, autostart=False)
-        server = build_server(Bridge(link, {}, project="/repo"), "0")
-        return {tool.name: tool.input_schema for tool in await server.list_tools()}
+    # Listing tools needs no tab and no daemon: one server object serves every tab.
+    server = build_server("0")
+    return {tool.name: tool.input_schema for tool in await server.list_tools()}
 
 
 def wire_schema(method: str) -> dict[str, Any]:

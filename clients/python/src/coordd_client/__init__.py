@@ -7,10 +7,13 @@ The names below are loaded on first use (PEP 562), so importing
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+#: Not `typing`'s: importing `typing` would cost `coord mcp`'s relay (this package is
+#: imported before it) about a bare interpreter's start again; mypy reads it the same.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from coordd_client.aio import AsyncClient
     from coordd_client.client import Client, EventStream
     from coordd_client.identity import (
@@ -99,6 +102,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    import importlib  # here, not above: `coord mcp`'s relay imports this package
+
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'coordd_client' has no attribute {name!r}")

@@ -127,14 +127,16 @@ def recorded_board(socket_path: Path) -> Path | None:
     return db_path
 
 
-def start_daemon(socket_path: Path) -> SpawnedDaemon:
+def start_daemon(socket_path: Path, environ: Mapping[str, str] | None = None) -> SpawnedDaemon:
     """Spawn `coordd serve --socket PATH` detached, logging to the state directory.
 
     On the board the socket served before (`recorded_board`), if it recorded one.
+    `environ` is the environment of the one asking (default: this process's): the
+    shared MCP server starts a daemon for a tab as that tab would have.
     """
     db_path = recorded_board(socket_path)
     store = ["--store", SQLITE_PREFIX + str(db_path)] if db_path is not None else []
-    log_dir = state_dir()
+    log_dir = state_dir(environ)
     log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     log_path = log_dir / "coordd.log"
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
@@ -146,6 +148,7 @@ def start_daemon(socket_path: Path) -> SpawnedDaemon:
             stderr=log,
             start_new_session=True,
             close_fds=True,
+            env=None if environ is None else dict(environ),
         )
     return SpawnedDaemon(process, log_path, offset, db_path)
 

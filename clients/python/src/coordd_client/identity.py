@@ -93,12 +93,15 @@ def identify(
     session: str | None = None,
     workspace: str | None = None,
     use_tabs: bool = True,
+    process: int | None = None,
 ) -> Resolved | None:
     """Rules 1-6 for any surface; None when only the surface's last resort is left.
 
     `host` and `session` are what a hook's payload says (None elsewhere);
     `workspace` is a Cursor window's folder. `use_tabs=False` skips the tab
-    registry (for callers that must not read the state directory).
+    registry (for callers that must not read the state directory). `process` is
+    the process whose tab is asked about (default: this one; the shared MCP server
+    asks for each tab's relay).
     """
     env = os.environ if environ is None else environ
     if explicit:
@@ -113,7 +116,7 @@ def identify(
     if use_tabs:
         from coordd_client import tabs
 
-        tab = tabs.find(env)
+        tab = tabs.find(env, of=process)
         if tab is not None:
             return Resolved(tab.agent, f"this tab ({tab.host} process {tab.process})")
     if host is not None and session:

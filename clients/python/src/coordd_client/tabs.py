@@ -145,12 +145,19 @@ def _read(path: Path, owner: Process) -> Tab | None:
         return None
 
 
-def find(environ: Mapping[str, str] | None = None) -> Tab | None:
-    """The tab this process belongs to: the nearest ancestor with a record."""
+def find(environ: Mapping[str, str] | None = None, of: int | None = None) -> Tab | None:
+    """The tab this process (or process `of`: the shared MCP server asks for a relay's)
+    belongs to: the nearest ancestor with a record."""
     directory = _directory(environ)
     if not directory.is_dir():
         return None
-    for candidate in ancestors():
+    start = None
+    if of is not None:
+        asker = process(of)
+        if asker is None:
+            return None
+        start = asker.parent
+    for candidate in ancestors(start):
         found = _read(directory / f"{candidate.key}.json", candidate)
         if found is not None:
             return found

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 
 # Nothing else at the top: `coord hook` (`hooks.entry`) must not pay for argparse, the
 # registry or the CLI's context, so `main` imports them once it knows it needs them.
+from coordd_client.entry import command_of  # the standard library only, like this module
 
 #: The command groups, in the order `coord --help` lists their commands.
 COMMAND_GROUPS = (
@@ -50,18 +51,10 @@ def load_groups(groups: Sequence[str] = COMMAND_GROUPS) -> None:
         importlib.import_module(f"coordd_client.cli.{group}")
 
 
-#: Global options that take a value (`registry.global_options`): `--socket S hook ...`.
-_VALUED = frozenset({"--socket", "--agent", "--project"})
-
-
 def _groups_for(arguments: Sequence[str]) -> Sequence[str]:
     """The groups the command named in `arguments` needs."""
-    words = iter(arguments)
-    for word in words:
-        if word in _VALUED:
-            next(words, None)
-        elif not word.startswith("-"):
-            return HOOK_GROUPS if word == "hook" and "--help" not in arguments else COMMAND_GROUPS
+    if command_of(arguments) == "hook" and "--help" not in arguments:
+        return HOOK_GROUPS
     return COMMAND_GROUPS
 
 

@@ -1,4 +1,9 @@
-"""`coord mcp`: serve the board as MCP tools on stdio (the `mcp` extra)."""
+"""`coord mcp`: serve the board as MCP tools on stdio (the `mcp` extra), in this process.
+
+A tab's `coord mcp` is normally the relay (`coordd_client.entry` sends it to
+`coordd_client.mcp_relay` before this module loads); this command is what
+the relay falls back to, and what `$COORD_MCP_INPROCESS=1` asks for.
+"""
 
 from __future__ import annotations
 
@@ -32,13 +37,19 @@ def mcp(ctx: Context) -> int:
         sys.stderr.write(f"coord: {INSTALL_HINT} ({exc})\n")
         return EXIT_ERROR
 
+    from coordd_client.mcp_bridge.session import Tab
+
+    env = dict(os.environ)
     if getattr(ctx.args, "agent", None):  # --agent wins, as everywhere (setup pins Cursor's)
-        os.environ["COORD_AGENT"] = ctx.args.agent
-    run(
-        ctx.route,
-        autostart=ctx.autostart,
-        version=package_version(),
+        env["COORD_AGENT"] = ctx.args.agent
+    tab = Tab(
+        env=env,
+        cwd=None,
+        process=None,
         host=ctx.args.host,
         project=getattr(ctx.args, "project", None),
+        route=ctx.route,
+        autostart=ctx.autostart,
     )
+    run(tab, version=package_version())
     return EXIT_OK

@@ -19,7 +19,7 @@ from coordd_client.client import Client
 from coordd_client.discovery import SocketRoute, answers
 from coordd_client.doctor.findings import Finding
 from coordd_client.protocol.errors import CoordError
-from coordd_client.protocol.paths import SOCKET_ENV
+from coordd_client.protocol.location import SOCKET_ENV
 
 #: What the reduced environment of a host's children lacks (Codex's MCP servers get a
 #: fixed short list of variables: HOME, PATH, USER, TMPDIR, ...).

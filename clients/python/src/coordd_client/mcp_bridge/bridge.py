@@ -1,40 +1,72 @@
-"""What every tool shares: who it acts as, for which board, and how a call is answered."""
+"""What every tool shares: who it acts as, for which board, and how a call is answered.
+
+One server object serves every tab (the shared server runs each relay's
+connection as its own MCP session), so nothing of a tab's is kept on the
+tools: each session sets its `TabSession` in a context variable before the
+SDK runs it, and the tasks the SDK starts for its requests inherit it.
+`Bridge` reads the calling tab's from there.
+"""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 
 from coordd_client import methods
-from coordd_client.identity import Resolved, host_project
+from coordd_client.identity import Resolved
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.link import DaemonLink
 from coordd_client.mcp_bridge.naming import mcp_agent
 from coordd_client.protocol.errors import CoordError
 
 
+@dataclass(frozen=True)
+class TabSession:
+    """One tab's MCP session: its daemon connection and what names it."""
+
+    link: DaemonLink
+    #: The tab's environment (the relay's, sent in its hello; or this process's).
+    env: Mapping[str, str]
+    host: str | None
+    project: Resolved
+    #: The tab's own `coord mcp` process (its relay), or None for this process.
+    process: int | None
+
+
+_CURRENT: ContextVar[TabSession] = ContextVar("coord_mcp_tab")
+
+
+def enter(tab: TabSession) -> None:
+    """Make `tab` the one the tools of this task (and the tasks it starts) act for."""
+    _CURRENT.set(tab)
+
+
 class Bridge:
-    def __init__(
-        self,
-        link: DaemonLink,
-        environ: Mapping[str, str] | None = None,
-        *,
-        host: str | None = None,
-        project: str | None = None,
-    ) -> None:
-        self.link = link
-        self._env = dict(os.environ if environ is None else environ)
-        self._host = host
-        self.project = Resolved(project, "--project") if project else host_project(self._env)
+    """The calling tab's link, project and agent, for the tools (declared once, for
+    every session)."""
+
+    @staticmethod
+    def tab() -> TabSession:
+        return _CURRENT.get()
+
+    @property
+    def link(self) -> DaemonLink:
+        return self.tab().link
+
+    @property
+    def project(self) -> Resolved:
+        return self.tab().project
 
     def agent(self, ctx: Context | None) -> Resolved:
         """Resolved on every call: the tab registry may name this tab only after start."""
-        return mcp_agent(self._env, _client_name(ctx), self._host)
+        tab = self.tab()
+        return mcp_agent(tab.env, _client_name(ctx), tab.host, tab.process)
 
     def fill(self, call: methods.Call[Any], ctx: Context | None) -> methods.Call[Any]:
         """The call with this server's agent and project where the method takes them."""

@@ -8,6 +8,7 @@ starting one if allowed, as the CLI does).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,18 @@ WAIT_SLACK_S = 10.0
 
 
 class DaemonLink:
-    def __init__(self, nursery: trio.Nursery, route: SocketRoute, *, autostart: bool) -> None:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        route: SocketRoute,
+        *,
+        autostart: bool,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self._nursery = nursery
+        #: The tab's environment (default: this process's): where it looks for the
+        #: user's daemon and what a daemon it starts inherits.
+        self._environ = environ
         self.route = route
         #: The socket of the connection in use (or last tried), for `whoami`.
         self.socket_path = route.path
@@ -73,7 +84,7 @@ class DaemonLink:
         try:
             return await self._open_at(path)
         except DaemonUnavailable:
-            found = await trio.to_thread.run_sync(self.route.fallback)
+            found = await trio.to_thread.run_sync(self.route.fallback, self._environ)
             if found is not None:
                 return await self._open_at(found.socket)
             if not self._autostart:
@@ -86,7 +97,8 @@ class DaemonLink:
         return await AsyncClient.open(self._nursery, path)
 
     def _start_daemon(self) -> None:
-        wait_until_ready(self.route.path, spawned=start_daemon(self.route.path))
+        spawned = start_daemon(self.route.path, self._environ)
+        wait_until_ready(self.route.path, spawned=spawned)
 
     async def aclose(self) -> None:
         if self._client is not None:

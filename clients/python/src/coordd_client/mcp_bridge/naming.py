@@ -20,16 +20,27 @@ import hashlib
 import os
 from collections.abc import Mapping
 
+from coordd_client import tabs
 from coordd_client.identity import Resolved, identify, process_name_and_start, slug
 
 
-def mcp_agent(env: Mapping[str, str], client_name: str | None, host: str | None) -> Resolved:
-    found = identify(environ=env, host=host)
+def mcp_agent(
+    env: Mapping[str, str],
+    client_name: str | None,
+    host: str | None,
+    process: int | None = None,
+) -> Resolved:
+    """`process` is the tab's own `coord mcp` process (its relay, when the shared server
+    asks; default: this process): its ancestry finds the tab, and it and its parent
+    name a server with no other name."""
+    found = identify(environ=env, host=host, process=process)
     if found is not None:
         return found
-    parent = os.getppid()
+    own = os.getpid() if process is None else process
+    known = None if process is None else tabs.process(process)
+    parent = os.getppid() if known is None else known.parent
     _, started = process_name_and_start(parent)
-    digest = hashlib.sha1(f"{parent}:{started}:{os.getpid()}".encode()).hexdigest()[:4]
+    digest = hashlib.sha1(f"{parent}:{started}:{own}".encode()).hexdigest()[:4]
     name = slug(client_name or "mcp")
     return Resolved(
         f"{name}-{parent}-{digest}",

@@ -1,19 +1,22 @@
-"""Build the MCP server and run it on stdio under trio.
+"""Build the MCP server, and run it for one tab on this process's stdio under trio.
 
-stdout carries nothing but the protocol: logging goes to stderr.
+The server is built once per process: the shared server (`shared.py`) serves
+every relay's session with one, and `coord mcp` in-process (the fallback, or
+`$COORD_MCP_INPROCESS=1`) serves its own tab with one. stdout carries nothing
+but the protocol: logging goes to stderr.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import trio
 from mcp.server.mcpserver import MCPServer
 
-from coordd_client.discovery import SocketRoute
+from coordd_client.mcp_bridge import session
 from coordd_client.mcp_bridge.bridge import Bridge
-from coordd_client.mcp_bridge.link import DaemonLink
 from coordd_client.mcp_bridge.strict import CheckArguments
 from coordd_client.mcp_bridge.tools import register
 
@@ -35,38 +38,32 @@ coordd is the shared task board for the agents working on this repository.
 """
 
 
-def build_server(bridge: Bridge, version: str) -> MCPServer:
+def build_server(version: str) -> MCPServer:
     server = MCPServer(
         "coordd",
         instructions=INSTRUCTIONS,
         version=version,
         log_level="WARNING",
     )
-    register(server, bridge)
+    register(server, Bridge())
     server.middleware.append(CheckArguments(server))
     return server
 
 
-def run(
-    route: SocketRoute,
-    *,
-    autostart: bool,
-    version: str,
-    host: str | None = None,
-    project: str | None = None,
-) -> None:
+def run(tab: session.Tab, *, version: str) -> None:
+    """Serve `tab` on this process's stdin and stdout until stdin ends."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    trio.run(_serve, route, autostart, version, host, project)
+    trio.run(_serve_stdio, tab, version)
 
 
-async def _serve(
-    route: SocketRoute, autostart: bool, version: str, host: str | None, project: str | None
-) -> None:
-    async with trio.open_nursery() as nursery:
-        link = DaemonLink(nursery, route, autostart=autostart)
-        server = build_server(Bridge(link, host=host, project=project), version)
-        try:
-            await server.run_stdio_async()
-        finally:
-            await link.aclose()
-            nursery.cancel_scope.cancel()
+async def _serve_stdio(tab: session.Tab, version: str) -> None:
+    # As the SDK's stdio_server does: the wire moves to private descriptors, fd 0
+    # reads the null device and fd 1 writes to stderr, so a stray print or a child
+    # that reads stdin cannot break the protocol.
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    stream = trio.StapledStream(trio.lowlevel.FdStream(wire_out), trio.lowlevel.FdStream(wire_in))
+    await session.serve(build_server(version), stream, tab)

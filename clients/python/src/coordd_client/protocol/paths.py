@@ -7,8 +7,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-SOCKET_ENV = "COORDD_SOCKET"
-SOCKET_NAME = "coordd.sock"
+from coordd_client.protocol.location import SOCKET_ENV, SOCKET_NAME, socket_location
+
 DB_ENV = "COORDD_DB"
 
 
@@ -17,20 +17,7 @@ def default_socket_path(
     environ: Mapping[str, str] | None = None,
 ) -> Path:
     """`--socket`, else `$COORDD_SOCKET`, else the runtime dir, else `$TMPDIR/coordd-<uid>`."""
-    env = os.environ if environ is None else environ
-    if explicit:
-        return Path(explicit)
-    if env.get(SOCKET_ENV):
-        return Path(env[SOCKET_ENV])
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return Path(runtime) / "coordd" / SOCKET_NAME
-    tmp = env.get("TMPDIR")
-    if not tmp:
-        import tempfile  # here: its imports (shutil, random, the compressors) cost every hook
-
-        tmp = tempfile.gettempdir()
-    return Path(tmp) / f"coordd-{os.getuid()}" / SOCKET_NAME
+    return Path(socket_location(explicit, environ))
 
 
 def socket_is_explicit(
