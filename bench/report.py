@@ -8,6 +8,7 @@ import sqlite3
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass
@@ -211,6 +212,7 @@ def render_report(m: Measured) -> str:
         *team_lines(by, m.team_notes),
         *reservation_lines(extra),
         *mcp_lines(extra),
+        *agent_pays_record(),
         *mcp_start_lines(extra),
         *hook_lines(extra),
         *context_lines(extra),
@@ -304,6 +306,11 @@ def mcp_lines(extra: dict[str, float]) -> list[str]:
         f"| MCP server memory (RSS) | {extra['mcp_server_rss_kib'] / 1024:,.1f} MiB |",
         "",
     ]
+
+
+def agent_pays_record() -> list[str]:
+    """Issue 32's A/B record of two installs (`bench/agent_pays.md`): one run can't repeat it."""
+    return Path(__file__).with_name("agent_pays.md").read_text().splitlines()
 
 
 def mcp_start_lines(extra: dict[str, float]) -> list[str]:
