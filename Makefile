@@ -18,7 +18,7 @@ HOSTS_STAMP := $(HOSTS)/node_modules/.installed
 # npm itself sends nothing but the install: no update check, audit or funding call.
 NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test test-fast test-hosts lint fmt ts-wire bench bench-peers soak lock lock-hosts clean
+.PHONY: run test test-fast test-unit test-integration test-hosts lint fmt ts-wire bench bench-peers soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,8 +38,12 @@ test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
 
 ## The unit and integration tiers alone (in-process daemons; about 70 s of CPU): the loop while editing.
+## The two tiers run side by side, one per core, each output printed whole when it ends.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q tests/unit tests/integration
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-integration
+
+test-unit test-integration: test-%: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/$*
 
 ## The host tier alone: real Claude Code and Codex against local fake model APIs.
 test-hosts: $(STAMP) $(HOSTS_STAMP)
