@@ -302,8 +302,8 @@ def mcp_lines(extra: dict[str, float]) -> list[str]:
         f"| claim_task through `coord mcp`, p50 / p99 | {fmt_us(mcp_p50)} / "
         f"{fmt_us(extra['mcp_claim_p99_us'])} us |",
         f"| MCP p50 / socket p50 | {mcp_p50 / socket_p50:.2f}x |",
-        f"| MCP server start (spawn to tool list), median | {extra['mcp_start_s'] * 1000:,.0f} ms |",
-        f"| MCP server memory (RSS) | {extra['mcp_server_rss_kib'] / 1024:,.1f} MiB |",
+        f"| `coord mcp` start to tool list (shared server up), median | {extra['mcp_start_s'] * 1e3:,.0f} ms |",
+        f"| RSS of the process a tab starts (the relay) | {extra['mcp_server_rss_kib'] / 1024:,.1f} MiB |",
         "",
     ]
 
