@@ -37,18 +37,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench.harness import Daemon
+from mcp_processes import INITIALIZE, shared_servers
 
 COORD = str(Path(sys.executable).parent / "coord")
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
 OPENING = (
     json.dumps(INITIALIZE).encode() + b"\n",
     b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
@@ -86,20 +77,6 @@ def rss_kib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return float(line.split()[1])
     return 0.0
-
-
-def shared_servers(directory: Path) -> list[int]:
-    """Pids of shared MCP servers with their socket in `directory`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                words = (entry / "cmdline").read_bytes().split(b"\0")
-                if b"coordd_client.mcp_bridge.shared" in words and any(
-                    w.startswith(os.fsencode(directory) + b"/mcp-") for w in words
-                ):
-                    found.append(int(entry.name))
-    return found
 
 
 def stop_shared(directory: Path) -> None:

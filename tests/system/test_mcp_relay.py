@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.mcp_start import INITIALIZE, shared_servers
 
+from mcp_processes import INITIALIZE, shared_servers
 from support import COORD, DaemonProcess, coord_env
 
 #: A hang, not a slow machine, crosses this.
