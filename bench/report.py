@@ -319,7 +319,7 @@ def mcp_start_lines(extra: dict[str, float]) -> list[str]:
         return []
     from bench.mcp_start import render
 
-    return render(extra, int(extra["mcp_start_rounds"])).splitlines()
+    return [*render(extra, int(extra["mcp_start_rounds"])).splitlines(), ""]
 
 
 def hook_lines(extra: dict[str, float]) -> list[str]:
@@ -331,9 +331,9 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
     lines = [
         "## What an agent pays: hooks (`coord hook`)",
         "",
-        "A fresh process per call with the host's stdin JSON, in a git repository, as hosts"
-        " run them; each run paired with a bare `python -c pass` of the same venv right"
-        f" before it (p50 {bare:,.0f} ms). Target (issue 32): p50 <= 3x the bare start.",
+        "A fresh process per call with the host's stdin JSON, in a git repository, as hosts run"
+        " them, in this checkout's dev venv (more modules than a user's install: see above);"
+        f" each paired with a bare `python -c pass` of it (p50 {bare:,.0f} ms). Target: <= 3x.",
         "",
         "| hook | p50 | bare p50 | p50 / bare (median of pairs) | modules imported |",
         "| --- | --- | --- | --- | --- |",
