@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from hosts.codex_home import write_codex_home
-from hosts.world import World
+from hosts.world import CODEX, World, require
 from support import COORD
 
 #: `claude mcp list` takes about 20 s on the 2-core machine (doctor allows it 60).
@@ -143,3 +143,22 @@ def test_a_host_missing_from_path_is_skipped(world: World) -> None:
     unguarded = doctor(world, env=env)
     assert unguarded.returncode == 1 and "git guard NOT on" in unguarded.stdout, unguarded.stdout
     assert str(linked) in unguarded.stdout
+
+
+@pytest.mark.timeout(300)
+def test_a_codex_config_it_cannot_load_is_named_not_sent_back_to_setup(world: World) -> None:
+    # `coord setup codex` refuses a file it cannot parse, so it cannot be the fix for one.
+    offline_codex(world)
+    config = world.home / ".codex" / "config.toml"
+    config.write_text(config.read_text() + '\n[mcp_servers.x]\ncommand = "a"\n[mcp_servers.x]\n')
+    refused = world.coord("setup", "codex")
+    assert refused.returncode == 1 and "nothing was written" in refused.stderr, refused.stderr
+    only_codex = Path(world.root / "only-codex")
+    only_codex.mkdir()
+    (only_codex / "codex").symlink_to(require(CODEX))
+    path = os.pathsep.join([os.path.dirname(COORD), str(only_codex), "/usr/bin", "/bin"])
+    document = json.loads(doctor(world, "--json", env={**world.env, "PATH": path}).stdout)
+    server = next(c for c in checks(document, "codex") if c["check"] == "mcp server")
+    assert server["status"] != "ok" and str(config) in server["detail"], server
+    assert server["fix"] != "coord setup codex", server
+    assert "correct the Codex configuration file" in server["fix"], server

@@ -5,6 +5,7 @@ from `.coord/PRIME.md`; against a real daemon, through the real `coord` and `coo
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import trio
@@ -118,3 +119,15 @@ def test_the_repositorys_prime_file_replaces_the_workflow_text(
     (repo / ".coord" / "PRIME.md").write_text("y" * 10 * WORKFLOW_CHARS)
     cut = start_context(daemon.socket_path, repo, agent="me")
     assert "PRIME.md goes on; cut at" in cut and len(cut) <= CONTEXT_CHARS
+
+
+def test_a_prime_file_that_is_not_a_regular_file_is_passed_over(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    # A FIFO blocked the session-start hook until the host's timeout (Claude Code: 600 s).
+    repo = git_repo(workdir / "repo").resolve()
+    (repo / ".coord").mkdir()
+    os.mkfifo(repo / ".coord" / "PRIME.md")
+    context = start_context(daemon.socket_path, repo, agent="me")
+    assert context.startswith(f"coordd board: project {repo}; you are me")
+    assert context.endswith(WORKFLOW)

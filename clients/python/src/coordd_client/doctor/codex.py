@@ -35,6 +35,23 @@ CODEX_HOOKS = {
     "sessionEnd": "session-end",
 }
 TRUST_FIX = "open Codex and review them in /hooks"
+#: What `codex` prints when it cannot read its own configuration (0.171.0).
+CONFIG_ERROR_MARK = "failed to load"
+
+
+def config_fix(said: str) -> str | None:
+    """The fix when Codex could not load its configuration, else None.
+
+    Why: `coord setup codex` refuses a file it cannot parse (it writes nothing), so
+    naming it as the fix would send the user round in a circle; the file Codex
+    names must be corrected by hand first.
+    """
+    if CONFIG_ERROR_MARK not in said:
+        return None
+    return (
+        "correct the Codex configuration file it names (coord setup will not edit a file"
+        " it cannot parse), then run coord doctor again"
+    )
 
 
 class AppServer:
@@ -191,14 +208,11 @@ def check_codex(
         except ValueError:
             servers = None
         if not isinstance(servers, list):
+            said = done.stderr.strip() or done.stdout.strip()
+            fix = config_fix(said) or fix  # the hooks' finding below is the same mistake
             findings.append(
                 Finding(
-                    "codex",
-                    "mcp server",
-                    False,
-                    "`codex mcp list --json` said: "
-                    + (done.stderr.strip() or done.stdout.strip())[:300],
-                    fix,
+                    "codex", "mcp server", False, f"`codex mcp list --json` said: {said[:300]}", fix
                 )
             )
         else:

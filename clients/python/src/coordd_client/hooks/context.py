@@ -11,6 +11,7 @@ stays under `CONTEXT_CHARS`.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from coordd_client import render
@@ -62,11 +63,25 @@ def session_start_context(
 
 def repository_workflow(project: str) -> str | None:
     """The text of the project's `.coord/PRIME.md`, cut to `WORKFLOW_CHARS`; None when
-    there is none (or it cannot be read: the built-in workflow is then used)."""
+    there is none (or it cannot be read: the built-in workflow is then used).
+
+    Why it reads so carefully: the file is the repository's, so anyone who can push
+    decides what it is, and every session start reads it. Only a regular file is read
+    (a FIFO would block the hook, and the tab's start, until the host's hook timeout;
+    a link to `/dev/zero` would never end), and only the bytes the cut can use.
+    """
     try:
-        raw = (Path(project) / PRIME_FILE).read_bytes()[: WORKFLOW_CHARS * 4]
+        fd = os.open(Path(project) / PRIME_FILE, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        raw = os.read(fd, WORKFLOW_CHARS * 4)  # 4 bytes: the widest UTF-8 character
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     text = render.clean_block(raw.decode("utf-8", errors="replace")).strip()
     if not text:
         return None
