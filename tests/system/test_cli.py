@@ -229,7 +229,11 @@ def test_watch_streams_json_lines_until_interrupted(daemon: DaemonProcess) -> No
         coord("post", "after", socket=s)
         second = json.loads(watch.stdout.readline())
         watch.send_signal(signal.SIGINT)
-        watch.wait(20)
+        try:
+            watch.wait(60)
+        finally:
+            if watch.poll() is None:  # failed: leave no process for the next test to trip on
+                watch.kill()
     assert (first["seq"], first["task"]["title"]) == (1, "before")
     assert (second["seq"], second["type"]) == (2, "task.posted")
     assert watch.returncode == 0
