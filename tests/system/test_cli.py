@@ -218,12 +218,18 @@ def test_wait_match_timeout_and_since_now(daemon: DaemonProcess, repo: Path) -> 
 def test_watch_streams_json_lines_until_interrupted(daemon: DaemonProcess) -> None:
     s = daemon.socket_path
     coord("post", "before", socket=s)
+    # A process started with SIGINT ignored keeps ignoring it (Python installs its
+    # KeyboardInterrupt handler only over the default), and in the full suite the runner's
+    # SIGINT was seen ignored: start the watch with a handler set here, which exec resets
+    # to the default, as a terminal's shell would.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     with subprocess.Popen(
         [COORD, "watch", "--since", "0", "--json"],
         env=coord_env(s),
         stdout=subprocess.PIPE,
         text=True,
     ) as watch:
+        signal.signal(signal.SIGINT, previous)
         assert watch.stdout is not None
         first = json.loads(watch.stdout.readline())
         coord("post", "after", socket=s)
