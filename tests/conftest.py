@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from hypothesis import settings
 
 from coordd.clock import ManualClock
 from coordd.config import DaemonConfig
@@ -14,6 +15,12 @@ from coordd_client.aio import AsyncClient
 from postgres import create_database, start_cluster
 from servers import PostgresPeer
 from support import DaemonProcess, short_tmpdir
+
+#: Hypothesis's per-example deadline (200 ms) is a timing assertion: on a busy
+#: machine one slow example fails a property that holds. The suite's only time
+#: limit is pytest-timeout's hang bound.
+settings.register_profile("coordd", deadline=None)
+settings.load_profile("coordd")
 
 
 @pytest.fixture

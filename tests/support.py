@@ -20,7 +20,7 @@ from typing import Any
 
 from coordd_client import Client
 
-READY_TIMEOUT_S = 15.0
+READY_TIMEOUT_S = 90.0
 
 
 def short_tmpdir(prefix: str = "cd") -> Path:
@@ -81,7 +81,14 @@ class DaemonProcess:
                 self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env
             )
         if wait:
-            self.wait_ready()
+            try:
+                self.wait_ready()
+            except BaseException:
+                # Not left running for the next test to trip over (as a
+                # ResourceWarning from the garbage-collected Popen).
+                self.proc.kill()
+                self.proc.wait()
+                raise
         return self
 
     def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> None:
