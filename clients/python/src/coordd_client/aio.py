@@ -243,6 +243,10 @@ class AsyncClient:
     unreserve = _async(methods.unreserve)
     check_paths = _async(methods.check_paths)
     reservations = _async(methods.reservations)
+    file_guard = _async(methods.file_guard)
+    record_edit = _async(methods.record_edit)
+    record_read = _async(methods.record_read)
+    recent_edits = _async(methods.recent_edits)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

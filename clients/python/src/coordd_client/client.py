@@ -226,6 +226,10 @@ class Client:
     unreserve = _sync(methods.unreserve)
     check_paths = _sync(methods.check_paths)
     reservations = _sync(methods.reservations)
+    file_guard = _sync(methods.file_guard)
+    record_edit = _sync(methods.record_edit)
+    record_read = _sync(methods.record_read)
+    recent_edits = _sync(methods.recent_edits)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

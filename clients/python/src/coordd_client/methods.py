@@ -98,6 +98,10 @@ PROJECT_METHODS = frozenset(
         "reservation.release",
         "reservation.check",
         "reservation.list",
+        "file.guard",
+        "file.record_edit",
+        "file.record_read",
+        "file.recent",
     }
 )
 
@@ -341,3 +345,11 @@ def ping() -> Call[wire.PingResult]:
 
 def server_info() -> Call[wire.ServerInfo]:
     return Call("server.info", None, wire.ServerInfo)
+
+
+# 1.2 section 11's builders (issue 33) live in their own module, this one being near its
+# size bound; imported here so every client reaches every builder through `methods`.
+from coordd_client.methods_edits import file_guard as file_guard  # noqa: E402
+from coordd_client.methods_edits import recent_edits as recent_edits  # noqa: E402
+from coordd_client.methods_edits import record_edit as record_edit  # noqa: E402
+from coordd_client.methods_edits import record_read as record_read  # noqa: E402
