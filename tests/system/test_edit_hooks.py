@@ -189,6 +189,11 @@ def test_another_worktrees_edit_of_the_same_file_is_named(
     told = pre_edit(daemon, SESSION_A, repo, repo / "src" / "x.py")
     assert f"{AGENT_B} has also edited src/x.py in wt-c" in told["additionalContext"]
     assert "permissionDecision" not in told
+    post_tool(daemon, "Edit", SESSION_A, repo, repo / "src" / "x.py")
+    prime = coord("prime", socket=daemon.socket_path, cwd=repo, env={"COORD_AGENT": AGENT_A})
+    assert prime.returncode == 0, prime.stderr
+    assert "Also edited in other worktrees" in prime.stdout
+    assert f"{AGENT_B} has also edited src/x.py in wt-c" in prime.stdout
 
 
 def test_the_advisory_switch_is_per_repository(daemon: DaemonProcess, repo: Path) -> None:

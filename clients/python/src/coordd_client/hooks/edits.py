@@ -13,7 +13,6 @@ reached allows, unless `COORD_GUARD_STRICT=1`, as before.
 from __future__ import annotations
 
 import os
-import time
 
 import msgspec
 
@@ -21,7 +20,7 @@ from coordd_client.client import Client
 from coordd_client.hooks import files, guard
 from coordd_client.hooks.payload import HookInput
 from coordd_client.protocol.errors import CoordError, MethodNotFound
-from coordd_client.protocol.wire_edits import FileEdit, GuardResult, StaleFile
+from coordd_client.protocol.wire_edits import GuardResult, StaleFile
 
 #: Hosts whose hooks report reads, and so get the stale-write verdict.
 READS_REPORTED = frozenset({"claude", "cursor"})
@@ -107,25 +106,5 @@ def _notes(found: GuardResult, shown: dict[str, str], project: str) -> list[str]
         " edit explains it (a human, a formatter?); read it again if unsure (said once)"
         for path in found.unrecorded
     ]
-    notes += [other_line(edit, project) for edit in found.others[:OTHERS_SHOWN]]
+    notes += [files.other_line(edit, project) for edit in found.others[:OTHERS_SHOWN]]
     return notes
-
-
-def other_line(edit: FileEdit, project: str, now: float | None = None) -> str:
-    """ "codex-3 has also edited src/x.py in wt-c, 12 min ago": a merge conflict in the
-    making, said before it happens (`coord prime`, the MCP board and `coord top` too)."""
-    where = os.path.basename(edit.worktree.rstrip("/")) or edit.worktree
-    if edit.worktree.rstrip("/") == project.rstrip("/"):
-        where = f"{where} (the main worktree)"
-    return f"coord: {edit.agent} has also edited {edit.path} in {where}, {ago(edit.at, now)}"
-
-
-def ago(at: str, now: float | None = None) -> str:
-    """How long ago an RFC 3339 UTC instant was, in whole minutes ("just now" under one)."""
-    import calendar
-
-    moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S"))
-    minutes = int(((time.time() if now is None else now) - moment) // 60)
-    if minutes < 1:
-        return "just now"
-    return f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"
