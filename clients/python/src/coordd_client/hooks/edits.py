@@ -88,7 +88,8 @@ def protect(socket: os.PathLike[str] | str, given: HookInput) -> Protection:
 
 def _denials(found: GuardResult, shown: dict[str, str]) -> list[str]:
     lines = [guard.line(shown.get(c.path, c.path), c) for c in found.conflicts]
-    lines += [_stale(shown.get(s.path, s.path), s) for s in found.stale]
+    # Named as the board names it (relative to the worktree's top), as the issue words it.
+    lines += [_stale(s.path, s) for s in found.stale]
     return lines
 
 
