@@ -34,8 +34,9 @@ START_ONLY = ("coordd_client.autostart", "coordd_client.render", "coordd_client.
 #: 10 fewer (no typing_extensions, which brings `inspect`). Before issue 32: 213 each.
 #: Issue 33 added 2 to every hook (section 11's wire types and builders, which every
 #: client carries) and 2 more to the edit hooks (`hooks.files`, `hooks.edits`): 152 for
-#: pre-edit and post-tool, 151 for wake, 166 for session start.
-CAP = {"pre-edit": 155, "pre-commit": 152, "session-end": 152, "wake": 152, "session-start": 167,
+#: pre-edit and post-tool, 151 for wake; 166 to 168 for session start (its board lists
+#: others' edits through `hooks.files`).
+CAP = {"pre-edit": 155, "pre-commit": 152, "session-end": 152, "wake": 152, "session-start": 170,
        "post-tool": 155}  # fmt: skip
 SESSION = "cccccccc-3333-4f6e-8b5a-000000000003"
 

@@ -268,6 +268,10 @@ class TopApp(HumanActions):
 
     def _show_side(self, reservations: list[Reservation], agents: list[AgentInfo]) -> None:
         """The two panes that have no events; agents scoped as `presence` says."""
+        if not self.query("#reservations"):
+            # The app is closing (its widgets gone) when a slow refresh comes back, which
+            # a loaded machine made likelier once the refresh also read the edits.
+            return
         now = self._clock()
         held = self.model.holdings()
         holders = set(held) | {r.agent for r in reservations}
