@@ -26,7 +26,7 @@ from pathlib import Path
 from coordd_client import Client
 
 SESSION = "bench0000-1111-4f6e-8b5a-000000000001"
-EVENTS = ("session-start", "pre-edit", "session-end", "wake", "pre-commit")
+EVENTS = ("session-start", "pre-edit", "post-tool", "session-end", "wake", "pre-commit")
 #: Packages a hook must never load (each costs tens of milliseconds, none is needed).
 HEAVY = ("trio", "mcp", "pydantic", "textual", "tomlkit", "psycopg", "anyio", "argparse")
 
@@ -66,6 +66,8 @@ def payloads(repo: Path) -> dict[str, str]:
     return {
         "session-start": json.dumps({**base, "hook_event_name": "SessionStart"}),
         "pre-edit": json.dumps(edit),
+        # Issue 33: the edit recorded after it (a second process per edit).
+        "post-tool": json.dumps({**edit, "hook_event_name": "PostToolUse"}),
         "session-end": json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "other"}),
         "wake": json.dumps({**base, "hook_event_name": "Stop"}),
         "pre-commit": "",

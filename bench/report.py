@@ -350,7 +350,7 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
     return lines
 
 
-HOOK_EVENTS = ("session-start", "pre-edit", "session-end", "wake", "pre-commit")
+HOOK_EVENTS = ("session-start", "pre-edit", "post-tool", "session-end", "wake", "pre-commit")
 
 
 def context_lines(extra: dict[str, float]) -> list[str]:

@@ -19,7 +19,11 @@ TS_SRC = ROOT / "clients" / "ts" / "src"
 def builder_methods() -> dict[str, str]:
     """{wire method: builder name} from `methods.py`'s `Call("...")` constructions."""
     found: dict[str, str] = {}
-    for node in ast.parse(METHODS_PY.read_text()).body:
+    # A feature's builders may sit in a module of their own (`methods_<feature>.py`),
+    # which `methods` imports from.
+    sources = [METHODS_PY, *sorted(METHODS_PY.parent.glob("methods_*.py"))]
+    nodes = [node for source in sources for node in ast.parse(source.read_text()).body]
+    for node in nodes:
         if not isinstance(node, ast.FunctionDef):
             continue
         for inner in ast.walk(node):

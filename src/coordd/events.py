@@ -28,7 +28,7 @@ import trio
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
 from coordd.protocol.params import WaitParams
-from coordd.store.transaction import CommittedEvent
+from coordd.store.transaction import OPT_IN_EVENT_TYPES, CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
 
 
@@ -126,9 +126,11 @@ class Subscription:
         self.last_delivered = 0
 
     def wants(self, event: CommittedEvent) -> bool:
-        return (self.project is None or event.project == self.project) and (
-            self.types is None or event.type in self.types
-        )
+        if self.types is None:
+            wanted = event.type not in OPT_IN_EVENT_TYPES
+        else:
+            wanted = event.type in self.types
+        return wanted and (self.project is None or event.project == self.project)
 
     def close(self, reason: Literal["lagged", "shutdown", "unsubscribed"]) -> None:
         if self.closed is None:
@@ -228,7 +230,7 @@ class EventHub:
             self._waiters_by_project.get(None),
         )
         buckets = [bucket for bucket in candidates if bucket]
-        if not buckets:
+        if not buckets or not event.task_json:  # an event with no task matches no wait
             return
         view = _view_decoder.decode(event.task_json)
         lowered = view.title.lower()

@@ -9,7 +9,7 @@ import trio
 
 from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
-from coordd.store import claims, reservations, writes
+from coordd.store import claims, edits, reservations, writes
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
 from coordd.store.writer import Writer
@@ -77,6 +77,7 @@ async def run_retention(
     """Trim the log, never past what a live subscriber (of any daemon on the store) may need."""
 
     async def trim() -> int:
+        await writer.submit(edits.purge_old)  # section 11's records: a day (issue 33)
         return int(await writer.submit(writes.trim_events, retention, keep_after()))
 
     await _every(retention.interval_s, trim, "event retention", "removed %d old event(s)")

@@ -32,7 +32,12 @@ START_ONLY = ("coordd_client.autostart", "coordd_client.render", "coordd_client.
 #: dev venv: 139 to 141 for pre-edit, pre-commit, session-end and wake, 156 for session
 #: start (its summary, and autostart); a plain `pip install coordd-client` loads about
 #: 10 fewer (no typing_extensions, which brings `inspect`). Before issue 32: 213 each.
-CAP = {"pre-edit": 150, "pre-commit": 150, "session-end": 150, "wake": 150, "session-start": 165}
+#: Issue 33 added 2 to every hook (section 11's wire types and builders, which every
+#: client carries) and 2 more to the edit hooks (`hooks.files`, `hooks.edits`): 152 for
+#: pre-edit and post-tool, 151 for wake; 166 to 168 for session start (its board lists
+#: others' edits through `hooks.files`).
+CAP = {"pre-edit": 155, "pre-commit": 152, "session-end": 152, "wake": 152, "session-start": 170,
+       "post-tool": 155}  # fmt: skip
 SESSION = "cccccccc-3333-4f6e-8b5a-000000000003"
 
 
@@ -70,6 +75,8 @@ def test_a_hook_loads_no_heavy_package_and_few_modules(
         "session-start": {**base, "hook_event_name": "SessionStart"},
         "pre-edit": {**base, "hook_event_name": "PreToolUse", "tool_name": "Edit",
                      "tool_input": {"file_path": str(repo / "a.py")}},
+        "post-tool": {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+                      "tool_input": {"file_path": str(repo / "a.py")}},
         "session-end": {**base, "hook_event_name": "SessionEnd", "reason": "other"},
         "wake": {**base, "hook_event_name": "Stop"},
     }.get(event)  # fmt: skip

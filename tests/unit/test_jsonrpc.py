@@ -154,6 +154,11 @@ def test_every_protocol_method_is_registered() -> None:
         "reservation.list",
         # Protocol 1.2 (docs/PROTOCOL-1.2.md).
         "agent.release",
+        # Section 11 (issue 33).
+        "file.guard",
+        "file.record_edit",
+        "file.record_read",
+        "file.recent",
     }
     assert set(METHODS) == expected
 

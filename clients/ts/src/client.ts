@@ -349,6 +349,19 @@ export class CoorddClient extends EventEmitter {
   reservations(p: { project?: string; agent?: string } = {}, o?: CallOptions): Promise<T.ReservationsResult> {
     return this.call("reservation.list", p, o);
   }
+  /** Protocol 1.2 (`file_edits`): the pre-edit verdict; reserves on first edit unless `auto_reserve` is false. */
+  fileGuard(p: { agent: string; project: string; worktree: string; paths: string[]; hashes?: string[]; auto_reserve?: boolean; ttl_s?: number }, o?: CallOptions): Promise<T.GuardResult> {
+    return this.call("file.guard", p, o);
+  }
+  recordEdit(p: { agent: string; project: string; worktree: string; paths: string[]; hashes: string[] }, o?: CallOptions): Promise<T.RecordResult> {
+    return this.call("file.record_edit", p, o);
+  }
+  recordRead(p: { agent: string; project: string; worktree: string; paths: string[]; hashes: string[] }, o?: CallOptions): Promise<T.RecordResult> {
+    return this.call("file.record_read", p, o);
+  }
+  recentEdits(p: { project: string; agent?: string; limit?: number }, o?: CallOptions): Promise<T.RecentResult> {
+    return this.call("file.recent", p, o);
+  }
 
   /**
    * Wait as long as you like: `task.wait` chained by seq in steps the daemon allows

@@ -153,3 +153,19 @@ export interface ReleaseAgentResult { claims: number; reservations: number; unas
 export interface PathConflict { path: string; reservation: Reservation }
 export interface CheckResult { conflicts: PathConflict[] }
 export interface SubscribeResult { subscription: number; last_seq: number }
+
+/** Protocol 1.2 section 11 (`file_edits`): recorded edits and the pre-edit verdict. */
+export interface FileEdit { path: string; worktree: string; agent: string; at: string }
+export interface StaleFile { path: string; agent: string; at: string }
+export interface GuardResult {
+  allowed: boolean;
+  conflicts: PathConflict[];
+  stale: StaleFile[];
+  unrecorded: string[];
+  reserved: Reservation[];
+  task_id: number | null;
+  renewed: number;
+  others: FileEdit[];
+}
+export interface RecordResult { recorded: number }
+export interface RecentResult { edits: FileEdit[] }

@@ -9,6 +9,10 @@ export const METHODS = [
   "events.since",
   "events.subscribe",
   "events.unsubscribe",
+  "file.guard",
+  "file.recent",
+  "file.record_edit",
+  "file.record_read",
   "ping",
   "reservation.acquire",
   "reservation.check",
@@ -54,6 +58,7 @@ export const EVENT_TYPES = [
   "task.assigned",
   "task.blocked",
   "task.unblocked",
+  "file.edited",
 ] as const;
 
 /** A task's members (section 4), in wire order. */
@@ -112,9 +117,11 @@ export const BOUNDS = {
   agent: { minLength: 1, maxLength: 128, pattern: "^[^\\s\\x00-\\x1f\\x7f](?:[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$" },
   check_path: { minLength: 1, maxLength: 4096 },
   check_paths: { minLength: 1, maxLength: 256 },
+  content_hash: { maxLength: 128 },
   depends_on: { maxLength: 32 },
+  edit_paths: { minLength: 1, maxLength: 256 },
   events_limit: { minimum: 1, maximum: 10000 },
-  event_type_list: { maxLength: 11 },
+  event_type_list: { maxLength: 12 },
   fence: { minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
   idempotency_key: { minLength: 1, maxLength: 128 },
   kind: { pattern: "^[a-z][a-z0-9_-]{0,31}$" },
@@ -125,6 +132,7 @@ export const BOUNDS = {
   priority: { minimum: -1000, maximum: 1000 },
   project: { minLength: 1, maxLength: 256 },
   reason: { maxLength: 1024 },
+  recent_limit: { minimum: 1, maximum: 1000 },
   reservation_id: { minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
   reservation_ids: { minLength: 1, maxLength: 256 },
   seq: { minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
@@ -138,4 +146,5 @@ export const BOUNDS = {
   title: { minLength: 1, maxLength: 300 },
   ttl_s: { minimum: 1, maximum: 86400 },
   wait_s: { minimum: 0, maximum: 600 },
+  worktree: { minLength: 1, maxLength: 4096 },
 } as const;

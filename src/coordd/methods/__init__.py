@@ -8,6 +8,7 @@ from __future__ import annotations
 from coordd.methods import (  # noqa: F401  (registration)
     agents,
     dispatch,
+    edits,
     events,
     reservations,
     server,

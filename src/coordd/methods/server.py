@@ -17,6 +17,7 @@ FEATURES = (
     "task_history",
     "agent_release",
     "pattern_limits",
+    "file_edits",  # section 11 (issue 33)
 )
 
 

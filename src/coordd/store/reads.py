@@ -15,7 +15,13 @@ import msgspec
 from coordd.limits import Limits
 from coordd.protocol import params as P
 from coordd.store.sql import Db
-from coordd.store.transaction import TASK_JSON, CommittedEvent, in_list, require_row
+from coordd.store.transaction import (
+    OPT_IN_EVENT_TYPES,
+    TASK_JSON,
+    CommittedEvent,
+    in_list,
+    require_row,
+)
 from coordd_client.protocol.errors import InvalidParams
 from coordd_client.protocol.wire import STATES
 
@@ -173,6 +179,8 @@ def events_since(
         args["project"] = project
     if types:
         where.append(f"type IN {in_list('type', list(dict.fromkeys(types)), args)}")
+    else:  # section 11: events with no task only for who names them
+        where.append(f"type NOT IN {in_list('hidden', sorted(OPT_IN_EVENT_TYPES), args)}")
     newest = last_seq(conn)
     require_known_seq(after_seq, newest)
     rows = conn.execute(
@@ -208,7 +216,9 @@ def first_matching_event(
     newest = last_seq(conn)
     require_known_seq(after_seq, newest)
     position = after_seq
-    project_clause = "" if project is None else " AND project = :project"
+    # Only task events: one with no task (section 11) matches no wait.
+    project_clause = " AND task_id IS NOT NULL"
+    project_clause += "" if project is None else " AND project = :project"
     while position < newest:
         rows = conn.execute(
             f"SELECT seq, data FROM events WHERE seq > :after AND seq <= :newest{project_clause}"
@@ -229,12 +239,15 @@ def committed_events_after(conn: Db, after_seq: int, limit: int) -> list[Committ
     """Stored events after `after_seq` as the hub publishes them (team mode: other
     daemons' commits, read from the log in seq order)."""
     rows = conn.execute(
-        "SELECT seq, type, project, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+        "SELECT seq, type, project, data, task_id FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
         (after_seq, limit),
     ).fetchall()
     events = []
-    for seq, event_type, project, data in rows:
+    for seq, event_type, project, data, task_id in rows:
         encoded = data.encode() if isinstance(data, str) else bytes(data)
+        if task_id is None:  # an event with no task (section 11)
+            events.append(CommittedEvent(seq, event_type, project, "", encoded))
+            continue
         task = stored_event_decoder.decode(encoded).task
         events.append(CommittedEvent(seq, event_type, project, bytes(task).decode(), encoded))
     return events

@@ -56,6 +56,13 @@ LEAVES_CLAIM = frozenset(
 )
 
 
+#: Events with no task (`task_id` null, no `task`), delivered only to a subscription
+#: or `events.since` whose `types` names them (docs/PROTOCOL-1.2.md section 11), so
+#: a client that expects every event to carry a task never meets one. `task.wait`
+#: never matches them.
+OPT_IN_EVENT_TYPES = frozenset({"file.edited"})
+
+
 class TaskRow(NamedTuple):
     """The columns the daemon's logic needs, plus the task's wire JSON."""
 

@@ -46,7 +46,7 @@ SET_NEWEST_EVENT = (
     " WHERE tasks.id = newest.value ->> 0"
 )
 
-EventRow = tuple[int, str, str, str, str, int, int | None]
+EventRow = tuple[int, str, str, str, str, int | None, int | None]
 
 
 def link_events(events: list[CommittedEvent]) -> tuple[list[EventRow], dict[int, int]]:
@@ -61,6 +61,10 @@ def link_events(events: list[CommittedEvent]) -> tuple[list[EventRow], dict[int,
     newest: dict[int, int] = {}
     rows: list[EventRow] = []
     for event in events:
+        if not event.task_id:  # an event with no task (section 11) is in no chain
+            rows.append((event.seq, event.type, event.project, event.at,
+                         event.data.decode(), None, None))  # fmt: skip
+            continue
         previous = newest.get(event.task_id, event.prev_seq)
         rows.append(
             (

@@ -23,7 +23,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import trio
 
-from coordd_client import methods
+from coordd_client import methods, methods_edits
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
@@ -243,6 +243,10 @@ class AsyncClient:
     unreserve = _async(methods.unreserve)
     check_paths = _async(methods.check_paths)
     reservations = _async(methods.reservations)
+    file_guard = _async(methods_edits.file_guard)
+    record_edit = _async(methods_edits.record_edit)
+    record_read = _async(methods_edits.record_read)
+    recent_edits = _async(methods_edits.recent_edits)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

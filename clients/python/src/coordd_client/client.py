@@ -23,7 +23,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
-from coordd_client import methods
+from coordd_client import methods, methods_edits
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import (
     CoordError,
@@ -226,6 +226,10 @@ class Client:
     unreserve = _sync(methods.unreserve)
     check_paths = _sync(methods.check_paths)
     reservations = _sync(methods.reservations)
+    file_guard = _sync(methods_edits.file_guard)
+    record_edit = _sync(methods_edits.record_edit)
+    record_read = _sync(methods_edits.record_read)
+    recent_edits = _sync(methods_edits.recent_edits)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

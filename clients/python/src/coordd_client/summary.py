@@ -21,14 +21,19 @@ import msgspec
 
 from coordd_client import presence, render
 from coordd_client.client import Client
+from coordd_client.hooks.files import other_line
 from coordd_client.paging import all_tasks, first_tasks
+from coordd_client.protocol.errors import MethodNotFound
 from coordd_client.protocol.wire import Event, Reservation, Task
+from coordd_client.protocol.wire_edits import FileEdit
 
 #: Rows per section.
 MY_CLAIMS_SHOWN = 10
 MY_RESERVATIONS_SHOWN = 5
 READY_SHOWN = 8
 ACKS_SHOWN = 5
+#: Other agents' edits of the caller's files in other worktrees (issue 33).
+EDITS_SHOWN = 3
 AGENTS_SHOWN = 8
 #: Characters of a title (and of a reservation's pattern) shown.
 TITLE_CHARS = 80
@@ -95,6 +100,7 @@ def summarize(
     if cut_short:  # what was handed to the caller is few: ask for all of it
         for_me = all_tasks(client, project=project, state="pending", assignee=agent)
     reserved = client.reservations(project=project).reservations
+    elsewhere = edited_elsewhere(client, agent, project)
     recent = _recent_events(client, project)
     holding: dict[str, list[int]] = defaultdict(list)
     for task in claimed:
@@ -115,6 +121,7 @@ def summarize(
     sections = [
         _claims(mine),
         _reservations([r for r in reserved if r.agent == agent]),
+        _elsewhere(elsewhere, project),
         _assigned(for_me),
         _ready(ready, len(pending) if cut_short else None),
         _others(others, holding),
@@ -172,6 +179,25 @@ def _reservations(mine: list[Reservation]) -> list[str]:
         until = f"until {r.expires_at[11:16]}Z"
         lines.append(f"  {cut(r.pattern, TITLE_CHARS)} ({kind}, {until}{task})")
     _more(lines, len(mine) - MY_RESERVATIONS_SHOWN, "coord reservations --mine")
+    return lines
+
+
+def edited_elsewhere(client: Client, agent: str, project: str) -> list[FileEdit]:
+    """Other live agents' edits, in other worktrees, of files `agent` edited too
+    (docs/PROTOCOL-1.2.md section 11); none from a daemon without the feature."""
+    try:
+        return client.recent_edits(project=project, agent=agent, limit=EDITS_SHOWN + 1).edits
+    except MethodNotFound:
+        return []
+
+
+def _elsewhere(edits: list[FileEdit], project: str) -> list[str]:
+    """Merge conflicts in the making: your files, edited in another worktree too."""
+    if not edits:
+        return []
+    lines = ["Also edited in other worktrees (merge conflicts in the making):"]
+    lines += ["  " + cut(other_line(e, project)[7:], TITLE_CHARS * 2) for e in edits[:EDITS_SHOWN]]
+    _more(lines, len(edits) - EDITS_SHOWN, "coord prime --json")
     return lines
 
 

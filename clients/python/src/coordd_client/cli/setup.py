@@ -42,9 +42,26 @@ WORKTREE_NOTE = (
     ),
     arg("--dry-run", action="store_true", help="print the diff it would apply; write nothing"),
     arg("--remove", action="store_true", help="take out exactly what setup added"),
+    arg(
+        "--no-auto-reserve",
+        dest="auto_reserve",
+        action="store_false",
+        default=None,
+        help="this repository in advisory mode: edits reserve nothing (.coord/config.json)",
+    ),
+    arg(
+        "--auto-reserve",
+        dest="auto_reserve",
+        action="store_true",
+        help="this repository's edits reserve their files again (the default)",
+    ),
 )
 def setup(ctx: Context) -> int:
     args = ctx.args
+    if args.auto_reserve is not None:
+        switched = _switch(ctx, args.auto_reserve)
+        if switched != EXIT_OK or args.host is None:
+            return switched
     home = Path.home()
     user = not args.per_worktree and args.host != "git"
     try:
@@ -107,4 +124,19 @@ def _survey(ctx: Context, home: Path, root: Path | None) -> int:
             lines.append(f"{host}: set up already")
     lines.append("nothing was written; run one of the commands above (add --dry-run to see diffs)")
     ctx.emit({"hosts": found}, "\n".join(lines))
+    return EXIT_OK
+
+
+def _switch(ctx: Context, on: bool) -> int:
+    """The repository's reserve-on-first-edit switch (`setup/auto_reserve.py`)."""
+    from coordd_client.setup import auto_reserve
+
+    try:
+        path, changed = auto_reserve.switch(on)
+    except hosts.SetupError as exc:
+        sys.stderr.write(f"coord setup: {exc}\n")
+        return EXIT_ERROR
+    mode = "edits reserve their files" if on else "advisory mode: edits reserve nothing"
+    state = f"wrote {path}" if changed else f"{path}: already so"
+    ctx.emit({"auto_reserve": on, "path": str(path), "changed": changed}, f"{state} ({mode})")
     return EXIT_OK

@@ -25,6 +25,7 @@ CLAUDE_TIMEOUT_S = 60.0
 CLAUDE_HOOKS = {
     "SessionStart": "session-start",
     "PreToolUse": "pre-edit",
+    "PostToolUse": "post-tool",  # edits and reads recorded (issue 33)
     "Stop": "wake",
     "SessionEnd": "session-end",
 }

@@ -32,6 +32,7 @@ APP_SERVER_TIMEOUT_S = 60.0
 CODEX_HOOKS = {
     "sessionStart": "session-start",
     "preToolUse": "pre-edit",
+    "postToolUse": "post-tool",  # edits recorded (issue 33)
     "sessionEnd": "session-end",
 }
 TRUST_FIX = "open Codex and review them in /hooks"

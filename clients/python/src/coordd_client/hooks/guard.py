@@ -1,15 +1,17 @@
-"""Before an edit (or a commit): is any of these files exclusively reserved by another agent?
+"""Before a commit (and an edit, on a daemon from before section 11): is any of these files
+exclusively reserved by another agent?
 
 Paths are asked about relative to the top of the worktree they are in, so a
 reservation covers a file in every worktree of the repository. A file in
 another repository (one nested in this one, a submodule) is asked about on
-that repository's board, relative to its top (`worktree.board_location`).
+that repository's board, relative to its top (`hooks.files.groups`). The
+pre-edit hook itself asks `file.guard` (`hooks/edits.py`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import msgspec
 
@@ -17,7 +19,6 @@ from coordd_client.client import Client
 from coordd_client.protocol.bounds import MAX_CHECK_PATHS
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import PathConflict
-from coordd_client.worktree import board_location, repository_project
 
 #: Deny instead of allow when the daemon cannot be asked.
 STRICT_ENV = "COORD_GUARD_STRICT"
@@ -30,40 +31,6 @@ class Verdict(msgspec.Struct, frozen=True):
     reason: str
     #: Set when the daemon could not be asked (the verdict then follows the failure policy).
     unreachable: str | None = None
-
-
-def check_paths(
-    socket: os.PathLike[str] | str,
-    paths: Sequence[str],
-    *,
-    agent: str,
-    project: str,
-    cwd: str,
-    strict: bool | None = None,
-) -> Verdict:
-    """Check edits to `paths` (relative to `cwd`, or absolute) for the session on `project`.
-
-    A file of the session's own repository is asked about on `project` (which
-    `--project` / `$COORD_PROJECT` may have chosen); a file of another
-    repository, nested or not, on that repository's board.
-    """
-    # No file name holds a NUL (POSIX), and os.path raises on one: say so, as a refusal.
-    unnamable = [p for p in (cwd, *paths) if "\0" in p]
-    if unnamable:
-        shown = ", ".join(repr(p) for p in unnamable[:3])
-        return Verdict(False, f"{shown} contains a NUL byte, which no file name can hold")
-    own = repository_project(os.path.realpath(cwd)) if os.path.isdir(cwd) else None
-    by_project: dict[str, dict[str, str]] = {}
-    for path in paths:
-        repository, key = board_location(path, cwd)
-        if repository is None:
-            # A file outside the project (outside every worktree of it) is nobody's here.
-            if key.startswith(project.rstrip("/") + "/"):
-                by_project.setdefault(project, {})[key] = path
-            continue
-        board = project if repository == own else repository
-        by_project.setdefault(board, {})[key] = path
-    return check_projects(socket, by_project, agent=agent, strict=strict)
 
 
 def check_board_paths(
@@ -103,7 +70,7 @@ def check_projects(
                     chunk = keys[start : start + MAX_CHECK_PATHS]
                     found = client.check_paths(chunk, project=project, agent=agent).conflicts
                     held = [c for c in found if c.reservation.exclusive]
-                    lines.extend(_line(asked.get(c.path, c.path), c) for c in held)
+                    lines.extend(line(asked.get(c.path, c.path), c) for c in held)
     except CoordError as exc:
         why = f"coord could not check reservations ({exc.message})"
         if strict:
@@ -114,7 +81,8 @@ def check_projects(
     return Verdict(False, "; ".join(lines[:5]))
 
 
-def _line(path: str, conflict: PathConflict) -> str:
+def line(path: str, conflict: PathConflict) -> str:
+    """Why an edit of `path` is denied: who holds it, until when, and what to do."""
     r = conflict.reservation
     task = f" for task #{r.task_id}" if r.task_id is not None else ""
     why = f" ({r.reason})" if r.reason else ""

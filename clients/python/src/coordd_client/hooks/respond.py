@@ -44,9 +44,16 @@ def deny(host: Host, reason: str) -> int:
     return BLOCK
 
 
-def allow(host: Host, note: str = "") -> int:
+def allow(host: Host, note: str = "", context: str = "") -> int:
+    """Let the edit go on; `context` is said to the model (warnings, others' edits)."""
     if note:
         sys.stderr.write(f"coord: {note}\n")
     if host == "cursor":
-        sys.stdout.write(json.dumps({"permission": "allow"}) + "\n")
+        answer = {"permission": "allow", **({"agent_message": context} if context else {})}
+        sys.stdout.write(json.dumps(answer) + "\n")
+    elif context and host == "claude":
+        output = {"hookEventName": "PreToolUse", "additionalContext": context}
+        sys.stdout.write(json.dumps({"hookSpecificOutput": output}) + "\n")
+    elif context:  # Codex: no documented context for a tool call; its log shows stderr
+        sys.stderr.write(context + "\n")
     return PROCEED

@@ -22,7 +22,7 @@ from coordd_client.hooks import guard, respond
 from coordd_client.hooks.payload import HookInput, Host, read
 from coordd_client.protocol.errors import CoordError
 
-EVENTS = ("session-start", "pre-edit", "wake", "session-end", "pre-commit")
+EVENTS = ("session-start", "pre-edit", "post-tool", "wake", "session-end", "pre-commit")
 #: `COORD_ALLOW_RESERVED=1` lets one commit of reserved files through.
 ALLOW_RESERVED_ENV = "COORD_ALLOW_RESERVED"
 #: The wake hook exits 0 after this long (its host's timeout must be longer).
@@ -82,6 +82,10 @@ def run(call: Invocation) -> int:
             return respond.context(given.host, text)
         if event == "pre-edit":
             return _pre_edit(call, given)
+        if event == "post-tool":  # what a tool did: edits and reads recorded (issue 33)
+            from coordd_client.hooks import post_tool
+
+            return post_tool.record(call.socket, given)
         if event == "wake":
             return _wake(call, given)
         return _session_end(call, given)
@@ -93,15 +97,12 @@ def run(call: Invocation) -> int:
 def _pre_edit(call: Invocation, given: HookInput) -> int:
     if not given.paths:
         return respond.allow(given.host)  # a tool that edits nothing: no daemon, no git
-    verdict = guard.check_paths(
-        call.socket,
-        given.paths,
-        agent=given.agent.value,
-        project=given.project.value,
-        cwd=given.cwd,
-    )
+    from coordd_client.hooks import edits
+
+    verdict = edits.protect(call.socket, given)
     if verdict.allowed:
-        return respond.allow(given.host, verdict.reason if verdict.unreachable else "")
+        note = verdict.reason if verdict.unreachable else ""
+        return respond.allow(given.host, note, verdict.context)
     return respond.deny(given.host, f"coord: {verdict.reason}")
 
 

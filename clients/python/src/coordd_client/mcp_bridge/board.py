@@ -17,15 +17,19 @@ from typing import Any
 import msgspec
 from mcp.server.mcpserver import Context
 
-from coordd_client import methods, presence
+from coordd_client import methods, methods_edits, presence
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.protocol import wire
+from coordd_client.protocol.errors import MethodNotFound
+from coordd_client.protocol.wire_edits import RecentResult
 
 MY_CLAIMS_SHOWN = 10
 MY_RESERVATIONS_SHOWN = 5
 ASSIGNED_SHOWN = 5
 READY_SHOWN = 8
 AGENTS_SHOWN = 8
+#: Other agents' edits of this tab's files in other worktrees (issue 33).
+EDITS_SHOWN = 3
 TITLE_CHARS = 80
 #: Characters of an agent's name or a kind shown (as summary.NAME_CHARS).
 NAME_CHARS = 64
@@ -35,7 +39,8 @@ LOOKBACK_EVENTS = 500
 MAX_COUNT_PAGES = 10
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
 #: What the rows above can add up to: 28 tasks of at most ~190 characters of JSON, five
-#: reservations, eight agents (names cut at `NAME_CHARS`) and the rest.
+#: reservations, eight agents (names cut at `NAME_CHARS`) and the rest; three edits
+#: elsewhere (issue 33) fit in what `fit` cuts first when a board is full.
 BOARD_CHARS = 4800
 
 
@@ -130,6 +135,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
         if a.agent != agent
     ]
     my_reservations = [r for r in reserved.reservations if r.agent == agent]
+    elsewhere = await _edited_elsewhere(bridge, agent, project)
     hint = _hint(mine, ready, pending_cut or claimed_cut)
     return fit(
         {
@@ -137,6 +143,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
             "project": bridge.project.value,
             "my_claims": [_short(t) for t in mine[:MY_CLAIMS_SHOWN]],
             "my_reservations": [_reservation(r) for r in my_reservations[:MY_RESERVATIONS_SHOWN]],
+            "edited_elsewhere": elsewhere,
             "assigned_to_me": [_short(t) for t in assigned[:ASSIGNED_SHOWN]],
             "ready": [_short(t) for t in ready[:READY_SHOWN]],
             "ready_total": len(ready),
@@ -148,7 +155,14 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
 
 
 #: The lists `fit` shortens, least useful first (the reverse of the board's ranking).
-_CUT_ORDER = ("other_agents", "ready", "assigned_to_me", "my_reservations", "my_claims")
+_CUT_ORDER = (
+    "other_agents",
+    "ready",
+    "assigned_to_me",
+    "edited_elsewhere",
+    "my_reservations",
+    "my_claims",
+)
 _encoder = msgspec.json.Encoder()
 
 
@@ -165,6 +179,23 @@ def fit(board: dict[str, Any], limit: int = BOARD_CHARS) -> dict[str, Any]:
     if dropped:
         board["cut"] = dropped
     return board
+
+
+async def _edited_elsewhere(bridge: Bridge, agent: str, project: str) -> list[dict[str, Any]]:
+    """Other live agents' edits, in other worktrees, of files this tab edited too
+    (docs/PROTOCOL-1.2.md section 11, as `coord prime` shows them); none from a daemon
+    without the feature."""
+    try:
+        found: RecentResult = await bridge.link.typed(
+            methods_edits.recent_edits(project=project, agent=agent, limit=EDITS_SHOWN)
+        )
+    except MethodNotFound:
+        return []
+    return [
+        {"path": _cut(e.path, TITLE_CHARS), "agent": _cut(e.agent, NAME_CHARS),
+         "worktree": _cut(e.worktree, TITLE_CHARS), "at": e.at}
+        for e in found.edits
+    ]  # fmt: skip
 
 
 def _hint(mine: list[wire.Task], ready: list[wire.Task], cut: bool) -> str:

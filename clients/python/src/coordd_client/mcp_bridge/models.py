@@ -156,11 +156,21 @@ class BoardReservation(Out):
     expires_at: str
 
 
+class BoardEdit(Out):
+    """Another live agent's edit, in another worktree, of a file the caller edited too."""
+
+    path: str
+    agent: str
+    worktree: str
+    at: str
+
+
 class BoardResult(Out):
     agent: str
     project: str
     my_claims: list[BoardTask]
     my_reservations: list[BoardReservation] = []
+    edited_elsewhere: list[BoardEdit] = []
     assigned_to_me: list[BoardTask]
     ready: list[BoardTask]
     ready_total: int

@@ -108,6 +108,17 @@ CHECK_PATH = Bound(min_length=1, max_length=4096)
 #: Not in PROTOCOL.md: `reservation.release` by id, at most this many ids at once.
 RESERVATION_IDS = Bound(min_length=1, max_length=256)
 
+# 1.2 section 11: file edits and automatic reservations.
+#: A worktree: the absolute path of its top (Linux's PATH_MAX).
+WORKTREE = Bound(min_length=1, max_length=4096)
+#: A content hash as the hooks send it (hex SHA-256 is 64); "" when the file does not exist.
+CONTENT_HASH = Bound(max_length=128)
+#: Paths of one `file.guard`, `file.record_edit` or `file.record_read`: a large patch
+#: is asked about in chunks of this many, as `reservation.check` is.
+EDIT_PATHS = Bound(min_length=1, max_length=MAX_CHECK_PATHS)
+#: `file.recent`'s `limit`.
+RECENT_LIMIT = Bound(ge=1, le=1000)
+
 # Lists of a closed set: as long as the set, so every member can be named once.
 #: `state` given as a list (`task.list`, `task.wait`).
 STATE_LIST = Bound(min_length=1, max_length=len(STATES))

@@ -136,10 +136,13 @@ def claude(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
         "rewakeMessage": WAKE_MESSAGE,
     }
     end = {**command("session-end"), "timeout": 5}
+    recorder = {**command("post-tool"), "timeout": 5}
     hooks: dict[str, list[dict[str, Any]]] = {
         # No matcher: every source (startup, resume, clear, compact, fork, and any to come).
         "SessionStart": [{"hooks": [start]}],
         "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [guard]}],
+        # Edits and reads recorded (issue 33): who changed what, and what each tab saw.
+        "PostToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Read", "hooks": [recorder]}],
         "Stop": [{"hooks": [wake]}],
         "SessionEnd": [{"hooks": [end]}],
     }
@@ -169,6 +172,7 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
     hooks: dict[str, list[dict[str, Any]]] = {
         "SessionStart": [{"hooks": [command("session-start")]}],
         "PreToolUse": [{"matcher": "^apply_patch$", "hooks": [command("pre-edit")]}],
+        "PostToolUse": [{"matcher": "^apply_patch$", "hooks": [command("post-tool")]}],
         "SessionEnd": [{"hooks": [command("session-end", CODEX_SESSION_END_TIMEOUT_S)]}],
     }
     server = {
@@ -211,9 +215,13 @@ def cursor(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
     start = " ".join([*prefix, "hook", "session-start", "--host", "cursor"])
     guard = " ".join([*prefix, "hook", "pre-edit", "--host", "cursor"])
     end = " ".join([*prefix, "hook", "session-end", "--host", "cursor"])
+    recorder = " ".join([*prefix, "hook", "post-tool", "--host", "cursor"])
     hooks: dict[str, list[dict[str, Any]]] = {
         "sessionStart": [{"command": start}],
         "preToolUse": [{"matcher": "Write|StrReplace|Edit|MultiEdit|TabWrite", "command": guard}],
+        # Edits and reads recorded (issue 33); beforeReadFile is answered "allow".
+        "afterFileEdit": [{"command": recorder}],
+        "beforeReadFile": [{"command": recorder}],
         # Per chat; the hook gives the window's holdings back on `window_close` only.
         "sessionEnd": [{"command": end}],
     }

@@ -32,7 +32,7 @@ from coordd_client import presence, render
 from coordd_client.client import Client
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
-from coordd_client.tui import layout
+from coordd_client.tui import edits, layout
 from coordd_client.tui.actions import HumanActions
 from coordd_client.tui.board import Board, plain
 from coordd_client.tui.follow import Follower
@@ -129,6 +129,8 @@ class TopApp(HumanActions):
         self._state_filter = 0
         self._reservations: list[Reservation] = []
         self._agents = []
+        #: Files edited in 2+ worktrees lately (`tui/edits.py`, issue 33).
+        self._edited_elsewhere = 0
 
     @property
     def redraws(self) -> int:
@@ -242,6 +244,8 @@ class TopApp(HumanActions):
             extras.append(f"mine: {self.filter.mine}")
         if self.filter.text:
             extras.append(f"search: {self.filter.text!r}")
+        if word := edits.status_word(self._edited_elsewhere):
+            extras.append(word)
         status = f"daemon {self.follower.status} | " + " ".join(parts)
         line = status + " | " + ", ".join(extras)
         if line != self._status_line:  # unchanged: no repaint
@@ -256,12 +260,18 @@ class TopApp(HumanActions):
             with Client(self.socket, timeout_s=5) as client:
                 reservations = client.reservations(project=self.project).reservations
                 agents = client.agents().agents
+                elsewhere = edits.edited_in_several_worktrees(client, self.project)
         except CoordError:
             return
+        self._edited_elsewhere = elsewhere  # shown at the next frame's status line
         self.call_from_thread(self._show_side, reservations, agents)
 
     def _show_side(self, reservations: list[Reservation], agents: list[AgentInfo]) -> None:
         """The two panes that have no events; agents scoped as `presence` says."""
+        if not self.query("#reservations"):
+            # The app is closing (its widgets gone) when a slow refresh comes back, which
+            # a loaded machine made likelier once the refresh also read the edits.
+            return
         now = self._clock()
         held = self.model.holdings()
         holders = set(held) | {r.agent for r in reservations}

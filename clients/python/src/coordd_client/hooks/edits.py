@@ -1,0 +1,111 @@
+"""The pre-edit hook's protection (docs/PROTOCOL-1.2.md section 11): one `file.guard` per
+board, which denies an edit of a file another agent reserved or changed since this
+agent read it, reserves the rest on first edit, and names other live agents' edits of
+the same files in other worktrees.
+
+A host that reports reads (Claude Code, Cursor) sends each file's content hash, so the
+daemon can tell a stale write; Codex reports none, so it gets no stale-write verdict
+(it could never record the re-read the denial asks for). A daemon without the feature
+gets the old reservation check (`guard.check_projects`); a daemon that cannot be
+reached allows, unless `COORD_GUARD_STRICT=1`, as before.
+"""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+
+from coordd_client.client import Client
+from coordd_client.hooks import files, guard
+from coordd_client.hooks.payload import HookInput
+from coordd_client.protocol.errors import CoordError, MethodNotFound
+from coordd_client.protocol.wire_edits import GuardResult, StaleFile
+
+#: Hosts whose hooks report reads, and so get the stale-write verdict.
+READS_REPORTED = frozenset({"claude", "cursor"})
+#: At most this many lines of other agents' edits in a pre-edit context.
+OTHERS_SHOWN = 3
+
+
+class Protection(msgspec.Struct, frozen=True):
+    """A pre-edit verdict, with what the model should be told if the edit goes on."""
+
+    allowed: bool
+    reason: str
+    #: Set when the daemon could not be asked (the verdict then follows the failure policy).
+    unreachable: str | None = None
+    #: Said to the model on an allowed edit: warnings and other agents' edits.
+    context: str = ""
+
+
+def protect(socket: os.PathLike[str] | str, given: HookInput) -> Protection:
+    """The verdict for the edit `given` describes (its paths are not empty)."""
+    unnamable = [p for p in (given.cwd, *given.paths) if "\0" in p]
+    if unnamable:
+        shown = ", ".join(repr(p) for p in unnamable[:3])
+        return Protection(False, f"{shown} contains a NUL byte, which no file name can hold")
+    agent, project = given.agent.value, given.project.value
+    boards = files.groups(given.paths, cwd=given.cwd, project=project)
+    if not boards:
+        return Protection(True, "")
+    hashed = given.host in READS_REPORTED
+    strict = os.environ.get(guard.STRICT_ENV) == "1"
+    denials: list[str] = []
+    notes: list[str] = []
+    try:
+        with Client(socket, timeout_s=guard.GUARD_TIMEOUT_S) as client:
+            for board in boards:
+                keys = list(board.paths)
+                hashes = [files.content_hash(board.files[k]) for k in keys] if hashed else None
+                config = files.repository_config(board.project)
+                try:
+                    found = client.file_guard(
+                        keys,
+                        worktree=board.worktree,
+                        agent=agent,
+                        project=board.project,
+                        hashes=hashes,
+                        auto_reserve=config.auto_reserve,
+                        ttl_s=config.ttl_s,
+                    )
+                except MethodNotFound:  # a daemon from before section 11
+                    old = guard.check_projects(socket, {board.project: board.paths}, agent=agent)
+                    if not old.allowed:
+                        denials.append(old.reason)
+                    continue
+                denials += _denials(found, board.paths)
+                notes += _notes(found, board.paths, board.project)
+    except CoordError as exc:
+        why = f"coord could not check reservations ({exc.message})"
+        if strict:
+            return Protection(False, f"{why}; {guard.STRICT_ENV}=1 denies edits until it can", why)
+        return Protection(True, f"{why}; allowed", why)
+    if denials:
+        return Protection(False, "; ".join(denials[:5]))
+    return Protection(True, "", context="\n".join(notes))
+
+
+def _denials(found: GuardResult, shown: dict[str, str]) -> list[str]:
+    lines = [guard.line(shown.get(c.path, c.path), c) for c in found.conflicts]
+    # Named as the board names it (relative to the worktree's top), as the issue words it.
+    lines += [_stale(s.path, s) for s in found.stale]
+    return lines
+
+
+def _stale(path: str, stale: StaleFile) -> str:
+    # The issue's shape: "src/x.py changed by codex-3 at 14:02Z since you read it; ..."
+    return (
+        f"{path} changed by {stale.agent} at {stale.at[11:16]}Z since you read it;"
+        " read it again, then edit"
+    )
+
+
+def _notes(found: GuardResult, shown: dict[str, str], project: str) -> list[str]:
+    notes = [
+        f"coord: {shown.get(path, path)} changed since you last read it, and no agent's"
+        " edit explains it (a human, a formatter?); read it again if unsure (said once)"
+        for path in found.unrecorded
+    ]
+    notes += [files.other_line(edit, project) for edit in found.others[:OTHERS_SHOWN]]
+    return notes

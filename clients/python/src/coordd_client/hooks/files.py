@@ -1,0 +1,156 @@
+"""What the edit hooks know of the files a tool touches: where each is on the board, its
+content hash, and the repository's switch for automatic reservations.
+
+Shared by the pre-edit guard (`hooks/edits.py`) and the post-tool recorder
+(`hooks/post_tool.py`), so the two name a file, and hash it, the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import msgspec
+
+from coordd_client.protocol.wire_edits import FileEdit
+from coordd_client.worktree import board_location, repository_project, worktree_top
+
+#: The repository's own switch, at the project's directory (the main worktree's top), as
+#: `.coord/PRIME.md` is: `{"auto_reserve": false}` is advisory mode (nothing reserved on
+#: first edit; other agents' reservations and stale writes are still refused), and
+#: `"auto_reserve_ttl_s": N` how long a session-bound one outlives the tab's last edit.
+CONFIG_FILE = Path(".coord") / "config.json"
+#: At most this much of the config file is read (it is the repository's: anyone who can
+#: push decides what it is).
+CONFIG_BYTES = 4096
+#: Files larger than this are not hashed (a hook must stay fast); they are named by
+#: size and modification time instead, which changes whenever the file does.
+HASH_BYTES = 16 * 1024 * 1024
+
+
+class Group(msgspec.Struct, frozen=True):
+    """The paths of one tool call on one board, in one worktree."""
+
+    project: str
+    worktree: str
+    #: {path as the board names it: path as the tool gave it}
+    paths: dict[str, str]
+    #: {board path: absolute path on disk}
+    files: dict[str, str]
+
+
+def groups(paths: list[str], *, cwd: str, project: str) -> list[Group]:
+    """`paths` grouped by board and worktree (usually one group: one round trip).
+
+    A file of the session's own repository is on `project`; a file of another
+    repository (nested, a submodule) on that repository's board; a file outside
+    every repository is nobody's here unless it lies under `project`.
+    """
+    own = repository_project(os.path.realpath(cwd)) if os.path.isdir(cwd) else None
+    found: dict[tuple[str, str], Group] = {}
+    for path in paths:
+        absolute = os.path.realpath(os.path.join(cwd, path))
+        repository, key = board_location(path, cwd)
+        if repository is None:
+            if not key.startswith(project.rstrip("/") + "/"):
+                continue
+            board, worktree = project, project
+        else:
+            board = project if repository == own else repository
+            worktree = worktree_top(_existing(absolute)) or board
+        group = found.setdefault((board, worktree), Group(board, worktree, {}, {}))
+        group.paths[key] = path
+        group.files[key] = absolute
+    return list(found.values())
+
+
+def _existing(absolute: str) -> str:
+    directory = os.path.dirname(absolute)
+    while directory and not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    return directory or "/"
+
+
+def content_hash(absolute: str) -> str:
+    """Hex SHA-256 of the file's bytes; "" when there is no such file."""
+    try:
+        fd = os.open(absolute, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            return ""  # a FIFO or device is not content (and reading it could block)
+        if status.st_size > HASH_BYTES:
+            return f"large:{status.st_size}:{status.st_mtime_ns}"
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+class Config(msgspec.Struct, frozen=True):
+    """The repository's `CONFIG_FILE`, as far as the edit hooks read it."""
+
+    auto_reserve: bool = True
+    #: None: the daemon's default (docs/PROTOCOL-1.2.md section 11).
+    ttl_s: float | None = None
+
+
+def repository_config(project: str) -> Config:
+    """The repository's switch (`CONFIG_FILE`): on unless it says `"auto_reserve": false`.
+
+    Read only as a regular file, and only `CONFIG_BYTES` of it; a file that is not
+    JSON, or not an object, or a value of the wrong type, leaves the default (the
+    daemon refuses a TTL out of its range, and the hook then allows, as on any error).
+    """
+    try:
+        fd = os.open(Path(project) / CONFIG_FILE, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return Config()
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Config()
+        raw = os.read(fd, CONFIG_BYTES)
+    except OSError:
+        return Config()
+    finally:
+        os.close(fd)
+    try:
+        config = json.loads(raw)
+    except ValueError:
+        return Config()
+    if not isinstance(config, dict):
+        return Config()
+    ttl = config.get("auto_reserve_ttl_s")
+    if not isinstance(ttl, (int, float)) or isinstance(ttl, bool):
+        ttl = None
+    return Config(config.get("auto_reserve") is not False, None if ttl is None else float(ttl))
+
+
+def other_line(edit: FileEdit, project: str, now: float | None = None) -> str:
+    """ "codex-3 has also edited src/x.py in wt-c, 12 min ago": a merge conflict in the
+    making, said before it happens (`coord prime`, the MCP board and `coord top` too)."""
+    where = os.path.basename(edit.worktree.rstrip("/")) or edit.worktree
+    if edit.worktree.rstrip("/") == project.rstrip("/"):
+        where = f"{where} (the main worktree)"
+    return f"coord: {edit.agent} has also edited {edit.path} in {where}, {ago(edit.at, now)}"
+
+
+def ago(at: str, now: float | None = None) -> str:
+    """How long ago an RFC 3339 UTC instant was, in whole minutes ("just now" under one)."""
+    import calendar
+
+    moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S"))
+    minutes = int(((time.time() if now is None else now) - moment) // 60)
+    if minutes < 1:
+        return "just now"
+    return f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"

@@ -1,0 +1,65 @@
+"""After a tool ran (or, on Cursor, before a file is read): record what it did, so the
+next pre-edit knows who changed what (docs/PROTOCOL-1.2.md section 11).
+
+One entry point, `record`, which the hook runner calls for the `post-tool` event:
+Claude Code's PostToolUse on its edit tools and on Read, Codex's PostToolUse on
+`apply_patch`, Cursor's `afterFileEdit` and `beforeReadFile`. An edit is recorded
+with each file's content hash after it (a deleted file: ""), and appends
+`file.edited`; a read with the hash of what was read. A failure is one line on
+stderr: recording never blocks an agent.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from coordd_client.client import Client
+from coordd_client.hooks import files, guard, respond
+from coordd_client.hooks.payload import HookInput
+from coordd_client.protocol.errors import CoordError, MethodNotFound
+
+#: The tools (and Cursor events) that read a file rather than change it.
+READ_TOOLS = frozenset({"Read", "read_file"})
+CURSOR_READ_EVENT = "beforeReadFile"
+
+
+def record(socket: os.PathLike[str] | str, given: HookInput) -> int:
+    """Record the tool call's edits or reads; always let the host go on."""
+    raw = given.raw
+    event = raw.get("hook_event_name")
+    reading = raw.get("tool_name") in READ_TOOLS or event == CURSOR_READ_EVENT
+    paths = list(given.paths)
+    top = raw.get("file_path")  # Cursor's file events name the file at the top level
+    if isinstance(top, str) and top and top not in paths:
+        paths.append(top)
+    paths = [p for p in paths if "\0" not in p]
+    if paths and "\0" not in given.cwd:
+        try:
+            _send(socket, given, paths, reading=reading)
+        except MethodNotFound:
+            pass  # a daemon from before section 11 records nothing: nothing to say
+        except CoordError as exc:
+            sys.stderr.write(f"coord: could not record the {_what(reading)} ({exc.message})\n")
+    if given.host == "cursor" and event == CURSOR_READ_EVENT:
+        sys.stdout.write('{"permission": "allow"}\n')  # beforeReadFile must answer
+    return respond.PROCEED
+
+
+def _what(reading: bool) -> str:
+    return "read" if reading else "edit"
+
+
+def _send(
+    socket: os.PathLike[str] | str, given: HookInput, paths: list[str], *, reading: bool
+) -> None:
+    agent = given.agent.value
+    boards = files.groups(paths, cwd=given.cwd, project=given.project.value)
+    if not boards:
+        return
+    with Client(socket, timeout_s=guard.GUARD_TIMEOUT_S) as client:
+        for board in boards:
+            keys = list(board.paths)
+            hashes = [files.content_hash(board.files[k]) for k in keys]
+            send = client.record_read if reading else client.record_edit
+            send(keys, hashes, worktree=board.worktree, agent=agent, project=board.project)

@@ -1,0 +1,80 @@
+"""The builders of docs/PROTOCOL-1.2.md section 11 (issue 33), feature `file_edits`.
+
+`methods` imports them, so both clients wrap them as they wrap every other
+builder; an agent left None is the client's default, a project too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coordd_client.methods import Call, _clean
+from coordd_client.protocol import wire_edits
+
+
+def file_guard(
+    paths: Sequence[str],
+    *,
+    worktree: str,
+    agent: str | None = None,
+    project: str | None = None,
+    hashes: Sequence[str] | None = None,
+    auto_reserve: bool | None = None,
+    ttl_s: float | None = None,
+) -> Call[wire_edits.GuardResult]:
+    """The pre-edit verdict in one round trip: reserved by another, stale, else reserve."""
+    params = {
+        "paths": list(paths),
+        "worktree": worktree,
+        "agent": agent,
+        "project": project,
+        "hashes": None if hashes is None else list(hashes),
+        "auto_reserve": auto_reserve,
+        "ttl_s": ttl_s,
+    }
+    return Call("file.guard", params, wire_edits.GuardResult)
+
+
+def record_edit(
+    paths: Sequence[str],
+    hashes: Sequence[str],
+    *,
+    worktree: str,
+    agent: str | None = None,
+    project: str | None = None,
+) -> Call[wire_edits.RecordResult]:
+    """An edit made (content hashes after it); appends `file.edited`."""
+    params = {
+        "paths": list(paths),
+        "hashes": list(hashes),
+        "worktree": worktree,
+        "agent": agent,
+        "project": project,
+    }
+    return Call("file.record_edit", params, wire_edits.RecordResult)
+
+
+def record_read(
+    paths: Sequence[str],
+    hashes: Sequence[str],
+    *,
+    worktree: str,
+    agent: str | None = None,
+    project: str | None = None,
+) -> Call[wire_edits.RecordResult]:
+    """A read made (content hashes read): the agent's baseline for stale writes."""
+    params = {
+        "paths": list(paths),
+        "hashes": list(hashes),
+        "worktree": worktree,
+        "agent": agent,
+        "project": project,
+    }
+    return Call("file.record_read", params, wire_edits.RecordResult)
+
+
+def recent_edits(
+    *, project: str | None = None, agent: str | None = None, limit: int | None = None
+) -> Call[wire_edits.RecentResult]:
+    """Live agents' recorded edits; with `agent`, others' edits of its paths elsewhere."""
+    return Call("file.recent", _clean(dict(locals())), wire_edits.RecentResult)

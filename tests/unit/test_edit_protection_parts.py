@@ -1,0 +1,64 @@
+"""The pure parts of issue 33's edit protection: a path as its own literal pattern, and the
+repository's `.coord/config.json` as the hooks read it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from coordd.patterns import parse
+from coordd.store.edits import literal_pattern
+from coordd_client.hooks.files import CONFIG_FILE, Config, content_hash, repository_config
+
+
+@pytest.mark.parametrize("path", ["src/x.py", "src/[ab].py", "a/*/b?.txt", "!bang.md", "we\\ird"])
+def test_a_paths_pattern_covers_that_path_and_no_sibling(path: str) -> None:
+    text = literal_pattern(path)
+    assert text is not None
+    pattern = parse(text)
+    assert pattern.is_literal
+    assert pattern.covers(path) and pattern.covers(path + "/under")
+    assert not pattern.covers(path + "x")
+
+
+def test_a_path_too_long_for_a_pattern_gets_none() -> None:
+    assert literal_pattern("a/" * 600 + "b") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (None, Config()),
+        ('{"auto_reserve": false}', Config(auto_reserve=False)),
+        ('{"auto_reserve": true, "auto_reserve_ttl_s": 60}', Config(ttl_s=60.0)),
+        ('{"auto_reserve": "no"}', Config()),  # only false switches it off
+        ('{"auto_reserve_ttl_s": true}', Config()),
+        ("[false]", Config()),
+        ("not json", Config()),
+    ],
+)
+def test_the_repository_config(tmp_path: Path, text: str | None, expected: Config) -> None:
+    if text is not None:
+        (tmp_path / CONFIG_FILE).parent.mkdir()
+        (tmp_path / CONFIG_FILE).write_text(text)
+    assert repository_config(str(tmp_path)) == expected
+
+
+def test_a_config_that_is_not_a_regular_file_is_passed_over(tmp_path: Path) -> None:
+    (tmp_path / CONFIG_FILE).parent.mkdir()
+    os.mkfifo(tmp_path / CONFIG_FILE)  # reading it would block the hook
+    assert repository_config(str(tmp_path)) == Config()
+
+
+def test_content_hashes(tmp_path: Path) -> None:
+    file = tmp_path / "a"
+    assert content_hash(str(file)) == ""  # no such file
+    file.write_text("a")
+    first = content_hash(str(file))
+    assert len(first) == 64 and content_hash(str(file)) == first
+    file.write_text("b")
+    assert content_hash(str(file)) != first
+    os.mkfifo(tmp_path / "fifo")
+    assert content_hash(str(tmp_path / "fifo")) == ""
