@@ -13,13 +13,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
+#: 1.2 section 12's builders (issue 34), in their own module beside `methods.py`.
+TALK_METHODS_PY = METHODS_PY.with_name("talk_methods.py")
 TS_SRC = ROOT / "clients" / "ts" / "src"
 
 
 def builder_methods() -> dict[str, str]:
-    """{wire method: builder name} from `methods.py`'s `Call("...")` constructions."""
+    """{wire method: builder name} from `methods.py`'s (and `talk_methods.py`'s)
+    `Call("...")` constructions."""
     found: dict[str, str] = {}
-    for node in ast.parse(METHODS_PY.read_text()).body:
+    nodes = [*ast.parse(METHODS_PY.read_text()).body, *ast.parse(TALK_METHODS_PY.read_text()).body]
+    for node in nodes:
         if not isinstance(node, ast.FunctionDef):
             continue
         for inner in ast.walk(node):

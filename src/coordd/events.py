@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 import msgspec
@@ -126,8 +126,10 @@ class Subscription:
         self.last_delivered = 0
 
     def wants(self, event: CommittedEvent) -> bool:
+        # 1.2 messages reach only a subscription that names their type: a 1.0 or
+        # 1.1 subscriber, which asked for no types, sees the task events it knows.
         return (self.project is None or event.project == self.project) and (
-            self.types is None or event.type in self.types
+            event.type in self.types if self.types is not None else bool(event.task_json)
         )
 
     def close(self, reason: Literal["lagged", "shutdown", "unsubscribed"]) -> None:
@@ -141,6 +143,9 @@ class EventHub:
     def __init__(self, lifecycle: Lifecycle, slice_deliveries: int = Limits.fanout_slice) -> None:
         self._waiters_by_project: dict[str | None, set[Waiter]] = {}
         self._subscriptions: dict[int, Subscription] = {}
+        #: Called with each delivered event in seq order, and with None when the
+        #: daemon shuts down: 1.2 `message.wait` (`methods/talk.py`).
+        self.listeners: set[Callable[[CommittedEvent | None], None]] = set()
         self._ids = itertools.count(1)
         self.last_seq = 0
         self._lifecycle = lifecycle
@@ -219,6 +224,9 @@ class EventHub:
                     sub.close("lagged")
                 else:
                     sub.wakeup.set()
+        if self.listeners:
+            for listener in list(self.listeners):
+                listener(event)
         self._wake_waiters(event)
 
     def _wake_waiters(self, event: CommittedEvent) -> None:
@@ -228,7 +236,7 @@ class EventHub:
             self._waiters_by_project.get(None),
         )
         buckets = [bucket for bucket in candidates if bucket]
-        if not buckets:
+        if not buckets or not event.task_json:  # a 1.2 message changes no task
             return
         view = _view_decoder.decode(event.task_json)
         lowered = view.title.lower()
@@ -297,3 +305,5 @@ class EventHub:
         for sub in list(self._subscriptions.values()):
             sub.close("shutdown")
         self._subscriptions.clear()
+        for listener in list(self.listeners):
+            listener(None)

@@ -154,6 +154,14 @@ def test_every_protocol_method_is_registered() -> None:
         "reservation.list",
         # Protocol 1.2 (docs/PROTOCOL-1.2.md).
         "agent.release",
+        # Section 12 (issue 34): messages and release requests.
+        "message.send",
+        "message.read",
+        "message.ack",
+        "message.wait",
+        "message.get",
+        "request.release",
+        "request.answer",
     }
     assert set(METHODS) == expected
 

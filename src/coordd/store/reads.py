@@ -173,6 +173,10 @@ def events_since(
         args["project"] = project
     if types:
         where.append(f"type IN {in_list('type', list(dict.fromkeys(types)), args)}")
+    else:
+        # 1.2 messages only for a caller that names their type (a 1.1 reader
+        # decodes every event it gets as a task event).
+        where.append("substr(type, 1, 8) <> 'message.'")
     newest = last_seq(conn)
     require_known_seq(after_seq, newest)
     rows = conn.execute(
@@ -185,10 +189,12 @@ def events_since(
 
 
 class StoredEvent(msgspec.Struct):
-    """The two members of a stored event the daemon itself reads."""
+    """The two members of a stored event the daemon itself reads (a 1.2 message has no
+    task)."""
 
     seq: int
-    task: msgspec.Raw
+    #: Empty for a 1.2 message (msgspec cannot decode `Raw | None`).
+    task: msgspec.Raw = msgspec.Raw()
 
 
 stored_event_decoder = msgspec.json.Decoder(StoredEvent)
@@ -219,7 +225,7 @@ def first_matching_event(
             break
         for seq, data in rows:
             stored = stored_event_decoder.decode(data)
-            if matches(bytes(stored.task)):
+            if stored.task and matches(bytes(stored.task)):
                 return stored.task, seq
             position = seq
     return None, newest
@@ -236,7 +242,8 @@ def committed_events_after(conn: Db, after_seq: int, limit: int) -> list[Committ
     for seq, event_type, project, data in rows:
         encoded = data.encode() if isinstance(data, str) else bytes(data)
         task = stored_event_decoder.decode(encoded).task
-        events.append(CommittedEvent(seq, event_type, project, bytes(task).decode(), encoded))
+        task_json = bytes(task).decode()
+        events.append(CommittedEvent(seq, event_type, project, task_json, encoded))
     return events
 
 

@@ -23,7 +23,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import trio
 
-from coordd_client import methods
+from coordd_client import methods, talk_methods
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
@@ -243,6 +243,14 @@ class AsyncClient:
     unreserve = _async(methods.unreserve)
     check_paths = _async(methods.check_paths)
     reservations = _async(methods.reservations)
+    # 1.2 section 12 (issue 34): messages and release requests
+    send_message = _async(talk_methods.send_message)
+    read_messages = _async(talk_methods.read_messages)
+    ack_messages = _async(talk_methods.ack_messages)
+    wait_messages = _async(talk_methods.wait_messages)
+    get_message = _async(talk_methods.get_message)
+    request_release = _async(talk_methods.request_release)
+    answer_request = _async(talk_methods.answer_request)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

@@ -23,7 +23,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
-from coordd_client import methods
+from coordd_client import methods, talk_methods
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import (
     CoordError,
@@ -154,14 +154,7 @@ class Client:
         timeout_s: float | None = None,
     ) -> Response:
         """Send one request and return its response frame (notifications are queued aside)."""
-        self.connect()
-        assert self._sock is not None
-        request_id, frame = self._builder.build(method, params)
-        try:
-            self._sock.sendall(frame)
-        except OSError as exc:
-            self.close()
-            raise DaemonUnavailable(f"connection lost while sending {method}: {exc}") from None
+        request_id = self.send_request(method, params)
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             response = self.next_frame(deadline)
@@ -170,6 +163,20 @@ class Client:
                 continue
             if response.id == request_id or (response.id is None and response.error):
                 return response
+
+    def send_request(self, method: str, params: Mapping[str, Any] | None = None) -> int:
+        """Send one request without reading its answer; return its id. For a caller
+        that keeps several blocking calls open on one connection and reads whichever
+        answers first with `next_frame` (the wake hook: `task.wait` and `message.wait`)."""
+        self.connect()
+        assert self._sock is not None
+        request_id, frame = self._builder.build(method, params)
+        try:
+            self._sock.sendall(frame)
+        except OSError as exc:
+            self.close()
+            raise DaemonUnavailable(f"connection lost while sending {method}: {exc}") from None
+        return request_id
 
     def next_frame(self, deadline: float | None = None) -> Response:
         """Block for the next frame from the daemon (a response or a notification)."""
@@ -226,6 +233,14 @@ class Client:
     unreserve = _sync(methods.unreserve)
     check_paths = _sync(methods.check_paths)
     reservations = _sync(methods.reservations)
+    # 1.2 section 12 (issue 34): messages and release requests
+    send_message = _sync(talk_methods.send_message)
+    read_messages = _sync(talk_methods.read_messages)
+    ack_messages = _sync(talk_methods.ack_messages)
+    wait_messages = _sync(talk_methods.wait_messages)
+    get_message = _sync(talk_methods.get_message)
+    request_release = _sync(talk_methods.request_release)
+    answer_request = _sync(talk_methods.answer_request)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

@@ -98,6 +98,8 @@ PROJECT_METHODS = frozenset(
         "reservation.release",
         "reservation.check",
         "reservation.list",
+        "message.send",  # issue 34
+        "request.release",  # issue 34
     }
 )
 

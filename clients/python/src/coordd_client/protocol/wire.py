@@ -25,6 +25,8 @@ EventType = Literal[
     "task.assigned",
     "task.blocked",
     "task.unblocked",
+    # 1.2 section 12 (issue 34): messages, questions, release requests and answers
+    "message.sent",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 #: What `task.post` may start a task as: pending, or done for an announcement (an ack).
