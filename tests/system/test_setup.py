@@ -88,7 +88,14 @@ def test_claude_setup_merges_is_idempotent_and_removes_exactly(
     assert stop["rewakeSummary"].startswith("coord:") and stop["rewakeMessage"]
     # Every session source gets the board: startup, resume, clear, compact and fork.
     assert "matcher" not in settings["hooks"]["SessionStart"][0]
-    assert set(settings["hooks"]) == {"PreToolUse", "SessionStart", "Stop", "SessionEnd"}
+    assert set(settings["hooks"]) == {
+        "PreToolUse",
+        "SessionStart",
+        "Stop",
+        "SessionEnd",
+        "UserPromptSubmit",  # issue 34: message delivery
+        "PostToolUse",
+    }
     notes = (project / "CLAUDE.md").read_text()
     assert notes.startswith("<!-- BEGIN COORD -->") and "<!-- END COORD -->" in notes
     assert COORD not in notes  # a file a team may commit holds no machine-local path

@@ -19,11 +19,14 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
-from coordd_client import methods, talk_methods
+from coordd_client import methods
+
+if TYPE_CHECKING:
+    from coordd_client import talk_methods
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import (
     CoordError,
@@ -233,14 +236,24 @@ class Client:
     unreserve = _sync(methods.unreserve)
     check_paths = _sync(methods.check_paths)
     reservations = _sync(methods.reservations)
-    # 1.2 section 12 (issue 34): messages and release requests
-    send_message = _sync(talk_methods.send_message)
-    read_messages = _sync(talk_methods.read_messages)
-    ack_messages = _sync(talk_methods.ack_messages)
-    wait_messages = _sync(talk_methods.wait_messages)
-    get_message = _sync(talk_methods.get_message)
-    request_release = _sync(talk_methods.request_release)
-    answer_request = _sync(talk_methods.answer_request)
+    # 1.2 section 12 (issue 34): messages and release requests. Their builders load
+    # on first use (`methods.talk`): a hook that never talks keeps its imports.
+    if TYPE_CHECKING:
+        send_message = _sync(talk_methods.send_message)
+        read_messages = _sync(talk_methods.read_messages)
+        ack_messages = _sync(talk_methods.ack_messages)
+        wait_messages = _sync(talk_methods.wait_messages)
+        get_message = _sync(talk_methods.get_message)
+        request_release = _sync(talk_methods.request_release)
+        answer_request = _sync(talk_methods.answer_request)
+    else:
+        send_message = _sync(methods.talk("send_message"))
+        read_messages = _sync(methods.talk("read_messages"))
+        ack_messages = _sync(methods.talk("ack_messages"))
+        wait_messages = _sync(methods.talk("wait_messages"))
+        get_message = _sync(methods.talk("get_message"))
+        request_release = _sync(methods.talk("request_release"))
+        answer_request = _sync(methods.talk("answer_request"))
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

@@ -108,6 +108,20 @@ PROJECT_METHODS = frozenset(
 JSON_NULL = msgspec.Raw(b"null")
 
 
+def talk(name: str) -> Any:
+    """Issue 34's builder `name` (`talk_methods`), imported on its first call: the clients
+    offer it without loading it, so a hook that sends no message pays nothing for it."""
+
+    def builder(*args: Any, **kwargs: Any) -> Call[Any]:
+        from coordd_client import talk_methods
+
+        made: Call[Any] = getattr(talk_methods, name)(*args, **kwargs)
+        return made
+
+    builder.__name__ = name
+    return builder
+
+
 def _clean(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 

@@ -22,7 +22,7 @@ from coordd_client.hooks import guard, respond
 from coordd_client.hooks.payload import HookInput, Host, read
 from coordd_client.protocol.errors import CoordError
 
-EVENTS = ("session-start", "pre-edit", "wake", "session-end", "pre-commit")
+EVENTS = ("session-start", "pre-edit", "wake", "session-end", "pre-commit", "deliver")
 #: `COORD_ALLOW_RESERVED=1` lets one commit of reserved files through.
 ALLOW_RESERVED_ENV = "COORD_ALLOW_RESERVED"
 #: The wake hook exits 0 after this long (its host's timeout must be longer).
@@ -84,6 +84,10 @@ def run(call: Invocation) -> int:
             return _pre_edit(call, given)
         if event == "wake":
             return _wake(call, given)
+        if event == "deliver":  # issue 34: unread messages into the turn's context
+            from coordd_client.hooks import deliver
+
+            return deliver.respond(given, deliver.deliver(call.socket, given.agent.value))
         return _session_end(call, given)
     except CoordError as exc:
         sys.stderr.write(f"coord hook {event}: {exc.message} (the session goes on)\n")

@@ -17,15 +17,19 @@ from typing import Any
 import msgspec
 from mcp.server.mcpserver import Context
 
-from coordd_client import methods, presence
+from coordd_client import methods, presence, talk_methods, talk_render
 from coordd_client.mcp_bridge.bridge import Bridge
-from coordd_client.protocol import wire
+from coordd_client.protocol import talk, wire
+from coordd_client.protocol.errors import CoordError
 
 MY_CLAIMS_SHOWN = 10
 MY_RESERVATIONS_SHOWN = 5
 ASSIGNED_SHOWN = 5
 READY_SHOWN = 8
 AGENTS_SHOWN = 8
+#: Unread messages shown (issue 34), each one line of at most `MESSAGE_CHARS`.
+MESSAGES_SHOWN = 3
+MESSAGE_CHARS = 200
 TITLE_CHARS = 80
 #: Characters of an agent's name or a kind shown (as summary.NAME_CHARS).
 NAME_CHARS = 64
@@ -35,8 +39,9 @@ LOOKBACK_EVENTS = 500
 MAX_COUNT_PAGES = 10
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
 #: What the rows above can add up to: 28 tasks of at most ~190 characters of JSON, five
-#: reservations, eight agents (names cut at `NAME_CHARS`) and the rest.
-BOARD_CHARS = 4800
+#: reservations, eight agents (names cut at `NAME_CHARS`) and the rest; then the
+#: unread messages' lines (issue 34) and their JSON quoting.
+BOARD_CHARS = 4800 + MESSAGES_SHOWN * (MESSAGE_CHARS + 4) + 60
 
 
 def _short(task: wire.Task) -> dict[str, Any]:
@@ -131,6 +136,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
     ]
     my_reservations = [r for r in reserved.reservations if r.agent == agent]
     hint = _hint(mine, ready, pending_cut or claimed_cut)
+    unread = await _unread(bridge, ctx)
     return fit(
         {
             "agent": agent,
@@ -142,13 +148,21 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
             "ready_total": len(ready),
             "counts": counts,
             "other_agents": others[:AGENTS_SHOWN],
+            "unread_messages": unread,
             "hint": hint,
         }
     )
 
 
 #: The lists `fit` shortens, least useful first (the reverse of the board's ranking).
-_CUT_ORDER = ("other_agents", "ready", "assigned_to_me", "my_reservations", "my_claims")
+_CUT_ORDER = (
+    "other_agents",
+    "ready",
+    "unread_messages",
+    "assigned_to_me",
+    "my_reservations",
+    "my_claims",
+)
 _encoder = msgspec.json.Encoder()
 
 
@@ -165,6 +179,20 @@ def fit(board: dict[str, Any], limit: int = BOARD_CHARS) -> dict[str, Any]:
     if dropped:
         board["cut"] = dropped
     return board
+
+
+async def _unread(bridge: Bridge, ctx: Context) -> list[str]:
+    """The first unread messages, one line each (not marked read: `read_messages` does
+    that); none from a daemon without messages (1.2 feature `messages`)."""
+    call = bridge.fill(talk_methods.read_messages(limit=MESSAGES_SHOWN), ctx)
+    try:
+        found: talk.InboxResult = await bridge.link.typed(call)
+    except CoordError:
+        return []
+    lines = [_cut(talk_render.message_line(m), MESSAGE_CHARS) for m in found.messages]
+    if found.more:
+        lines.append("more unread: read_messages")
+    return lines
 
 
 def _hint(mine: list[wire.Task], ready: list[wire.Task], cut: bool) -> str:
