@@ -50,6 +50,27 @@ def test_direct_message_is_read_once_across_a_restart_and_a_reconnect(
         assert codex.read_messages().messages == []
 
 
+def test_a_recipient_that_drops_mid_stream_gets_everything_unacked_once(
+    daemon: DaemonProcess,
+) -> None:
+    with client_for(daemon, "codex-3") as codex:
+        for n in range(3):
+            codex.send_message(f"m{n}", to="claude-1")
+        with client_for(daemon, "claude-1") as claude:
+            assert len(claude.read_messages().messages) == 3  # read, then gone before its ack
+        for n in range(3, 5):
+            codex.send_message(f"m{n}", to="claude-1")
+        with client_for(daemon, "claude-1") as claude:
+            first = claude.read_messages(limit=2)
+            assert [m.body for m in first.messages] == ["m0", "m1"] and first.more
+            claude.ack_messages(first.messages[-1].id)
+        with client_for(daemon, "claude-1") as claude:
+            rest = claude.read_messages()
+            assert [m.body for m in rest.messages] == ["m2", "m3", "m4"] and not rest.more
+            claude.ack_messages(rest.messages[-1].id)
+            assert claude.read_messages().messages == []
+
+
 def test_project_and_thread_audiences(daemon: DaemonProcess) -> None:
     with (
         client_for(daemon, "a") as a,
