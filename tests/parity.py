@@ -13,11 +13,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
+#: 1.2 section 12's builders (issue 34), in their own module beside `methods.py`.
 TS_SRC = ROOT / "clients" / "ts" / "src"
 
 
 def builder_methods() -> dict[str, str]:
-    """{wire method: builder name} from `methods.py`'s `Call("...")` constructions."""
+    """{wire method: builder name} from `methods.py`'s (and `methods_<feature>.py`'s)
+    `Call("...")` constructions."""
     found: dict[str, str] = {}
     # A feature's builders may sit in a module of their own (`methods_<feature>.py`),
     # which `methods` imports from.

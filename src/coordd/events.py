@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 import msgspec
@@ -143,6 +143,9 @@ class EventHub:
     def __init__(self, lifecycle: Lifecycle, slice_deliveries: int = Limits.fanout_slice) -> None:
         self._waiters_by_project: dict[str | None, set[Waiter]] = {}
         self._subscriptions: dict[int, Subscription] = {}
+        #: Called with each delivered event in seq order, and with None when the
+        #: daemon shuts down: 1.2 `message.wait` (`methods/talk.py`).
+        self.listeners: set[Callable[[CommittedEvent | None], None]] = set()
         self._ids = itertools.count(1)
         self.last_seq = 0
         self._lifecycle = lifecycle
@@ -221,6 +224,9 @@ class EventHub:
                     sub.close("lagged")
                 else:
                     sub.wakeup.set()
+        if self.listeners:
+            for listener in list(self.listeners):
+                listener(event)
         self._wake_waiters(event)
 
     def _wake_waiters(self, event: CommittedEvent) -> None:
@@ -299,3 +305,5 @@ class EventHub:
         for sub in list(self._subscriptions.values()):
             sub.close("shutdown")
         self._subscriptions.clear()
+        for listener in list(self.listeners):
+            listener(None)

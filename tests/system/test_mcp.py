@@ -26,6 +26,8 @@ TOOLS = {
     "release_task", "complete_task", "fail_task", "cancel_task", "reopen_task",
     "wait_for_task", "heartbeat", "whoami", "assign_task", "reserve_paths", "release_paths",
     "check_paths", "list_reservations",
+    # issue 34
+    "send_message", "read_messages", "request_release", "answer_request",
 }  # fmt: skip
 
 

@@ -89,11 +89,17 @@ def test_claude_setup_merges_is_idempotent_and_removes_exactly(
     # Every session source gets the board: startup, resume, clear, compact and fork.
     assert "matcher" not in settings["hooks"]["SessionStart"][0]
     assert set(settings["hooks"]) == {
-        "PreToolUse", "PostToolUse", "SessionStart", "Stop", "SessionEnd"
-    }  # fmt: skip
-    # Edits and reads are recorded (issue 33): the stale-write guard needs both.
+        "PreToolUse",
+        "PostToolUse",
+        "SessionStart",
+        "Stop",
+        "SessionEnd",
+        "UserPromptSubmit",  # issue 34: message delivery
+    }
+    # Edits and reads are recorded (issue 33): the stale-write guard needs both; the
+    # same hook delivers unread messages after edits and shells (issue 34).
     (post,) = settings["hooks"]["PostToolUse"]
-    assert post["matcher"] == "Edit|Write|MultiEdit|NotebookEdit|Read"
+    assert post["matcher"] == "Edit|Write|MultiEdit|NotebookEdit|Read|Bash"
     assert "hook post-tool --host claude" in post["hooks"][0]["command"]
     notes = (project / "CLAUDE.md").read_text()
     assert notes.startswith("<!-- BEGIN COORD -->") and "<!-- END COORD -->" in notes
@@ -134,7 +140,7 @@ def test_codex_setup_keeps_toml_comments_and_order(
     assert "[mcp_servers.coord]" in config and "startup_timeout_sec = 20" in config
     hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
     assert hooks["PreToolUse"][0]["matcher"] == "^apply_patch$"
-    assert hooks["PostToolUse"][0]["matcher"] == "^apply_patch$"  # edits recorded
+    assert hooks["PostToolUse"][0]["matcher"] == "^(apply_patch|Bash)$"  # edits recorded
     assert "hook post-tool --host codex" in hooks["PostToolUse"][0]["hooks"][0]["command"]
     # A Codex tab gives its claims back when it exits (its default timeout is 1 s).
     end = hooks["SessionEnd"][0]["hooks"][0]

@@ -159,6 +159,14 @@ def test_every_protocol_method_is_registered() -> None:
         "file.record_edit",
         "file.record_read",
         "file.recent",
+        # Section 12 (issue 34): messages and release requests.
+        "message.send",
+        "message.read",
+        "message.ack",
+        "message.wait",
+        "message.get",
+        "request.release",
+        "request.answer",
     }
     assert set(METHODS) == expected
 

@@ -24,6 +24,8 @@ from parity import ROOT, builder_methods
 pytest.importorskip("mcp")
 
 TOOLS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "mcp_bridge" / "tools.py"
+#: Issue 34's tools, registered by tools.py from their own module.
+TALK_TOOLS_PY = TOOLS_PY.with_name("talk_tools.py")
 #: What JSON Schema says about a value's range, size, shape or set; titles, descriptions
 #: and defaults are presentation.
 CONSTRAINTS = (
@@ -50,7 +52,8 @@ def tool_methods() -> dict[str, str]:
     """{tool: wire method} from the builders each tool in tools.py calls."""
     builders = {builder: wire for wire, builder in builder_methods().items()}
     found: dict[str, str] = {}
-    for node in ast.walk(ast.parse(TOOLS_PY.read_text())):
+    trees = [ast.parse(path.read_text()) for path in (TOOLS_PY, TALK_TOOLS_PY)]
+    for node in (node for tree in trees for node in ast.walk(tree)):
         if not isinstance(node, ast.AsyncFunctionDef):
             continue
         called = {
@@ -59,7 +62,7 @@ def tool_methods() -> dict[str, str]:
             if isinstance(inner, ast.Call)
             and isinstance(inner.func, ast.Attribute)
             and isinstance(inner.func.value, ast.Name)
-            and inner.func.value.id == "methods"
+            and inner.func.value.id in ("methods", "methods_talk")
         }
         wires = {builders[name] for name in called if name in builders}
         if wires:

@@ -15,11 +15,11 @@ import msgspec
 
 from coordd.methods.registry import METHODS
 from coordd.protocol import params
-from coordd_client import methods
+from coordd_client import methods, methods_talk
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
 from coordd_client.mcp_bridge.results import NEXT_STEP
-from coordd_client.protocol import errors, wire
+from coordd_client.protocol import errors, talk, wire
 from parity import (
     TS_SRC,
     builder_methods,
@@ -82,9 +82,11 @@ def test_the_typescript_client_calls_every_daemon_method() -> None:
 def test_each_builder_takes_its_methods_params_and_no_others() -> None:
     for method, builder in builder_methods().items():
         wanted = set(params_type(method).__struct_fields__)
-        taken = set(inspect.signature(getattr(methods, builder)).parameters)
+        module = methods if hasattr(methods, builder) else methods_talk
+        taken = set(inspect.signature(getattr(module, builder)).parameters)
         # A builder's positional names may be Python's (`task_id` for `id`).
-        taken = {"id" if name == "task_id" and "id" in wanted else name for name in taken}
+        python_ids = ("task_id", "message_id", "request_id")
+        taken = {"id" if name in python_ids and "id" in wanted else name for name in taken}
         assert taken == wanted, (method, {"missing": wanted - taken, "unknown": taken - wanted})
 
 
@@ -102,10 +104,11 @@ def test_the_typescript_wire_types_have_the_wire_structs_fields() -> None:
     declared = ts_interfaces()
     structs = {
         name: cls
-        for name, cls in vars(wire).items()
+        for module in (wire, talk)
+        for name, cls in vars(module).items()
         if isinstance(cls, type)
         and issubclass(cls, msgspec.Struct)
-        and cls.__module__ == wire.__name__
+        and cls.__module__ == module.__name__
     }
     assert {"Task", "Event", "Reservation"} <= set(structs) & set(declared)
     for name, struct in structs.items():

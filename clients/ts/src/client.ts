@@ -362,6 +362,21 @@ export class CoorddClient extends EventEmitter {
   recentEdits(p: { project: string; agent?: string; limit?: number }, o?: CallOptions): Promise<T.RecentResult> {
     return this.call("file.recent", p, o);
   }
+  // 1.2 section 12 (features `messages`, `release_requests`): to `to`, else the thread of
+  // `task_id`, else (a reply) the sender of `reply_to`, else every live agent of the project.
+  sendMessage(p: { agent: string; project: string; body: string; to?: string; task_id?: number; reply_to?: number; kind?: "message" | "question"; idempotency_key?: string }, o?: CallOptions): Promise<T.SendResult> {
+    return this.call("message.send", p, o);
+  }
+  readMessages(p: { agent: string; after_id?: number; limit?: number }, o?: CallOptions): Promise<T.InboxResult> { return this.call("message.read", p, o); }
+  ackMessages(p: { agent: string; up_to: number }, o?: CallOptions): Promise<T.AckResult> { return this.call("message.ack", p, o); }
+  waitMessages(p: { agent: string; timeout_s: number; after_id?: number }, o?: CallOptions): Promise<T.InboxResult> { return this.call("message.wait", p, o); }
+  getMessage(id: number, o?: CallOptions): Promise<T.MessageResult> { return this.call("message.get", { id }, o); }
+  requestRelease(p: { agent: string; project: string; patterns?: string[]; task_id?: number; to?: string; body?: string; ttl_s?: number; idempotency_key?: string }, o?: CallOptions): Promise<T.RequestResult> {
+    return this.call("request.release", p, o);
+  }
+  answerRequest(p: { agent: string; id: number; decision: "approve" | "deny" | "narrow"; patterns?: string[]; reason?: string }, o?: CallOptions): Promise<T.AnswerResult> {
+    return this.call("request.answer", p, o);
+  }
 
   /**
    * Wait as long as you like: `task.wait` chained by seq in steps the daemon allows

@@ -169,3 +169,47 @@ export interface GuardResult {
 }
 export interface RecordResult { recorded: number }
 export interface RecentResult { edits: FileEdit[] }
+// 1.2 section 12 (issue 34, features `messages` and `release_requests`).
+/** What a release request asks for and where it stands. */
+export interface RequestState {
+  holder: string;
+  patterns: string[] | null;
+  task_id: number | null;
+  status: "open" | "approved" | "denied" | "narrowed" | "expired";
+  expires_at: string;
+  granted?: string[] | null;
+  reason?: string | null;
+}
+/** A message to an agent, a project or a task's thread; a question, request or answer. */
+export interface Message {
+  id: number;
+  project: string;
+  sender: string;
+  kind: "message" | "question" | "request" | "answer";
+  audience: "agent" | "project" | "task";
+  to: string | null;
+  task_id: number | null;
+  reply_to: number | null;
+  body: string;
+  created_at: string;
+  seq: number;
+  answer_id?: number | null;
+  open?: boolean;
+  request?: RequestState | null;
+}
+/** A `message.sent` event: only to a subscription or `events.since` that names the type. */
+export interface MessageEvent {
+  seq: number;
+  at: string;
+  type: "message.sent";
+  task_id: number | null;
+  agent: string;
+  message: Message;
+  recipients: string[];
+}
+export interface SendResult { message: Message; created: boolean; recipients: string[] }
+export interface InboxResult { messages: Message[]; cursor: number; more?: boolean }
+export interface AckResult { cursor: number }
+export interface MessageResult { message: Message; recipients: string[] }
+export interface RequestResult { request: Message; created: boolean }
+export interface AnswerResult { request: Message; answer: Message; reservations: Reservation[]; task?: Task | null }

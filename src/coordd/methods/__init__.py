@@ -12,6 +12,7 @@ from coordd.methods import (  # noqa: F401  (registration)
     events,
     reservations,
     server,
+    talk,  # issue 34: messages and release requests
     tasks,
 )
 from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session

@@ -18,6 +18,8 @@ FEATURES = (
     "agent_release",
     "pattern_limits",
     "file_edits",  # section 11 (issue 33)
+    "messages",  # issue 34: docs/PROTOCOL-1.2.md section 12
+    "release_requests",
 )
 
 
@@ -52,6 +54,7 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
             "queued": stats.queued,
         },
         "waiters": services.hub.waiter_count,
+        "message_waiters": len(services.hub.listeners),  # issue 34 (section 12)
         "subscriptions": services.hub.subscription_count,
         "reservations": {
             "waiting": services.reservation_queue.waiting,

@@ -73,7 +73,7 @@ DEFAULT_TTL_S = 3600.0
 
 
 #: The fields that hold an agent name, in whichever Struct they appear.
-AGENT_FIELDS = ("agent", "claimed_by", "assignee", "of")
+AGENT_FIELDS = ("agent", "claimed_by", "assignee", "of", "to")
 
 
 class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

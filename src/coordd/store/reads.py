@@ -193,10 +193,12 @@ def events_since(
 
 
 class StoredEvent(msgspec.Struct):
-    """The two members of a stored event the daemon itself reads."""
+    """The two members of a stored event the daemon itself reads (a 1.2 message has no
+    task)."""
 
     seq: int
-    task: msgspec.Raw
+    #: Empty for a 1.2 message (msgspec cannot decode `Raw | None`).
+    task: msgspec.Raw = msgspec.Raw()
 
 
 stored_event_decoder = msgspec.json.Decoder(StoredEvent)
@@ -229,7 +231,7 @@ def first_matching_event(
             break
         for seq, data in rows:
             stored = stored_event_decoder.decode(data)
-            if matches(bytes(stored.task)):
+            if stored.task and matches(bytes(stored.task)):
                 return stored.task, seq
             position = seq
     return None, newest
@@ -249,7 +251,8 @@ def committed_events_after(conn: Db, after_seq: int, limit: int) -> list[Committ
             events.append(CommittedEvent(seq, event_type, project, "", encoded))
             continue
         task = stored_event_decoder.decode(encoded).task
-        events.append(CommittedEvent(seq, event_type, project, bytes(task).decode(), encoded))
+        task_json = bytes(task).decode()
+        events.append(CommittedEvent(seq, event_type, project, task_json, encoded))
     return events
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from coordd.store.edits_schema import EDITS
+from coordd.store.talk_schema import TALK
 
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
 #: row. Under load a group's claims land on rows far apart, so every index a
@@ -140,6 +141,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLAIM_INDEXES,
     EVENT_CHAIN,
     EDITS,  # 1.2 section 11: recorded edits (issue 33)
+    TALK,  # issue 34: messages and release requests
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

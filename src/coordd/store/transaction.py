@@ -60,7 +60,7 @@ LEAVES_CLAIM = frozenset(
 #: or `events.since` whose `types` names them (docs/PROTOCOL-1.2.md section 11), so
 #: a client that expects every event to carry a task never meets one. `task.wait`
 #: never matches them.
-OPT_IN_EVENT_TYPES = frozenset({"file.edited"})
+OPT_IN_EVENT_TYPES = frozenset({"file.edited", "message.sent"})
 
 
 class TaskRow(NamedTuple):

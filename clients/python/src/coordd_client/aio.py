@@ -19,11 +19,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import trio
 
 from coordd_client import methods, methods_edits
+
+if TYPE_CHECKING:
+    from coordd_client import methods_talk
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
@@ -247,6 +250,24 @@ class AsyncClient:
     record_edit = _async(methods_edits.record_edit)
     record_read = _async(methods_edits.record_read)
     recent_edits = _async(methods_edits.recent_edits)
+    # 1.2 section 12 (issue 34): messages and release requests. Their builders load
+    # on first use (`methods.talk`): a hook that never talks keeps its imports.
+    if TYPE_CHECKING:
+        send_message = _async(methods_talk.send_message)
+        read_messages = _async(methods_talk.read_messages)
+        ack_messages = _async(methods_talk.ack_messages)
+        wait_messages = _async(methods_talk.wait_messages)
+        get_message = _async(methods_talk.get_message)
+        request_release = _async(methods_talk.request_release)
+        answer_request = _async(methods_talk.answer_request)
+    else:
+        send_message = _async(methods.talk("send_message"))
+        read_messages = _async(methods.talk("read_messages"))
+        ack_messages = _async(methods.talk("ack_messages"))
+        wait_messages = _async(methods.talk("wait_messages"))
+        get_message = _async(methods.talk("get_message"))
+        request_release = _async(methods.talk("request_release"))
+        answer_request = _async(methods.talk("answer_request"))
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

@@ -19,11 +19,14 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
 from coordd_client import methods, methods_edits
+
+if TYPE_CHECKING:
+    from coordd_client import methods_talk
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import (
     CoordError,
@@ -154,14 +157,7 @@ class Client:
         timeout_s: float | None = None,
     ) -> Response:
         """Send one request and return its response frame (notifications are queued aside)."""
-        self.connect()
-        assert self._sock is not None
-        request_id, frame = self._builder.build(method, params)
-        try:
-            self._sock.sendall(frame)
-        except OSError as exc:
-            self.close()
-            raise DaemonUnavailable(f"connection lost while sending {method}: {exc}") from None
+        request_id = self.send_request(method, params)
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             response = self.next_frame(deadline)
@@ -170,6 +166,20 @@ class Client:
                 continue
             if response.id == request_id or (response.id is None and response.error):
                 return response
+
+    def send_request(self, method: str, params: Mapping[str, Any] | None = None) -> int:
+        """Send one request without reading its answer; return its id. For a caller
+        that keeps several blocking calls open on one connection and reads whichever
+        answers first with `next_frame` (the wake hook: `task.wait` and `message.wait`)."""
+        self.connect()
+        assert self._sock is not None
+        request_id, frame = self._builder.build(method, params)
+        try:
+            self._sock.sendall(frame)
+        except OSError as exc:
+            self.close()
+            raise DaemonUnavailable(f"connection lost while sending {method}: {exc}") from None
+        return request_id
 
     def next_frame(self, deadline: float | None = None) -> Response:
         """Block for the next frame from the daemon (a response or a notification)."""
@@ -230,6 +240,24 @@ class Client:
     record_edit = _sync(methods_edits.record_edit)
     record_read = _sync(methods_edits.record_read)
     recent_edits = _sync(methods_edits.recent_edits)
+    # 1.2 section 12 (issue 34): messages and release requests. Their builders load
+    # on first use (`methods.talk`): a hook that never talks keeps its imports.
+    if TYPE_CHECKING:
+        send_message = _sync(methods_talk.send_message)
+        read_messages = _sync(methods_talk.read_messages)
+        ack_messages = _sync(methods_talk.ack_messages)
+        wait_messages = _sync(methods_talk.wait_messages)
+        get_message = _sync(methods_talk.get_message)
+        request_release = _sync(methods_talk.request_release)
+        answer_request = _sync(methods_talk.answer_request)
+    else:
+        send_message = _sync(methods.talk("send_message"))
+        read_messages = _sync(methods.talk("read_messages"))
+        ack_messages = _sync(methods.talk("ack_messages"))
+        wait_messages = _sync(methods.talk("wait_messages"))
+        get_message = _sync(methods.talk("get_message"))
+        request_release = _sync(methods.talk("request_release"))
+        answer_request = _sync(methods.talk("answer_request"))
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

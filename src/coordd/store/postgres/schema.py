@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.store.postgres.edits_schema import EDITS
+from coordd.store.postgres.talk_schema import TALK
 from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
 
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.
@@ -125,6 +126,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLAIM_INDEXES,
     EVENT_CHAIN,
     EDITS,  # 1.2 section 11: recorded edits (issue 33)
+    TALK,  # issue 34: messages and release requests
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

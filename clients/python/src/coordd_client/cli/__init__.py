@@ -32,6 +32,7 @@ COMMAND_GROUPS = (
     "waiting",
     "leases",
     "reservations",
+    "talk",  # issue 34: msg, inbox, request, answer
     "prime",
     "agents",
     "status",

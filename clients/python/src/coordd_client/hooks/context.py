@@ -32,8 +32,9 @@ CURSOR_WORKFLOW = WORKFLOW.replace("claim_task; `coord next` in a shell", "claim
 PRIME_FILE = Path(".coord") / "PRIME.md"
 #: At most this much of it is used (about 400 tokens); the rest is cut, and said to be.
 WORKFLOW_CHARS = 1600
-#: The bound on the whole session-start context, in characters (about 1,300 tokens).
-CONTEXT_CHARS = SUMMARY_CHARS + 1 + WORKFLOW_CHARS
+#: The bound on the whole session-start context, in characters (about 1,300 tokens,
+#: and 400 more when unread messages are delivered with it).
+CONTEXT_CHARS = SUMMARY_CHARS + 1 + reported.DELIVERY_CHARS + 1 + WORKFLOW_CHARS
 #: Characters of a daemon's error message shown when the board is unavailable.
 ERROR_CHARS = 300
 
@@ -52,12 +53,16 @@ def session_start_context(
     try:
         with connect(Path(socket), autostart=autostart) as client:
             board = summarize(client, agent, project, shell_is_the_agent=shell_is_the_agent)
+            # 1.2: what others said to this tab while it was away, shown (and acked) once.
+            unread = reported.take_unread(client, agent)
     except CoordError as exc:
         held = exc.data.get("reason") == "database_held"  # starting one would not help
         step = "" if held else " Start it with `coordd serve`."
         why, who = cut(exc.message, ERROR_CHARS), cut(agent, NAME_CHARS)
         return f"coordd board unavailable ({why}); you are {who}.{step}\n{workflow}"
     reported.remember(agent, board.assigned)
+    if unread:
+        return f"{board.text}\n{unread}\n{workflow}"
     return f"{board.text}\n{workflow}"
 
 

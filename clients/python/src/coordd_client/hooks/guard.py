@@ -88,6 +88,12 @@ def line(path: str, conflict: PathConflict) -> str:
     why = f" ({r.reason})" if r.reason else ""
     return (
         f"{path} is reserved (exclusive, pattern {r.pattern}) by {r.agent} until"
-        f" {r.expires_at[11:16]}Z{task}{why}; ask {r.agent} for it with a task assigned to"
-        f" them (post_task with assignee {r.agent}), or pick other work"
+        f" {r.expires_at[11:16]}Z{task}{why}; ask {r.agent} to hand it over:"
+        f" request_release with patterns [{r.pattern!r}] (`coord request {_quoted(r.pattern)}"
+        " --wait 300` in a shell), or pick other work"
     )
+
+
+def _quoted(pattern: str) -> str:
+    """`pattern` as a shell word (shlex.quote's rule, without loading shlex in every edit)."""
+    return "'" + pattern.replace("'", "'\\''") + "'"

@@ -1,5 +1,6 @@
 """Which assigned tasks an agent was already told about (by session start or a wake-up),
-so a tab that chose not to take a task is not woken for it again and again.
+so a tab that chose not to take a task is not woken for it again and again; and
+(issue 34) the messages it is told, each once (`take_unread`).
 
 A task is remembered by its id and creation time: ids are never reused
 within one database, and the time tells a task of a database made afresh
@@ -13,6 +14,10 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
+
+from coordd_client.client import Client
+from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.paths import state_dir
 from coordd_client.protocol.wire import Task
 
@@ -55,3 +60,52 @@ def remember(agent: str, tasks: list[Task]) -> None:
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(keys[-KEEP:]))
     temporary.replace(path)
+
+
+# --- messages (1.2 section 12): told once, by the daemon's read cursor ----------
+
+#: Messages read per delivery: more than this waits for the next hook.
+PER_DELIVERY = 5
+#: The bound on one delivery's text (about 400 tokens).
+DELIVERY_CHARS = 1600
+
+
+class _Peek(msgspec.Struct):
+    """How many messages an inbox answer holds, read without decoding them."""
+
+    messages: list[msgspec.Raw] = msgspec.field(default_factory=list)
+
+
+_peek = msgspec.json.Decoder(_Peek)
+
+
+def holds_messages(result: msgspec.Raw) -> bool:
+    """Whether a `message.read` or `message.wait` result has any message in it."""
+    return bool(_peek.decode(result).messages)
+
+
+def take_unread(client: Client, agent: str) -> str:
+    """The agent's unread messages as context text, acknowledged; "" when there are none
+    (or the daemon predates messages).
+
+    Read raw first: a hook with nothing to show (most of them) never loads the message
+    types or their rendering (`tests/system/test_hook_imports.py` counts modules).
+    """
+    params = {"agent": agent, "limit": PER_DELIVERY}
+    try:
+        response = client.call_raw("message.read", params, timeout_s=client.timeout_s)
+        if response.error is not None or not holds_messages(response.result):
+            return ""
+        from coordd_client import talk_render
+        from coordd_client.protocol.talk import InboxResult
+
+        found = msgspec.json.decode(response.result, type=InboxResult)
+        client.ack_messages(found.messages[-1].id, agent=agent)
+    except (CoordError, msgspec.DecodeError):
+        return ""
+    text = talk_render.new_messages(found.messages)
+    if found.more:
+        text += "\n(more unread: read_messages, or `coord inbox`)"
+    if len(text) > DELIVERY_CHARS:
+        text = text[: DELIVERY_CHARS - 40] + "…\n(cut: read_messages shows them whole)"
+    return text

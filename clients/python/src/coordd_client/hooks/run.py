@@ -22,7 +22,7 @@ from coordd_client.hooks import guard, respond
 from coordd_client.hooks.payload import HookInput, Host, read
 from coordd_client.protocol.errors import CoordError
 
-EVENTS = ("session-start", "pre-edit", "post-tool", "wake", "session-end", "pre-commit")
+EVENTS = ("session-start", "pre-edit", "post-tool", "wake", "session-end", "pre-commit", "deliver")
 #: `COORD_ALLOW_RESERVED=1` lets one commit of reserved files through.
 ALLOW_RESERVED_ENV = "COORD_ALLOW_RESERVED"
 #: The wake hook exits 0 after this long (its host's timeout must be longer).
@@ -85,9 +85,18 @@ def run(call: Invocation) -> int:
         if event == "post-tool":  # what a tool did: edits and reads recorded (issue 33)
             from coordd_client.hooks import post_tool
 
-            return post_tool.record(call.socket, given)
+            recorded = post_tool.record(call.socket, given)
+            if given.host == "cursor":  # its file events carry no context; `stop` delivers
+                return recorded
+            from coordd_client.hooks import deliver  # and unread messages (issue 34)
+
+            return deliver.respond(given, deliver.deliver(call.socket, given.agent.value))
         if event == "wake":
             return _wake(call, given)
+        if event == "deliver":  # issue 34: unread messages into the turn's context
+            from coordd_client.hooks import deliver
+
+            return deliver.respond(given, deliver.deliver(call.socket, given.agent.value))
         return _session_end(call, given)
     except CoordError as exc:
         sys.stderr.write(f"coord hook {event}: {exc.message} (the session goes on)\n")

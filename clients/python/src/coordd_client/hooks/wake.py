@@ -32,7 +32,8 @@ from coordd_client import tabs
 from coordd_client.client import Client
 from coordd_client.hooks import reported
 from coordd_client.protocol.paths import state_dir
-from coordd_client.protocol.wire import Task
+from coordd_client.protocol.wire import Task, WaitResult
+from coordd_client.rpc import unwrap
 
 #: A wait asks the daemon for at most this long at a time (chained by seq); between
 #: two asks the waiter checks that its host process is still there (so it leaves within
@@ -88,7 +89,14 @@ def _stop_quietly(signum: int, frame: FrameType | None) -> None:
 def wait_for_assignment(
     socket: os.PathLike[str] | str, agent: str, project: str, max_wait_s: float
 ) -> str | None:
-    """The wake-up message, or None when the time ran out (or the waiter was replaced)."""
+    """The wake-up message, or None when the time ran out (or the waiter was replaced).
+
+    It wakes on a ready task assigned to the agent, and (1.2, feature `messages`) on a
+    message to it: `task.wait` and `message.wait` are both kept open on one connection,
+    and whichever answers with something first wakes the tab. Messages unread when it
+    starts wake it at once (one that arrived while the tab was being woken, say), and
+    the messages it shows are acknowledged, so no other hook repeats them.
+    """
     signal.signal(signal.SIGTERM, _stop_quietly)
     pid_file = take_over(agent)
     host = tabs.host_process()
@@ -97,31 +105,80 @@ def wait_for_assignment(
         with Client(socket, timeout_s=None) as client:
             told = reported.reported(agent)
             # Edge-triggered from here on; what is already assigned is looked at once.
-            seq = client.server_info().last_seq
+            info = client.server_info()
+            seq, talks = info.last_seq, "messages" in info.features
             waiting = client.list_tasks(
                 project=project, state="pending", assignee=agent, ready=True, limit=1000
             ).tasks
             fresh = next((t for t in waiting if not reported.was_reported(agent, t, told)), None)
-            while fresh is None:
-                left = deadline - time.monotonic()
-                if left <= 0 or (host is not None and not tabs.alive(host)):
-                    return None
-                found = client.wait(
-                    timeout_s=min(left, WAIT_CHUNK_S),
-                    project=project,
-                    assignee=agent,
-                    ready=True,
-                    after_seq=seq,
-                )
-                seq = found.seq
-                if found.task is not None and not reported.was_reported(agent, found.task, told):
-                    fresh = found.task
-            reported.remember(agent, [fresh])
-            return _message(client, fresh, agent)
+            if fresh is None and talks:
+                unread = reported.take_unread(client, agent)
+                if unread:
+                    return unread
+            woken: Task | str | None = fresh
+            if fresh is None:
+                woken = _wait_for_either(
+                    client, agent, project, seq=seq, told=told, host=host, deadline=deadline,
+                    talks=talks,
+                )  # fmt: skip
+            if woken is None or isinstance(woken, str):
+                return woken
+            reported.remember(agent, [woken])
+            return _message(client, woken, agent)
     finally:
         with contextlib.suppress(OSError, ValueError):
             if int(pid_file.read_text()) == os.getpid():
                 pid_file.unlink()
+
+
+def _wait_for_either(
+    client: Client,
+    agent: str,
+    project: str,
+    *,
+    seq: int,
+    told: list[str],
+    host: tabs.Process | None,
+    deadline: float,
+    talks: bool,
+) -> Task | str | None:
+    """The first fresh assignment (a Task) or message (its context text), or None."""
+
+    def chunk() -> float:
+        return max(0.0, min(deadline - time.monotonic(), WAIT_CHUNK_S))
+
+    def ask_task() -> int:
+        params = {"timeout_s": chunk(), "project": project, "assignee": agent, "ready": True}
+        return client.send_request("task.wait", {**params, "after_seq": seq})
+
+    def ask_messages() -> int | None:
+        if not talks:
+            return None
+        return client.send_request("message.wait", {"agent": agent, "timeout_s": chunk()})
+
+    task_call, message_call = ask_task(), ask_messages()
+    while True:
+        response = client.next_frame()
+        if response.id == task_call:
+            found = unwrap(response, WaitResult)
+            seq = found.seq
+            if found.task is not None and not reported.was_reported(agent, found.task, told):
+                return found.task
+        elif response.id == message_call:
+            # Read again as it acks: another hook may have shown them meanwhile.
+            text = ""
+            if response.error is None and reported.holds_messages(response.result):
+                text = reported.take_unread(client, agent)
+            if text:
+                return text
+        else:
+            continue  # a notification, or an answer nobody waits for
+        if deadline - time.monotonic() <= 0 or (host is not None and not tabs.alive(host)):
+            return None
+        if response.id == task_call:
+            task_call = ask_task()
+        else:
+            message_call = ask_messages()
 
 
 def _message(client: Client, task: Task, agent: str) -> str:

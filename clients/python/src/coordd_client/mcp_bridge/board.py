@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 from mcp.server.mcpserver import Context
 
-from coordd_client import methods, methods_edits, presence
+from coordd_client import methods, methods_edits, methods_talk, presence, talk_render
 from coordd_client.mcp_bridge.bridge import Bridge
-from coordd_client.protocol import wire
-from coordd_client.protocol.errors import MethodNotFound
+from coordd_client.protocol import talk, wire
+from coordd_client.protocol.errors import CoordError, MethodNotFound
 from coordd_client.protocol.wire_edits import RecentResult
 
 MY_CLAIMS_SHOWN = 10
@@ -30,6 +30,9 @@ READY_SHOWN = 8
 AGENTS_SHOWN = 8
 #: Other agents' edits of this tab's files in other worktrees (issue 33).
 EDITS_SHOWN = 3
+#: Unread messages shown (issue 34), each one line of at most `MESSAGE_CHARS`.
+MESSAGES_SHOWN = 3
+MESSAGE_CHARS = 200
 TITLE_CHARS = 80
 #: Characters of an agent's name or a kind shown (as summary.NAME_CHARS).
 NAME_CHARS = 64
@@ -40,8 +43,9 @@ MAX_COUNT_PAGES = 10
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
 #: What the rows above can add up to: 28 tasks of at most ~190 characters of JSON, five
 #: reservations, eight agents (names cut at `NAME_CHARS`) and the rest; three edits
-#: elsewhere (issue 33) fit in what `fit` cuts first when a board is full.
-BOARD_CHARS = 4800
+#: elsewhere (issue 33) fit in what `fit` cuts first when a board is full; then the
+#: unread messages' lines (issue 34) and their JSON quoting.
+BOARD_CHARS = 4800 + MESSAGES_SHOWN * (MESSAGE_CHARS + 4) + 60
 
 
 def _short(task: wire.Task) -> dict[str, Any]:
@@ -137,6 +141,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
     my_reservations = [r for r in reserved.reservations if r.agent == agent]
     elsewhere = await _edited_elsewhere(bridge, agent, project)
     hint = _hint(mine, ready, pending_cut or claimed_cut)
+    unread = await _unread(bridge, ctx)
     return fit(
         {
             "agent": agent,
@@ -149,6 +154,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
             "ready_total": len(ready),
             "counts": counts,
             "other_agents": others[:AGENTS_SHOWN],
+            "unread_messages": unread,
             "hint": hint,
         }
     )
@@ -158,6 +164,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
 _CUT_ORDER = (
     "other_agents",
     "ready",
+    "unread_messages",
     "assigned_to_me",
     "edited_elsewhere",
     "my_reservations",
@@ -196,6 +203,20 @@ async def _edited_elsewhere(bridge: Bridge, agent: str, project: str) -> list[di
          "worktree": _cut(e.worktree, TITLE_CHARS), "at": e.at}
         for e in found.edits
     ]  # fmt: skip
+
+
+async def _unread(bridge: Bridge, ctx: Context) -> list[str]:
+    """The first unread messages, one line each (not marked read: `read_messages` does
+    that); none from a daemon without messages (1.2 feature `messages`)."""
+    call = bridge.fill(methods_talk.read_messages(limit=MESSAGES_SHOWN), ctx)
+    try:
+        found: talk.InboxResult = await bridge.link.typed(call)
+    except CoordError:
+        return []
+    lines = [_cut(talk_render.message_line(m), MESSAGE_CHARS) for m in found.messages]
+    if found.more:
+        lines.append("more unread: read_messages")
+    return lines
 
 
 def _hint(mine: list[wire.Task], ready: list[wire.Task], cut: bool) -> str:

@@ -176,6 +176,8 @@ class BoardResult(Out):
     ready_total: int
     counts: dict[str, int]
     other_agents: list[BoardAgent]
+    #: Issue 34: the first unread messages, one line each (read_messages reads them).
+    unread_messages: list[str] = []
     hint: str
 
 

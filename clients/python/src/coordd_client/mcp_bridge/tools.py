@@ -19,7 +19,7 @@ from pydantic import Field
 
 from coordd_client import methods
 from coordd_client.mcp_bridge import models as m
-from coordd_client.mcp_bridge import results
+from coordd_client.mcp_bridge import results, talk_tools
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.protocol import bounds, wire
@@ -46,6 +46,7 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     _task_tools(server, bridge)
     _waiting_tools(server, bridge)
     _reservation_tools(server, bridge)
+    talk_tools.register(server, bridge)  # issue 34: messages and release requests
 
 
 def _task_tools(server: MCPServer, bridge: Bridge) -> None:

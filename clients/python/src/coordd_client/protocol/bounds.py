@@ -124,3 +124,13 @@ RECENT_LIMIT = Bound(ge=1, le=1000)
 STATE_LIST = Bound(min_length=1, max_length=len(STATES))
 #: `types` (`events.since`, `events.subscribe`).
 EVENT_TYPE_LIST = Bound(max_length=len(EVENT_TYPES))
+
+# 1.2 section 12: messages and release requests.
+MESSAGE_ID = Bound(ge=1, le=MAX_STORED_INT)
+#: A message's body: short enough that a tab's context takes a handful whole
+#: (the hooks quote the first line), long enough for a paragraph and a diff hunk.
+MESSAGE_BODY = Bound(min_length=1, max_length=8192)
+#: How long a release request stays open unanswered (it then expires).
+REQUEST_TTL_S = Bound(ge=1, le=86400)
+#: `message.read`'s `limit`.
+MESSAGE_LIMIT = Bound(ge=1, le=1000)

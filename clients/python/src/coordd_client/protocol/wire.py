@@ -27,6 +27,8 @@ EventType = Literal[
     "task.unblocked",
     # 1.2 section 11 (issue 33): file edits; delivered only where `types` names it
     "file.edited",
+    # 1.2 section 12 (issue 34): messages, questions, release requests and answers
+    "message.sent",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 #: What `task.post` may start a task as: pending, or done for an announcement (an ack).

@@ -45,6 +45,10 @@ WAKE_TIMEOUT_S = 86_400
 #: 2.1.332; without them it shows "Stop hook feedback" as if a hook had failed).
 WAKE_SUMMARY = "coord: work was assigned to this tab"
 WAKE_MESSAGE = "coordd (the shared task board) woke this tab:"
+#: Claude Code's tools after which `coord hook post-tool` runs: the edits and Read are
+#: recorded (issue 33: the stale-write guard needs both), and after them and shells
+#: unread messages are delivered (issue 34). Other tools get no process start.
+POST_TOOL_CLAUDE = "Edit|Write|MultiEdit|NotebookEdit|Read|Bash"
 #: Codex gives a SessionEnd hook 1 s unless told otherwise, and clamps it to 3 s
 #: (0.171.0); session end hands back claims, reservations and assignments within 1 s.
 CODEX_SESSION_END_TIMEOUT_S = 3
@@ -56,7 +60,10 @@ Other agents work on this repository at the same time; the coordd board keeps yo
 - Own a task before working on it: `claim_next` or `claim_task` (MCP tools), or
   `coord next` / `coord claim ID` in a shell. A lost claim means someone else has it.
 - Reserve files before editing them: `reserve_paths` or `coord reserve 'src/auth/**'`.
-  Edits of files another agent reserved are refused; ask them with a task assigned to them.
+  Edits of files another agent reserved are refused; ask the holder to hand them over:
+  `request_release` or `coord request 'src/auth/**' --wait 300`.
+- Messages from other agents appear in your context; answer with `send_message`
+  (`reply_to`) or `answer_request` for a release request.
 - An idle tab is woken when work is assigned to it (Claude Code, for up to a day).
 - On long work, `heartbeat`; when done, `complete_task` with your fence and an ack
   (`then_post`), or `coord done ID`.
@@ -137,12 +144,14 @@ def claude(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
     }
     end = {**command("session-end"), "timeout": 5}
     recorder = {**command("post-tool"), "timeout": 5}
+    deliver = {**command("deliver"), "timeout": 5}  # issue 34: messages into the turn
     hooks: dict[str, list[dict[str, Any]]] = {
         # No matcher: every source (startup, resume, clear, compact, fork, and any to come).
         "SessionStart": [{"hooks": [start]}],
         "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [guard]}],
-        # Edits and reads recorded (issue 33): who changed what, and what each tab saw.
-        "PostToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Read", "hooks": [recorder]}],
+        # Edits and reads recorded (issue 33), then unread messages delivered (issue 34).
+        "PostToolUse": [{"matcher": POST_TOOL_CLAUDE, "hooks": [recorder]}],
+        "UserPromptSubmit": [{"hooks": [deliver]}],
         "Stop": [{"hooks": [wake]}],
         "SessionEnd": [{"hooks": [end]}],
     }
@@ -172,7 +181,10 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
     hooks: dict[str, list[dict[str, Any]]] = {
         "SessionStart": [{"hooks": [command("session-start")]}],
         "PreToolUse": [{"matcher": "^apply_patch$", "hooks": [command("pre-edit")]}],
-        "PostToolUse": [{"matcher": "^apply_patch$", "hooks": [command("post-tool")]}],
+        # Edits recorded (issue 33); messages reach a Codex turn after edits and shells,
+        # and at its prompt (issue 34).
+        "PostToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [command("post-tool", 5)]}],
+        "UserPromptSubmit": [{"hooks": [command("deliver", 5)]}],
         "SessionEnd": [{"hooks": [command("session-end", CODEX_SESSION_END_TIMEOUT_S)]}],
     }
     server = {
@@ -216,8 +228,11 @@ def cursor(user: bool, coord: str, home: Path, root: Path | None) -> list[Target
     guard = " ".join([*prefix, "hook", "pre-edit", "--host", "cursor"])
     end = " ".join([*prefix, "hook", "session-end", "--host", "cursor"])
     recorder = " ".join([*prefix, "hook", "post-tool", "--host", "cursor"])
+    deliver = " ".join([*prefix, "hook", "deliver", "--host", "cursor"])
     hooks: dict[str, list[dict[str, Any]]] = {
         "sessionStart": [{"command": start}],
+        # Issue 34: unread messages become the chat's follow-up message.
+        "stop": [{"command": deliver}],
         "preToolUse": [{"matcher": "Write|StrReplace|Edit|MultiEdit|TabWrite", "command": guard}],
         # Edits and reads recorded (issue 33); beforeReadFile is answered "allow".
         "afterFileEdit": [{"command": recorder}],

@@ -1,0 +1,107 @@
+"""One builder per 1.2 section 12 RPC (messages and release requests), for both clients.
+
+Beside `methods.py` (which holds sections 6 to 10) in the same shape: each turns
+typed arguments into a `Call`; `Client` and `AsyncClient` wrap them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coordd_client.methods import Call
+from coordd_client.protocol import talk
+
+
+def send_message(
+    body: str,
+    *,
+    to: str | None = None,
+    task_id: int | None = None,
+    reply_to: int | None = None,
+    kind: talk.SendKind | None = None,
+    agent: str | None = None,
+    project: str | None = None,
+    idempotency_key: str | None = None,
+) -> Call[talk.SendResult]:
+    """To `to`; else on task `task_id`'s thread; else (a reply) to `reply_to`'s sender;
+    else to every live agent of the project. `kind="question"`: open until answered."""
+    params = {
+        "body": body,
+        "to": to,
+        "task_id": task_id,
+        "reply_to": reply_to,
+        "kind": kind,
+        "agent": agent,
+        "project": project,
+        "idempotency_key": idempotency_key,
+    }
+    return Call("message.send", params, talk.SendResult)
+
+
+def read_messages(
+    *, agent: str | None = None, after_id: int | None = None, limit: int | None = None
+) -> Call[talk.InboxResult]:
+    """Unread messages (after the agent's cursor, or `after_id`); read, not acknowledged."""
+    params = {"agent": agent, "after_id": after_id, "limit": limit}
+    return Call("message.read", params, talk.InboxResult)
+
+
+def ack_messages(up_to: int, *, agent: str | None = None) -> Call[talk.AckResult]:
+    """Every message of the agent's up to `up_to` is read: never delivered again."""
+    return Call("message.ack", {"agent": agent, "up_to": up_to}, talk.AckResult)
+
+
+def wait_messages(
+    timeout_s: float, *, agent: str | None = None, after_id: int | None = None
+) -> Call[talk.InboxResult]:
+    """Block until the agent has an unread message (returned at once if it has one)."""
+    params = {"agent": agent, "timeout_s": timeout_s, "after_id": after_id}
+    return Call("message.wait", params, talk.InboxResult, waits_s=timeout_s)
+
+
+def get_message(message_id: int) -> Call[talk.MessageResult]:
+    return Call("message.get", {"id": message_id}, talk.MessageResult)
+
+
+def request_release(
+    *,
+    patterns: Sequence[str] | None = None,
+    task_id: int | None = None,
+    to: str | None = None,
+    body: str | None = None,
+    ttl_s: float | None = None,
+    agent: str | None = None,
+    project: str | None = None,
+    idempotency_key: str | None = None,
+) -> Call[talk.RequestResult]:
+    """Ask the holder of `patterns` (reservations) or `task_id` (a claim) to hand it over."""
+    params = {
+        "patterns": list(patterns) if patterns else None,
+        "task_id": task_id,
+        "to": to,
+        "body": body,
+        "ttl_s": ttl_s,
+        "agent": agent,
+        "project": project,
+        "idempotency_key": idempotency_key,
+    }
+    return Call("request.release", params, talk.RequestResult)
+
+
+def answer_request(
+    request_id: int,
+    decision: talk.Decision,
+    *,
+    patterns: Sequence[str] | None = None,
+    reason: str | None = None,
+    agent: str | None = None,
+) -> Call[talk.AnswerResult]:
+    """Approve (hand it all over now), deny, or narrow (hand over `patterns` only)."""
+    params = {
+        "agent": agent,
+        "id": request_id,
+        "decision": decision,
+        "patterns": list(patterns) if patterns else None,
+        "reason": reason,
+    }
+    return Call("request.answer", params, talk.AnswerResult)

@@ -1,0 +1,63 @@
+"""Messages in words (1.2 section 12), one rule for every surface: `coord inbox`, the
+hooks' context lines, the session-start context, the MCP `board` and tools.
+
+Another agent's text lands in a model's context and a terminal: each body is shown
+on one line, controls escaped (`render.clean`), and cut at `LINE_CHARS`, saying how
+to read the rest; a release request says how to answer it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coordd_client import render
+from coordd_client.protocol.talk import Message
+
+#: A message's body in a context line: enough for a question, not a page of someone's diff.
+LINE_CHARS = 300
+
+
+def summary(body: str, limit: int = LINE_CHARS) -> str:
+    text = " ".join(render.clean(body).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def message_line(message: Message) -> str:
+    """`#12 from codex-3 (question, task #42): is the lexer in scope?`"""
+    notes = []
+    request = message.request
+    if request is not None:
+        asked = (
+            f"task #{request.task_id}"
+            if request.task_id is not None
+            else ", ".join(request.patterns or ())
+        )
+        notes.append(f"release request for {render.clean(asked)}, {request.status}")
+    elif message.kind in ("question", "answer"):
+        notes.append(message.kind + (", open" if message.open else ""))
+    if message.reply_to is not None:
+        notes.append(f"re #{message.reply_to}")
+    if message.task_id is not None and (request is None or request.task_id is None):
+        notes.append(f"task #{message.task_id}")
+    if message.audience == "project":
+        notes.append("to everyone")
+    note = f" ({'; '.join(notes)})" if notes else ""
+    line = f"#{message.id} from {render.clean(message.sender)}{note}: {summary(message.body)}"
+    if request is not None and request.status == "open":
+        narrow = " | narrow PATTERN..." if request.task_id is None else ""
+        line += f" -> answer: coord answer {message.id} approve|deny{narrow}"
+    elif message.kind == "question" and message.open:
+        line += f" -> reply: coord msg --reply {message.id} '...'"
+    return line
+
+
+def new_messages(messages: Sequence[Message]) -> str:
+    """`1 new message from codex-3: ...`, or a count and one line each."""
+    if not messages:
+        return ""
+    if len(messages) == 1:
+        only = messages[0]
+        return f"coord: 1 new message {message_line(only)}"
+    lines = [f"coord: {len(messages)} new messages (coord inbox shows them again):"]
+    lines += [f"  {message_line(m)}" for m in messages]
+    return "\n".join(lines)
