@@ -276,6 +276,7 @@ def test_session_end_hands_back_the_work_assigned_to_the_tab(
             now = client.get(task.id).task
             assert (now.state, now.assignee, now.claimed_by) == ("pending", None, None)
             last = client.events_since(task_id=task.id).events[-1]
+            assert last.task is not None
             assert (last.type, last.agent, last.task.assignee) == ("task.assigned", AGENT_A, None)
         assert client.get(theirs.id).task.assignee == AGENT_B
         assert client.get(elsewhere.id).task.assignee == AGENT_A  # not this project's

@@ -11,6 +11,7 @@ from coordd.methods import (  # noqa: F401  (registration)
     events,
     reservations,
     server,
+    slots,
     tasks,
 )
 from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session

@@ -17,6 +17,8 @@ FEATURES = (
     "task_history",
     "agent_release",
     "pattern_limits",
+    "slots",  # issue 35: docs/PROTOCOL-1.2.md section 13
+    "landing_queue",  # issue 35: section 14
 )
 
 
@@ -56,6 +58,7 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
             "waiting": services.reservation_queue.waiting,
             "attempts": services.reservation_queue.attempts,
         },
+        "slots": {"waiting": services.slot_queue.waiting, "attempts": services.slot_queue.attempts},
     }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from coordd.store.slots_schema import SLOTS
+
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
 #: row. Under load a group's claims land on rows far apart, so every index a
 #: claim moves an entry in costs a B-tree page of its own (a WAL frame at COMMIT):
@@ -137,6 +139,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     CLAIM_INDEXES,
     EVENT_CHAIN,
+    SLOTS,  # issue 35: slot leases and the landing queue
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

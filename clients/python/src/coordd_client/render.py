@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from coordd_client.protocol.wire import Event, Reservation, Task
+from coordd_client.render_slots import subject
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
 #: twins), the Unicode line and paragraph separators, and the bidirectional
@@ -155,6 +156,8 @@ def task_detail(task: Task) -> str:
 
 def history_line(event: Event) -> str:
     """One step of a task's history: when, what, who, and the outcome it left."""
+    if event.task is None:  # a slot or landing event (issue 35)
+        return f"{event.seq:>6}  {relative(event.at):<22}  {event.type}  {subject(event)}"
     outcome = ""
     if event.type in ("task.completed", "task.failed", "task.cancelled") and event.task.result:
         outcome = f": {clean(event.task.result)}"
@@ -168,6 +171,11 @@ def history_line(event: Event) -> str:
 
 
 def event_line(event: Event) -> str:
+    if event.task is None:  # a slot or landing event (issue 35)
+        return (
+            f"{event.seq:>6}  {relative(event.at):<22}  {event.type:<15}  {'':<6} "
+            f" {clean(event.agent or '-'):<14}  {clean(subject(event))}"
+        )
     return (
         f"{event.seq:>6}  {relative(event.at):<22}  {event.type:<15}  #{event.task_id:<5} "
         f" {clean(event.agent or '-'):<14}  {event.task.state:<9}  {clean(event.task.title)}"

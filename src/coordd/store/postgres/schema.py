@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from coordd.store.postgres.slots_schema import SLOTS
 from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
 
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.
@@ -123,6 +124,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # The SQLite schema's steps 4 and 5, the same SQL (`coordd.store.schema`).
     CLAIM_INDEXES,
     EVENT_CHAIN,
+    SLOTS,  # issue 35: slot leases and the landing queue
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,6 +9,8 @@ from typing import Literal, get_args
 
 import msgspec
 
+from coordd_client.protocol.wire_slots import Landing, SlotLease
+
 State = Literal["pending", "claimed", "done", "failed", "cancelled"]
 STATES: tuple[State, ...] = get_args(State)
 
@@ -25,6 +27,14 @@ EventType = Literal[
     "task.assigned",
     "task.blocked",
     "task.unblocked",
+    # 1.2 issue 35 (docs/PROTOCOL-1.2.md sections 13 and 14): not task events
+    "slot.granted",
+    "slot.released",
+    "land.queued",
+    "land.blocked",
+    "land.started",
+    "land.landed",
+    "land.failed",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 #: What `task.post` may start a task as: pending, or done for an announcement (an ack).
@@ -68,13 +78,18 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     seq: int
     at: str
     type: EventType
-    task_id: int
+    #: None on a slot or landing event (1.2, issue 35), which has no task.
+    task_id: int | None
     agent: str | None
-    task: Task
+    task: Task | None
     #: 1.2 `agent.release` (feature `agent_release`): `agent` let go of what this
     #: agent held, and why. None on every other event.
     of: str | None = None
     reason: str | None = None
+    #: 1.2 slot and landing events (issue 35): their project, and what changed.
+    project: str | None = None
+    slot: SlotLease | None = None
+    landing: Landing | None = None
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):
