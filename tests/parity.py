@@ -13,13 +13,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
+#: Builders kept in modules of their own (re-exported by methods.py).
+BUILDER_MODULES = (METHODS_PY, METHODS_PY.with_name("methods_slots.py"))
 TS_SRC = ROOT / "clients" / "ts" / "src"
 
 
 def builder_methods() -> dict[str, str]:
     """{wire method: builder name} from `methods.py`'s `Call("...")` constructions."""
     found: dict[str, str] = {}
-    for node in ast.parse(METHODS_PY.read_text()).body:
+    nodes = [node for path in BUILDER_MODULES for node in ast.parse(path.read_text()).body]
+    for node in nodes:
         if not isinstance(node, ast.FunctionDef):
             continue
         for inner in ast.walk(node):

@@ -69,13 +69,21 @@ def _leases(conn: Db, now: str, where: str, args: dict[str, Any]) -> list[dict[s
     for row in rows:
         lease = _as_wire(row[:11])
         lease["live"] = bool(row[11]) and lease["expires_at"] > now
+        #: Why a dead one ended: its task left `claimed`, or its time ran out.
+        lease["ended"] = None if lease["live"] else ("expired" if row[11] else "task")
         out.append(lease)
     return out
 
 
 def live_leases(conn: Db, now: str, where: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    found = [lease for lease in _leases(conn, now, where, args) if lease.pop("live")]
-    return found
+    return [_public(lease) for lease in _leases(conn, now, where, args) if lease["live"]]
+
+
+def _public(lease: dict[str, Any]) -> dict[str, Any]:
+    """The lease as the wire has it (without the liveness this module adds)."""
+    lease.pop("live", None)
+    lease.pop("ended", None)
+    return lease
 
 
 def emit(tx: Txn, event_type: str, project: str, agent: str | None, **member: Any) -> None:
@@ -98,11 +106,22 @@ def emit(tx: Txn, event_type: str, project: str, agent: str | None, **member: An
 
 
 def _lease_event(tx: Txn, event_type: str, lease: dict[str, Any], why: str | None) -> None:
-    slot = {k: v for k, v in lease.items() if k != "live"}
+    slot = {k: v for k, v in lease.items() if k not in ("live", "ended")}
     emit(tx, event_type, lease["project"], lease["agent"], slot=slot, reason=why)
 
 
 # --- acquire ------------------------------------------------------------------
+
+
+def _sweep(tx: Txn, project: str, name: str) -> list[dict[str, Any]]:
+    """The live leases of a name; dead ones end first (their `slot.released` precedes
+    the grant they make room for, so the log replays in order)."""
+    found = _leases(
+        tx.conn, tx.now_text, "s.project = :project AND s.name = :name",
+        {"project": project, "name": name},
+    )  # fmt: skip
+    _end_leases(tx, [lease for lease in found if not lease["live"]])
+    return [_public(lease) for lease in found if lease["live"]]
 
 
 def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
@@ -110,10 +129,7 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
     if p.task_id is not None:
         require_task_held(tx.conn, tx.now_text, p.task_id, p.agent)
     capacity = p.capacity or 1
-    held = live_leases(
-        tx.conn, tx.now_text, "s.project = :project AND s.name = :name",
-        {"project": p.project, "name": p.name},
-    )  # fmt: skip
+    held = _sweep(tx, p.project, p.name)
     if any(lease["port"] is not None for lease in held):
         raise Conflict(
             f"{p.name!r} is the name of a port lease in this project, not a slot;"
@@ -168,11 +184,8 @@ def _upsert(
     ttl = S.DEFAULT_SLOT_TTL_S if ttl_s is None else ttl_s
     args = {"project": project, "name": name, "agent": agent, "now": tx.now_text}
     # A dead lease of the same key gives way to a new grant (a new id: a new fence).
-    for dead in _leases(tx.conn, tx.now_text, "s.project = :project AND s.name = :name"
-                        " AND s.agent = :agent", args):  # fmt: skip
-        if not dead["live"]:
-            tx.conn.execute("DELETE FROM slot_leases WHERE id = ?", (dead["id"],))
-            _lease_event(tx, "slot.released", dead, "expired")
+    # (A dead lease of the same key was ended by `_sweep`: this grant is a new row,
+    # a new id, a new fence; a live one is renewed in place.)
     tx.conn.execute(
         "INSERT INTO slot_leases (project, name, agent, capacity, port, task_id, created_at,"
         " expires_at, ttl_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -184,8 +197,7 @@ def _upsert(
     (lease,) = _leases(
         tx.conn, tx.now_text, "s.project = :project AND s.name = :name AND s.agent = :agent", args
     )
-    lease.pop("live")
-    return lease
+    return _public(lease)
 
 
 # --- ports --------------------------------------------------------------------
@@ -198,10 +210,7 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> dict[str, Any]:
     name = p.name or S.DEFAULT_PORT_NAME
     low = S.DEFAULT_PORT_LOW if p.low is None else p.low
     high = S.DEFAULT_PORT_HIGH if p.high is None else p.high
-    same = live_leases(
-        tx.conn, tx.now_text, "s.project = :project AND s.name = :name",
-        {"project": p.project, "name": name},
-    )  # fmt: skip
+    same = _sweep(tx, p.project, name)
     if any(lease["port"] is None for lease in same):
         raise Conflict(f"{name!r} is a slot in this project, not a port lease", slot=name)
     mine = next((lease for lease in same if lease["agent"] == p.agent), None)
@@ -213,6 +222,7 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> dict[str, Any]:
         return {"lease": lease}
     if mine is not None:  # a renewal outside the new range: give the old port back first
         _end_leases(tx, [mine], "released")
+        mine = None
     # Ports are a machine's, not a project's: every project's live leases count
     # (in team mode, every machine's: the store is the team's).
     taken = {
@@ -240,7 +250,8 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> dict[str, Any]:
 # --- release, reap ------------------------------------------------------------
 
 
-def _end_leases(tx: Txn, leases: list[dict[str, Any]], why: str) -> None:
+def _end_leases(tx: Txn, leases: list[dict[str, Any]], why: str | None = None) -> None:
+    """Delete `leases` with a `slot.released` each: `why`, or why each one died."""
     if not leases:
         return
     args: dict[str, Any] = {}
@@ -249,7 +260,7 @@ def _end_leases(tx: Txn, leases: list[dict[str, Any]], why: str) -> None:
         args,
     )
     for lease in leases:
-        _lease_event(tx, "slot.released", lease, why)
+        _lease_event(tx, "slot.released", lease, why or lease.get("ended") or "released")
         tx.freed_projects.add(lease["project"])
 
 
@@ -262,10 +273,9 @@ def release(tx: Txn, p: S.SlotReleaseParams) -> dict[str, Any]:
     elif p.ids is not None:
         where += f" AND s.id IN {in_list('id', list(dict.fromkeys(p.ids)), args)}"
     found = _leases(tx.conn, tx.now_text, where, args)
-    live = [lease for lease in found if lease.pop("live")]
-    dead = [lease for lease in found if lease not in live]
+    live = [lease for lease in found if lease["live"]]
     _end_leases(tx, live, "released")
-    _end_leases(tx, dead, "expired")
+    _end_leases(tx, [lease for lease in found if not lease["live"]])
     tx.touch_agent(p.agent)
     return {"released": len(live)}
 
@@ -281,14 +291,14 @@ def reap(tx: Txn) -> int:
     due = _leases(tx.conn, tx.now_text, f"(s.expires_at <= :now OR NOT {TASK_HELD})", args)
     ended = []
     for lease in due:
-        if lease.pop("live"):
+        if lease["live"]:
             tx.conn.execute(
                 "UPDATE slot_leases SET expires_at = ? WHERE id = ?",
                 (lease["expires_at"], lease["id"]),
             )
         else:
             ended.append(lease)
-    _end_leases(tx, ended, "expired")
+    _end_leases(tx, ended)
     return len(ended)
 
 

@@ -243,6 +243,15 @@ class AsyncClient:
     unreserve = _async(methods.unreserve)
     check_paths = _async(methods.check_paths)
     reservations = _async(methods.reservations)
+    # Issue 35: slots, ports and the landing queue.
+    acquire_slot = _async(methods.acquire_slot)
+    release_slots = _async(methods.release_slots)
+    slots = _async(methods.slots)
+    lease_port = _async(methods.lease_port)
+    enqueue_landing = _async(methods.enqueue_landing)
+    start_landing = _async(methods.start_landing)
+    finish_landing = _async(methods.finish_landing)
+    landings = _async(methods.landings)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

@@ -226,6 +226,15 @@ class Client:
     unreserve = _sync(methods.unreserve)
     check_paths = _sync(methods.check_paths)
     reservations = _sync(methods.reservations)
+    # Issue 35: slots, ports and the landing queue.
+    acquire_slot = _sync(methods.acquire_slot)
+    release_slots = _sync(methods.release_slots)
+    slots = _sync(methods.slots)
+    lease_port = _sync(methods.lease_port)
+    enqueue_landing = _sync(methods.enqueue_landing)
+    start_landing = _sync(methods.start_landing)
+    finish_landing = _sync(methods.finish_landing)
+    landings = _sync(methods.landings)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

@@ -98,6 +98,9 @@ PROJECT_METHODS = frozenset(
         "reservation.release",
         "reservation.check",
         "reservation.list",
+        # issue 35
+        *("slot.acquire", "slot.release", "slot.list", "port.lease"),
+        *("land.enqueue", "land.start", "land.finish", "land.list"),
     }
 )
 
@@ -341,3 +344,16 @@ def ping() -> Call[wire.PingResult]:
 
 def server_info() -> Call[wire.ServerInfo]:
     return Call("server.info", None, wire.ServerInfo)
+
+
+# Issue 35 (docs/PROTOCOL-1.2.md sections 13, 14): its builders, kept in their own module.
+from coordd_client import methods_slots as _slots  # noqa: E402
+
+acquire_slot = _slots.acquire_slot
+release_slots = _slots.release_slots
+slots = _slots.slots
+lease_port = _slots.lease_port
+enqueue_landing = _slots.enqueue_landing
+start_landing = _slots.start_landing
+finish_landing = _slots.finish_landing
+landings = _slots.landings

@@ -32,6 +32,7 @@ COMMAND_GROUPS = (
     "waiting",
     "leases",
     "reservations",
+    "slots",  # issue 35: slot, port, land
     "prime",
     "agents",
     "status",
