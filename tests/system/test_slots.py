@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,9 +31,8 @@ def slot_stats(daemon: DaemonProcess) -> dict[str, int]:
         conn.close()
 
 
-def slot_events(client: Client) -> Iterator[Event]:
-    for event in client.events_since(types=["slot.granted", "slot.released"]).events:
-        yield event
+def slot_events(client: Client) -> list[Event]:
+    return client.events_since(types=["slot.granted", "slot.released"]).events
 
 
 def wait_until_waiting(daemon: DaemonProcess, count: int) -> None:

@@ -85,8 +85,7 @@ def test_each_builder_takes_its_methods_params_and_no_others() -> None:
         taken = set(inspect.signature(getattr(methods, builder)).parameters)
         # A builder's positional names may be Python's (`task_id` for `id`).
         taken = {
-            "id" if name in ("task_id", "landing_id") and "id" in wanted else name
-            for name in taken
+            "id" if name in ("task_id", "landing_id") and "id" in wanted else name for name in taken
         }
         assert taken == wanted, (method, {"missing": wanted - taken, "unknown": taken - wanted})
 
