@@ -149,7 +149,14 @@ def start(tx: Txn, p: S.LandStartParams) -> dict[str, Any]:
             + ": join the queue again",
             landing=landing,
         )
-    ahead = [x for x in _open(tx.conn, tx.now_text, p.project, landing["onto"]) if x["id"] < p.id]
+    queue = _rows(
+        tx.conn, tx.now_text, f"l.project = :project AND l.onto = :onto AND {OPEN}",
+        {"project": p.project, "onto": landing["onto"]},
+    )  # fmt: skip
+    for dead in queue:
+        if not dead["live"]:
+            _lapse(tx, dead)  # its land.failed precedes this start in the log
+    ahead = [_wire(x) for x in queue if x["live"] and x["id"] < p.id]
     if ahead:
         first = ahead[0]
         raise Conflict(
@@ -213,16 +220,22 @@ def reap(tx: Txn) -> int:
                 (landing["expires_at"], landing["id"]),
             )
             continue
-        reason = "lapsed: its lander stopped calling (killed, or lost) before it finished"
-        tx.conn.execute(
-            "UPDATE landings SET state = 'failed', reason = ?, updated_at = ? WHERE id = ?",
-            (reason, tx.now_text, landing["id"]),
-        )
-        landing.update(state="failed", reason=reason, updated_at=tx.now_text)
-        slots.emit(tx, "land.failed", landing["project"], landing["agent"], landing=landing)
-        tx.freed_projects.add(landing["project"])
+        _lapse(tx, landing)
         lapsed += 1
     return lapsed
+
+
+def _lapse(tx: Txn, landing: dict[str, Any]) -> None:
+    """An open entry whose time ran out fails, with a `land.failed` that says so."""
+    landing = _wire(dict(landing))
+    reason = "lapsed: its lander stopped calling (killed, or lost) before it finished"
+    tx.conn.execute(
+        "UPDATE landings SET state = 'failed', reason = ?, updated_at = ? WHERE id = ?",
+        (reason, tx.now_text, landing["id"]),
+    )
+    landing.update(state="failed", reason=reason, updated_at=tx.now_text)
+    slots.emit(tx, "land.failed", landing["project"], landing["agent"], landing=landing)
+    tx.freed_projects.add(landing["project"])
 
 
 def list_open(conn: Db, now: str, p: S.LandListParams) -> dict[str, Any]:
