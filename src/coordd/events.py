@@ -230,7 +230,7 @@ class EventHub:
         buckets = [bucket for bucket in candidates if bucket]
         if not buckets:
             return
-        if not event.task_id:
+        if event.task_json == "null":
             return  # a slot or landing event (issue 35): no task for a waiter to match
         view = _view_decoder.decode(event.task_json)
         lowered = view.title.lower()

@@ -26,6 +26,7 @@ TOOLS = {
     "release_task", "complete_task", "fail_task", "cancel_task", "reopen_task",
     "wait_for_task", "heartbeat", "whoami", "assign_task", "reserve_paths", "release_paths",
     "check_paths", "list_reservations",
+    "acquire_slot", "release_slot", "lease_port", "land", "landing_queue",  # issue 35
 }  # fmt: skip
 
 

@@ -154,6 +154,9 @@ def test_every_protocol_method_is_registered() -> None:
         "reservation.list",
         # Protocol 1.2 (docs/PROTOCOL-1.2.md).
         "agent.release",
+        # Sections 13 and 14 (issue 35).
+        *("slot.acquire", "slot.release", "slot.list", "port.lease"),
+        *("land.enqueue", "land.start", "land.finish", "land.list"),
     }
     assert set(METHODS) == expected
 

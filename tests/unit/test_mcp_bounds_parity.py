@@ -43,14 +43,15 @@ SERVER_FILLED = {"agent", "project"}
 TOOL_ONLY = {("list_reservations", "mine"): "turned into `agent` by the tool"}
 #: Limits a tool narrows, never widens: a host times a tool call out long before the
 #: protocol's longest wait (tools.MAX_WAIT_S).
-NARROWED = {("wait_for_task", "timeout_s"), ("reserve_paths", "wait_s")}
+NARROWED = {("wait_for_task", "timeout_s"), ("reserve_paths", "wait_s"), ("acquire_slot", "wait_s")}
 
 
 def tool_methods() -> dict[str, str]:
     """{tool: wire method} from the builders each tool in tools.py calls."""
     builders = {builder: wire for wire, builder in builder_methods().items()}
     found: dict[str, str] = {}
-    for node in ast.walk(ast.parse(TOOLS_PY.read_text())):
+    modules = (TOOLS_PY, TOOLS_PY.with_name("slot_tools.py"))  # issue 35's tools
+    for node in (n for path in modules for n in ast.walk(ast.parse(path.read_text()))):
         if not isinstance(node, ast.AsyncFunctionDef):
             continue
         called = {

@@ -1,5 +1,6 @@
 /** The wire shapes of PROTOCOL.md sections 4, 6, 7, 9 and 10. Fields a newer daemon adds pass through. */
 
+import type { Landing, SlotLease } from "./slots.js";
 import type { EVENT_TYPES, STATES } from "./wire.js";
 
 /** Derived from the generated wire.ts (declared once, in the Python wire package). */
@@ -34,12 +35,17 @@ export interface Event {
   seq: number;
   at: string;
   type: EventType;
-  task_id: number;
+  /** Null on a slot or landing event (issue 35), which has no task. */
+  task_id: number | null;
   agent: string | null;
-  task: Task;
+  task: Task | null;
   /** Protocol 1.2 `agent.release` (feature `agent_release`): whose holding went, and why. */
   of?: string | null;
   reason?: string | null;
+  /** Issue 35's slot and landing events: their project, and the lease or landing. */
+  project?: string | null;
+  slot?: SlotLease | null;
+  landing?: Landing | null;
 }
 
 export interface Reservation {

@@ -46,6 +46,9 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     _task_tools(server, bridge)
     _waiting_tools(server, bridge)
     _reservation_tools(server, bridge)
+    from coordd_client.mcp_bridge import slot_tools  # issue 35's (it imports this module)
+
+    slot_tools.register(server, bridge)
 
 
 def _task_tools(server: MCPServer, bridge: Bridge) -> None:
