@@ -15,7 +15,7 @@ import msgspec
 
 from coordd.methods.registry import METHODS
 from coordd.protocol import params
-from coordd_client import methods
+from coordd_client import methods, methods_slots
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
 from coordd_client.mcp_bridge.results import NEXT_STEP
@@ -83,7 +83,8 @@ def test_the_typescript_client_calls_every_daemon_method() -> None:
 def test_each_builder_takes_its_methods_params_and_no_others() -> None:
     for method, builder in builder_methods().items():
         wanted = set(params_type(method).__struct_fields__)
-        taken = set(inspect.signature(getattr(methods, builder)).parameters)
+        found = getattr(methods, builder, None) or getattr(methods_slots, builder)
+        taken = set(inspect.signature(found).parameters)
         # A builder's positional names may be Python's (`task_id` for `id`).
         taken = {
             "id" if name in ("task_id", "landing_id") and "id" in wanted else name for name in taken

@@ -8,5 +8,5 @@ export { subscribe, Subscription, type SubscribeOptions } from "./subscribe.js";
 export type * from "./types.js";
 export * from "./wire.js";
 // Issue 35: slots, ports and the landing queue (adds their CoorddClient methods).
-export type { Enqueued, Finished, Landing, LandingList, SlotLease, SlotList, SlotResult, Started } from "./slots.js";
+export type { Enqueued, Finished, LandingList, SlotList, SlotResult, Started } from "./slots.js";
 import "./slots.js";

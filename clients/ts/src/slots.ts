@@ -6,43 +6,7 @@
  */
 
 import { CoorddClient, type CallOptions } from "./client.js";
-
-/** One grant of a slot (`capacity` set) or of a port (`port` set). */
-export interface SlotLease {
-  id: number;
-  project: string;
-  name: string;
-  agent: string;
-  capacity: number | null;
-  port: number | null;
-  task_id: number | null;
-  /** Larger for every later grant of the same name. */
-  fence: number;
-  created_at: string;
-  /** When it runs out unless its agent calls again (a heartbeat renews it). */
-  expires_at: string;
-  ttl_s: number;
-  [more: string]: unknown;
-}
-
-export interface Landing {
-  id: number;
-  project: string;
-  onto: string;
-  branch: string;
-  agent: string;
-  task_id: number | null;
-  state: "queued" | "landing" | "landed" | "failed";
-  paths: string[];
-  created_at: string;
-  updated_at: string;
-  lease_id: number | null;
-  reason: string | null;
-  commit: string | null;
-  expires_at: string;
-  ttl_s: number;
-  [more: string]: unknown;
-}
+import type { Landing, SlotLease } from "./types.js";
 
 export interface SlotResult { lease: SlotLease; holders?: number | null }
 export interface SlotList { leases: SlotLease[] }

@@ -1,6 +1,5 @@
 /** The wire shapes of PROTOCOL.md sections 4, 6, 7, 9 and 10. Fields a newer daemon adds pass through. */
 
-import type { Landing, SlotLease } from "./slots.js";
 import type { EVENT_TYPES, STATES } from "./wire.js";
 
 /** Derived from the generated wire.ts (declared once, in the Python wire package). */
@@ -28,6 +27,44 @@ export interface Task {
   assignee: string | null;
   depends_on: number[];
   blocked_by: number[];
+  [more: string]: unknown;
+}
+
+/** Issue 35 (docs/PROTOCOL-1.2.md sections 13, 14): a slot or port lease, and a landing. */
+/** One grant of a slot (`capacity` set) or of a port (`port` set). */
+export interface SlotLease {
+  id: number;
+  project: string;
+  name: string;
+  agent: string;
+  capacity: number | null;
+  port: number | null;
+  task_id: number | null;
+  /** Larger for every later grant of the same name. */
+  fence: number;
+  created_at: string;
+  /** When it runs out unless its agent calls again (a heartbeat renews it). */
+  expires_at: string;
+  ttl_s: number;
+  [more: string]: unknown;
+}
+
+export interface Landing {
+  id: number;
+  project: string;
+  onto: string;
+  branch: string;
+  agent: string;
+  task_id: number | null;
+  state: "queued" | "landing" | "landed" | "failed";
+  paths: string[];
+  created_at: string;
+  updated_at: string;
+  lease_id: number | null;
+  reason: string | null;
+  commit: string | null;
+  expires_at: string;
+  ttl_s: number;
   [more: string]: unknown;
 }
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import trio
 
@@ -29,6 +29,9 @@ from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, Frame
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+
+if TYPE_CHECKING:
+    from coordd_client import methods_slots
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -243,15 +246,25 @@ class AsyncClient:
     unreserve = _async(methods.unreserve)
     check_paths = _async(methods.check_paths)
     reservations = _async(methods.reservations)
-    # Issue 35: slots, ports and the landing queue.
-    acquire_slot = _async(methods.acquire_slot)
-    release_slots = _async(methods.release_slots)
-    slots = _async(methods.slots)
-    lease_port = _async(methods.lease_port)
-    enqueue_landing = _async(methods.enqueue_landing)
-    start_landing = _async(methods.start_landing)
-    finish_landing = _async(methods.finish_landing)
-    landings = _async(methods.landings)
+    # Issue 35: slots, ports and the landing queue; their builders load at first use.
+    if TYPE_CHECKING:
+        acquire_slot = _async(methods_slots.acquire_slot)
+        release_slots = _async(methods_slots.release_slots)
+        slots = _async(methods_slots.slots)
+        lease_port = _async(methods_slots.lease_port)
+        enqueue_landing = _async(methods_slots.enqueue_landing)
+        start_landing = _async(methods_slots.start_landing)
+        finish_landing = _async(methods_slots.finish_landing)
+        landings = _async(methods_slots.landings)
+    else:
+        acquire_slot = _async(methods.later("acquire_slot"))
+        release_slots = _async(methods.later("release_slots"))
+        slots = _async(methods.later("slots"))
+        lease_port = _async(methods.later("lease_port"))
+        enqueue_landing = _async(methods.later("enqueue_landing"))
+        start_landing = _async(methods.later("start_landing"))
+        finish_landing = _async(methods.later("finish_landing"))
+        landings = _async(methods.later("landings"))
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

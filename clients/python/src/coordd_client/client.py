@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
@@ -36,6 +36,9 @@ from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, Frame
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+
+if TYPE_CHECKING:
+    from coordd_client import methods_slots
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -226,15 +229,25 @@ class Client:
     unreserve = _sync(methods.unreserve)
     check_paths = _sync(methods.check_paths)
     reservations = _sync(methods.reservations)
-    # Issue 35: slots, ports and the landing queue.
-    acquire_slot = _sync(methods.acquire_slot)
-    release_slots = _sync(methods.release_slots)
-    slots = _sync(methods.slots)
-    lease_port = _sync(methods.lease_port)
-    enqueue_landing = _sync(methods.enqueue_landing)
-    start_landing = _sync(methods.start_landing)
-    finish_landing = _sync(methods.finish_landing)
-    landings = _sync(methods.landings)
+    # Issue 35: slots, ports and the landing queue; their builders load at first use.
+    if TYPE_CHECKING:
+        acquire_slot = _sync(methods_slots.acquire_slot)
+        release_slots = _sync(methods_slots.release_slots)
+        slots = _sync(methods_slots.slots)
+        lease_port = _sync(methods_slots.lease_port)
+        enqueue_landing = _sync(methods_slots.enqueue_landing)
+        start_landing = _sync(methods_slots.start_landing)
+        finish_landing = _sync(methods_slots.finish_landing)
+        landings = _sync(methods_slots.landings)
+    else:
+        acquire_slot = _sync(methods.later("acquire_slot"))
+        release_slots = _sync(methods.later("release_slots"))
+        slots = _sync(methods.later("slots"))
+        lease_port = _sync(methods.later("lease_port"))
+        enqueue_landing = _sync(methods.later("enqueue_landing"))
+        start_landing = _sync(methods.later("start_landing"))
+        finish_landing = _sync(methods.later("finish_landing"))
+        landings = _sync(methods.later("landings"))
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

@@ -8,7 +8,7 @@ never drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -346,14 +346,16 @@ def server_info() -> Call[wire.ServerInfo]:
     return Call("server.info", None, wire.ServerInfo)
 
 
-# Issue 35 (docs/PROTOCOL-1.2.md sections 13, 14): its builders, kept in their own module.
-from coordd_client import methods_slots as _slots  # noqa: E402
+def later(name: str) -> Callable[..., Call[Any]]:
+    """A builder of `methods_slots` (issue 35), imported at its first call: `coord hook`
+    loads the clients on every edit and must not pay for it
+    (tests/system/test_hook_imports.py counts the modules)."""
 
-acquire_slot = _slots.acquire_slot
-release_slots = _slots.release_slots
-slots = _slots.slots
-lease_port = _slots.lease_port
-enqueue_landing = _slots.enqueue_landing
-start_landing = _slots.start_landing
-finish_landing = _slots.finish_landing
-landings = _slots.landings
+    def build(*args: Any, **kwargs: Any) -> Call[Any]:
+        from coordd_client import methods_slots
+
+        builder: Callable[..., Call[Any]] = getattr(methods_slots, name)
+        return builder(*args, **kwargs)
+
+    build.__name__ = name
+    return build

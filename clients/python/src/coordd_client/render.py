@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from coordd_client.protocol.wire import Event, Reservation, Task
-from coordd_client.render_slots import subject
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
 #: twins), the Unicode line and paragraph separators, and the bidirectional
@@ -222,3 +221,15 @@ def reservation_table(reservations: Sequence[Reservation], *, with_project: bool
         reason = f"  ({clean(r.reason)})" if r.reason else ""
         lines.append(line(row) + f"  {clean(r.pattern)}{reason}")
     return "\n".join(lines)
+
+
+def subject(event: Event) -> str:
+    """What a slot or landing event is about, in a few words (a task event: '')."""
+    if event.slot is not None:
+        lease = event.slot
+        held = f"port {lease.port}" if lease.port is not None else "slot"
+        why = f" ({event.reason})" if event.reason else ""
+        return f"{held} {lease.name}{why}"
+    if event.landing is not None:
+        return f"{event.landing.branch} -> {event.landing.onto}"
+    return ""

@@ -1,9 +1,8 @@
-"""Human lines for slot leases, landings and their events (issue 35)."""
+"""Human lines for slot leases and landings (issue 35); their events' are `render.subject`."""
 
 from __future__ import annotations
 
-from coordd_client.protocol.wire import Event
-from coordd_client.protocol.wire_slots import Landing, SlotLease
+from coordd_client.protocol.wire import Landing, SlotLease
 
 
 def lease_line(lease: SlotLease) -> str:
@@ -23,15 +22,3 @@ def landing_line(landing: Landing) -> str:
         f"#{landing.id:<4} {landing.branch} -> {landing.onto}  {landing.state:<8}"
         f" {landing.agent}  ({len(landing.paths)} paths){tail}"
     )
-
-
-def subject(event: Event) -> str:
-    """What a slot or landing event is about, in a few words (a task event: '')."""
-    if event.slot is not None:
-        lease = event.slot
-        held = f"port {lease.port}" if lease.port is not None else "slot"
-        why = f" ({event.reason})" if event.reason else ""
-        return f"{held} {lease.name}{why}"
-    if event.landing is not None:
-        return f"{event.landing.branch} -> {event.landing.onto}"
-    return ""

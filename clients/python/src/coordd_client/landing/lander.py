@@ -38,7 +38,8 @@ from coordd_client.landing import git
 from coordd_client.landing.renewer import Renewer
 from coordd_client.protocol.bounds import LANDING_REASON
 from coordd_client.protocol.errors import Conflict, CoordError
-from coordd_client.protocol.wire_slots import Enqueued, Landing, Started
+from coordd_client.protocol.wire import Landing
+from coordd_client.protocol.wire_slots import Enqueued, Started
 
 #: The longest one `land.start` may wait (WAIT_S); a longer wait asks again.
 _START_WAIT_S = 600.0

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from coordd_client import methods
+from coordd_client import methods_slots as methods
 from coordd_client.client import Client
 from coordd_client.landing import git, lander
 from coordd_client.mcp_bridge import models as m

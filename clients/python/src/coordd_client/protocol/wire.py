@@ -9,8 +9,6 @@ from typing import Literal, get_args
 
 import msgspec
 
-from coordd_client.protocol.wire_slots import Landing, SlotLease
-
 State = Literal["pending", "claimed", "done", "failed", "cancelled"]
 STATES: tuple[State, ...] = get_args(State)
 
@@ -70,6 +68,50 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
     def ready(self) -> bool:
         """Pending with every dependency done: claimable (by its assignee, if it has one)."""
         return self.state == "pending" and not self.blocked_by
+
+
+LandingState = Literal["queued", "landing", "landed", "failed"]
+
+
+# 1.2, issue 35 (docs/PROTOCOL-1.2.md sections 13, 14); their results are in wire_slots.
+class SlotLease(msgspec.Struct, frozen=True, kw_only=True):
+    """One grant of a slot (`capacity` set) or of a port (`port` set)."""
+
+    id: int
+    project: str
+    name: str
+    agent: str
+    capacity: int | None
+    port: int | None
+    task_id: int | None
+    #: The grant's fence: larger for every later grant of the same name.
+    fence: int
+    created_at: str
+    #: When it runs out unless its agent calls again (a heartbeat renews it).
+    expires_at: str
+    ttl_s: float
+
+
+class Landing(msgspec.Struct, frozen=True, kw_only=True):
+    """One branch in a target's landing queue."""
+
+    id: int
+    project: str
+    onto: str
+    branch: str
+    agent: str
+    task_id: int | None
+    state: LandingState
+    paths: list[str]
+    created_at: str
+    updated_at: str
+    #: The landing slot's lease while it lands (its id is the fence).
+    lease_id: int | None
+    reason: str | None
+    #: The commit the target was moved to, once landed.
+    commit: str | None
+    expires_at: str
+    ttl_s: float
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True):

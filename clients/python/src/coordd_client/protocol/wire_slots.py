@@ -1,33 +1,14 @@
-"""Wire types of docs/PROTOCOL-1.2.md sections 13 (slot and port leases) and 14 (landings).
+"""Result types of docs/PROTOCOL-1.2.md sections 13 (slot and port leases) and 14 (landings).
 
-Apart from `wire.py`, which imports them for the events that carry them.
+The lease and the landing themselves are in `wire.py`, since events carry them;
+these are only what the methods answer, loaded by the clients when first used.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
-LandingState = Literal["queued", "landing", "landed", "failed"]
-
-
-class SlotLease(msgspec.Struct, frozen=True, kw_only=True):
-    """One grant of a slot (`capacity` set) or of a port (`port` set)."""
-
-    id: int
-    project: str
-    name: str
-    agent: str
-    capacity: int | None
-    port: int | None
-    task_id: int | None
-    #: The grant's fence: larger for every later grant of the same name.
-    fence: int
-    created_at: str
-    #: When it runs out unless its agent calls again (a heartbeat renews it).
-    expires_at: str
-    ttl_s: float
+from coordd_client.protocol.wire import Landing, SlotLease
 
 
 class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,28 +23,6 @@ class SlotList(msgspec.Struct, frozen=True, kw_only=True):
 
 class Released(msgspec.Struct, frozen=True, kw_only=True):
     released: int
-
-
-class Landing(msgspec.Struct, frozen=True, kw_only=True):
-    """One branch in a target's landing queue."""
-
-    id: int
-    project: str
-    onto: str
-    branch: str
-    agent: str
-    task_id: int | None
-    state: LandingState
-    paths: list[str]
-    created_at: str
-    updated_at: str
-    #: The landing slot's lease while it lands (its id is the fence).
-    lease_id: int | None
-    reason: str | None
-    #: The commit the target was moved to, once landed.
-    commit: str | None
-    expires_at: str
-    ttl_s: float
 
 
 class PathHolder(msgspec.Struct, frozen=True, kw_only=True):

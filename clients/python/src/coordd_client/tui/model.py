@@ -17,8 +17,7 @@ from datetime import datetime
 import msgspec
 
 from coordd_client.protocol.wire import Event, Task
-from coordd_client.render import clean, parse_time
-from coordd_client.render_slots import subject
+from coordd_client.render import clean, parse_time, subject
 
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
 #: The feed keeps this many recent events.
