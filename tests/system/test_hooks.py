@@ -240,6 +240,7 @@ def test_session_end_gives_back_claims_and_reservations(daemon: DaemonProcess, r
         task = a.post("half done").task
         a.claim(task.id)
         a.reserve(["src/**"])
+        a.acquire_slot("dev-db")  # issue 35: slot leases go too
     started = time.monotonic()
     ended = hook("session-end", "claude", payload("claude-session-end", CWD=str(repo),
                  SESSION=SESSION_A), daemon.socket_path)  # fmt: skip
@@ -250,6 +251,7 @@ def test_session_end_gives_back_claims_and_reservations(daemon: DaemonProcess, r
     with Client(daemon.socket_path) as client:
         assert client.get(task.id).task.state == "pending"
         assert client.reservations().reservations == []
+        assert client.slots().leases == []
 
 
 def test_session_end_hands_back_the_work_assigned_to_the_tab(
