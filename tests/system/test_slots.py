@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from typing import Any
 
@@ -11,7 +12,7 @@ from racing import race
 from coordd_client import Client
 from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost
 from coordd_client.protocol.wire import Event
-from support import DaemonProcess, RawConnection
+from support import DaemonProcess, RawConnection, coord
 
 pytestmark = pytest.mark.both_backends
 
@@ -188,3 +189,22 @@ def test_ports_are_unique_across_32_processes_and_reused_after_release(
         assert late.lease_port("web", low=low, high=high).lease.port == 31017
         # The same name and agent again: the same port, renewed.
         assert late.lease_port("web", low=low, high=high).lease.port == 31017
+
+
+def test_the_cli_acquires_leases_ports_and_refuses_with_exit_3(daemon: DaemonProcess) -> None:
+    def run(agent: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return coord(*args, "--agent", agent, "--project", PROJECT, socket=daemon.socket_path)
+
+    held = run("a", "slot", "acquire", "deploy")
+    assert held.returncode == 0 and held.stdout.startswith("acquired deploy")
+    refused = run("b", "slot", "acquire", "deploy")
+    assert refused.returncode == 3 and "held by a" in refused.stderr
+    port = run("b", "port", "web", "--range", "35000-35009")
+    assert (port.returncode, port.stdout.strip()) == (0, "35000")
+    assert run("b", "port", "web", "--range", "35000-35009").stdout.strip() == "35000"
+    listed = run("b", "slot", "list")
+    assert "deploy" in listed.stdout and "port 35000" in listed.stdout
+    bad = run("b", "port", "web", "--range", "high-low")
+    assert bad.returncode == 1 and "is not LOW-HIGH" in bad.stderr
+    assert run("a", "slot", "release").stdout.strip() == "released 1 lease(s)"
+    assert run("b", "slot", "acquire", "deploy").returncode == 0

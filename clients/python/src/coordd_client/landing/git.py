@@ -55,7 +55,8 @@ def current_branch(cwd: Path) -> str:
 
 
 def resolve(cwd: Path, ref: str) -> str:
-    return git(cwd, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    """The commit `ref` names, or "" when it names none."""
+    return git(cwd, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
 
 
 def changed_paths(cwd: Path, onto: str, branch: str) -> list[str]:
