@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from coordd_client import Client
+from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound
 from support import COORD, DaemonProcess, coord, coord_env
 
 pytestmark = pytest.mark.both_backends
@@ -163,8 +164,14 @@ def test_a_failing_check_leaves_the_target_untouched_and_the_queue_moving(
     assert_clean_and_current(repo)
     with Client(daemon.socket_path, project=str(repo)) as client:
         assert client.landings().landings == []  # ejected, not retried
-    landed = run_land(daemon, repo, "b", "good")
+    with Client(daemon.socket_path, agent="b", project=str(repo)) as b:
+        task = b.post("land the good branch").task
+        b.claim(task.id)
+    landed = run_land(daemon, repo, "b", "good", "--task", str(task.id))
     assert landed.returncode == 0, landed.stderr
+    with Client(daemon.socket_path) as client:
+        done = client.get(task.id).task
+    assert done.state == "done" and done.result is not None and "landed good on main" in done.result
     assert (repo / "b.txt").read_text() == "fine\n" and not (repo / "BROKEN").exists()
     assert [k for k, _ in land_events(daemon, repo) if k in ("land.failed", "land.landed")] == [
         "land.failed", "land.landed",
@@ -204,3 +211,41 @@ def test_a_lander_killed_mid_landing_lapses_and_the_next_lands(
     lapsed, began = events.index(("land.failed", "f1")), events.index(("land.started", "f2"))
     assert lapsed < began and events[-1] == ("land.landed", "f2") and len(events) == 6
     git(repo, "fsck", "--no-progress")
+
+
+def test_the_queue_over_the_wire_orders_reports_and_refuses_clearly(
+    daemon: DaemonProcess,
+) -> None:
+    project = "/queue"
+    with (
+        Client(daemon.socket_path, agent="a", project=project) as a,
+        Client(daemon.socket_path, agent="b", project=project) as b,
+    ):
+        a.reserve(["src/held.py"])
+        first = a.enqueue_landing("f1", "main", ["src/x.py", "docs/y.md"])
+        assert (first.ahead, first.reserved, first.overlaps) == ([], [], [])
+        second = b.enqueue_landing("f2", "main", ["src/x.py", "src/held.py"])
+        assert [x.id for x in second.ahead] == [first.landing.id]
+        assert [(o.landing, o.paths) for o in second.overlaps] == [(first.landing.id, ["src/x.py"])]
+        assert [r.path for r in second.reserved] == ["src/held.py"]
+        with pytest.raises(Conflict) as behind:
+            b.start_landing(second.landing.id)
+        assert "queued behind" in behind.value.message
+        with pytest.raises(LeaseLost):
+            b.start_landing(first.landing.id)  # not b's
+        with pytest.raises(NotFound):
+            b.start_landing(999_999)
+        with pytest.raises(Conflict):
+            a.finish_landing(first.landing.id, "landed")  # not started
+        started = a.start_landing(first.landing.id)
+        assert started.lease.name == "land:main" and started.landing.lease_id == started.lease.id
+        assert a.start_landing(first.landing.id).lease.fence == started.lease.fence  # again
+        done = a.finish_landing(first.landing.id, "landed", commit="a" * 40)
+        assert a.finish_landing(first.landing.id, "landed").landing == done.landing  # a retry
+        assert b.start_landing(second.landing.id, wait_s=30).landing.state == "landing"
+        with pytest.raises(InvalidParams):
+            b.enqueue_landing("has space", "main", [])
+        with pytest.raises(InvalidParams):
+            b.enqueue_landing("f3", "main", ["../outside"])
+        with pytest.raises(InvalidParams):
+            b.finish_landing(second.landing.id, "landed", commit="not-a-sha")
