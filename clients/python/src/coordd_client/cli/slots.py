@@ -1,8 +1,8 @@
 """Shared resources and the landing queue (docs/PROTOCOL-1.2.md sections 13 and 14).
 
 `coord slot acquire|release|list NAME`, `coord port [NAME]` and `coord land`.
-A slot or port lease lives while you keep calling (any `coord` command, or
-`coord heartbeat`): it lasts `--ttl` seconds after your last call.
+A slot or port lease lives while you keep calling (`coord heartbeat`, or any
+command that acts as you): it lasts `--ttl` seconds after your last call.
 """
 
 from __future__ import annotations
