@@ -13,7 +13,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
-#: 1.2 section 12's builders (issue 34), in their own module beside `methods.py`.
 TS_SRC = ROOT / "clients" / "ts" / "src"
 
 
@@ -73,7 +72,8 @@ def ts_members(body: str) -> set[str]:
 def ts_method_params() -> dict[str, set[str] | str]:
     """{wire method: the member names of the params its `CoorddClient` method takes, or
     the name of the `types.ts` interface it takes them as}."""
-    text = (TS_SRC / "client.ts").read_text()
+    # slots.ts adds issue 35's methods to the class (declaration merging).
+    text = "\n".join((TS_SRC / name).read_text() for name in ("client.ts", "slots.ts"))
     found: dict[str, set[str] | str] = {}
     pattern = (
         r"^  \w+\((?:\w+\??: (\{[^}]*\}|[\w.]+)[^,]*, )?o\?: CallOptions\)[^\n]*?\{\s*"

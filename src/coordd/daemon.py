@@ -37,6 +37,7 @@ from coordd.methods import Services
 from coordd.platform.launchd import adopt_launchd_socket
 from coordd.platform.systemd import Notifier, adopt_listen_fd
 from coordd.reservation_queue import ReservationQueue
+from coordd.slot_queue import SlotQueue
 from coordd.store import claims
 from coordd.store.backends import open_backend
 from coordd.store.transaction import CommittedEvent
@@ -55,6 +56,7 @@ class Daemon:
         self.clock: Clock = self.store.clock
         self.readers = self.store.readers
         self.reservation_queue = ReservationQueue(self.lifecycle, self.clock)
+        self.slot_queue = SlotQueue(self.lifecycle, self.clock)
         self.writer = Writer(
             self.store.write_store,
             on_commit=self.store.on_commit,
@@ -75,9 +77,11 @@ class Daemon:
         acquires (a task leaving `claimed` frees its reservations)."""
         self.hub.publish(events)
         self.reservation_queue.on_commit(events)
+        self.slot_queue.on_commit(events)
 
     def poke_reservations(self, project: str | None) -> None:
         """Another daemon released reservations in `project` (None: maybe anywhere)."""
+        self.slot_queue.poke(project)
         if project is None:
             self.reservation_queue.poke_all()
         else:
@@ -147,6 +151,7 @@ class Daemon:
             version=__version__,
             lifecycle=self.lifecycle,
             reservation_queue=self.reservation_queue,
+            slot_queue=self.slot_queue,
         )
         async with trio.open_nursery() as root:
             root.start_soon(self.hub.run_deliveries)
@@ -216,6 +221,7 @@ class Daemon:
         self.lifecycle.begin_drain()
         self.hub.shutdown()
         self.reservation_queue.shutdown()
+        self.slot_queue.shutdown()
         with trio.move_on_after(self.config.limits.drain_timeout_s) as scope:
             await self.tracker.wait_idle()
             # Let closing subscriptions send their "shutdown" notice.

@@ -9,7 +9,7 @@ import trio
 
 from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
-from coordd.store import claims, edits, reservations, writes
+from coordd.store import claims, edits, landing, reservations, writes
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
 from coordd.store.writer import Writer
@@ -50,6 +50,7 @@ async def _every(
 def _reap(tx: Txn) -> int:
     """Expired claims back to pending (ending their reservations), expired reservations gone."""
     reservations.purge_expired(tx)
+    landing.reap_all(tx)  # issue 35: slot leases and landings that lapsed
     return claims.reap_expired(tx)
 
 

@@ -291,6 +291,7 @@ async def test_expiry_racing_claimants_one_winner_one_expired_event(
     types = await event_types(aclient, task_id)
     assert types == ["task.posted", "task.claimed", "task.expired", "task.claimed"]
     expired = next(e for e in (await aclient.events_since()).events if e.type == "task.expired")
+    assert expired.task is not None
     assert expired.agent == "a" and expired.task.state == "pending"
     assert (await aclient.get(task_id)).task.fence == fence + 1
 

@@ -30,6 +30,7 @@ def test_events_since_pages_and_filters(daemon: DaemonProcess) -> None:
         assert [(e.seq, e.type) for e in only_a.events] == [(1, "task.posted"), (3, "task.claimed")]
         claims = client.events_since(types=["task.claimed"])
         assert [e.task_id for e in claims.events] == [a.id] and claims.last_seq == 3
+        assert claims.events[0].task is not None
         assert claims.events[0].task.state == "claimed" and claims.events[0].agent == "x"
         empty = client.events_since(after_seq=3)
         assert empty.events == [] and empty.last_seq == 3
@@ -91,7 +92,7 @@ def test_subscription_replays_then_goes_live_without_gaps_under_concurrent_write
     try:
         for event in stream:
             seen.append(event.seq)
-            if event.task.title == "sentinel":
+            if event.task is not None and event.task.title == "sentinel":
                 break
     finally:
         stream.close()

@@ -240,6 +240,7 @@ def test_session_end_gives_back_claims_and_reservations(daemon: DaemonProcess, r
         task = a.post("half done").task
         a.claim(task.id)
         a.reserve(["src/**"])
+        a.acquire_slot("dev-db")  # issue 35: slot leases go too
     started = time.monotonic()
     ended = hook("session-end", "claude", payload("claude-session-end", CWD=str(repo),
                  SESSION=SESSION_A), daemon.socket_path)  # fmt: skip
@@ -250,6 +251,7 @@ def test_session_end_gives_back_claims_and_reservations(daemon: DaemonProcess, r
     with Client(daemon.socket_path) as client:
         assert client.get(task.id).task.state == "pending"
         assert client.reservations().reservations == []
+        assert client.slots().leases == []
 
 
 def test_session_end_hands_back_the_work_assigned_to_the_tab(
@@ -276,6 +278,7 @@ def test_session_end_hands_back_the_work_assigned_to_the_tab(
             now = client.get(task.id).task
             assert (now.state, now.assignee, now.claimed_by) == ("pending", None, None)
             last = client.events_since(task_id=task.id).events[-1]
+            assert last.task is not None
             assert (last.type, last.agent, last.task.assignee) == ("task.assigned", AGENT_A, None)
         assert client.get(theirs.id).task.assignee == AGENT_B
         assert client.get(elsewhere.id).task.assignee == AGENT_A  # not this project's

@@ -28,6 +28,7 @@ TOOLS = {
     "check_paths", "list_reservations",
     # issue 34
     "send_message", "read_messages", "request_release", "answer_request",
+    "acquire_slot", "release_slot", "lease_port", "land", "landing_queue",  # issue 35
 }  # fmt: skip
 
 

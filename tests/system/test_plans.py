@@ -18,7 +18,7 @@ from support import DaemonProcess, RawConnection, coord
 pytestmark = pytest.mark.both_backends
 
 
-def events_of(client: Client, after_seq: int = 0) -> list[tuple[str, int]]:
+def events_of(client: Client, after_seq: int = 0) -> list[tuple[str, int | None]]:
     return [(e.type, e.task_id) for e in client.events_since(after_seq=after_seq).events]
 
 

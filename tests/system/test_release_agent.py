@@ -53,6 +53,7 @@ def test_release_names_the_caller_and_the_dead_holder_is_fenced_out(
         events = task_history(human, first.id)
         assert [e.type for e in events][-1] == "task.released"
         released = events[-1]
+        assert released.task is not None
         assert (released.agent, released.of, released.reason) == (HUMAN, DEAD, "tab crashed")
         assert released.task.state == "pending" and released.task.claimed_by is None
         assert released.task.fence == held[0].fence

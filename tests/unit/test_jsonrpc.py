@@ -167,6 +167,9 @@ def test_every_protocol_method_is_registered() -> None:
         "message.get",
         "request.release",
         "request.answer",
+        # Sections 13 and 14 (issue 35).
+        *("slot.acquire", "slot.release", "slot.list", "port.lease"),
+        *("land.enqueue", "land.start", "land.finish", "land.list"),
     }
     assert set(METHODS) == expected
 

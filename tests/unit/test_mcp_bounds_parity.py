@@ -45,15 +45,15 @@ SERVER_FILLED = {"agent", "project"}
 TOOL_ONLY = {("list_reservations", "mine"): "turned into `agent` by the tool"}
 #: Limits a tool narrows, never widens: a host times a tool call out long before the
 #: protocol's longest wait (tools.MAX_WAIT_S).
-NARROWED = {("wait_for_task", "timeout_s"), ("reserve_paths", "wait_s")}
+NARROWED = {("wait_for_task", "timeout_s"), ("reserve_paths", "wait_s"), ("acquire_slot", "wait_s")}
 
 
 def tool_methods() -> dict[str, str]:
     """{tool: wire method} from the builders each tool in tools.py calls."""
     builders = {builder: wire for wire, builder in builder_methods().items()}
     found: dict[str, str] = {}
-    trees = [ast.parse(path.read_text()) for path in (TOOLS_PY, TALK_TOOLS_PY)]
-    for node in (node for tree in trees for node in ast.walk(tree)):
+    tool_modules = (TOOLS_PY, TALK_TOOLS_PY, TOOLS_PY.with_name("slot_tools.py"))
+    for node in (n for path in tool_modules for n in ast.walk(ast.parse(path.read_text()))):
         if not isinstance(node, ast.AsyncFunctionDef):
             continue
         called = {
@@ -62,7 +62,7 @@ def tool_methods() -> dict[str, str]:
             if isinstance(inner, ast.Call)
             and isinstance(inner.func, ast.Attribute)
             and isinstance(inner.func.value, ast.Name)
-            and inner.func.value.id in ("methods", "methods_talk")
+            and inner.func.value.id in ("methods", "methods_talk", "methods_slots")
         }
         wires = {builders[name] for name in called if name in builders}
         if wires:

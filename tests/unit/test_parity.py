@@ -15,7 +15,7 @@ import msgspec
 
 from coordd.methods.registry import METHODS
 from coordd.protocol import params
-from coordd_client import methods, methods_talk
+from coordd_client import methods, methods_slots, methods_talk
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
 from coordd_client.mcp_bridge.results import NEXT_STEP
@@ -71,7 +71,8 @@ def test_both_python_clients_offer_every_builder() -> None:
 
 
 def test_the_typescript_client_calls_every_daemon_method() -> None:
-    called = set(re.findall(r'this\.call\("([a-z_.]+)"', TS_CLIENT.read_text()))
+    text = TS_CLIENT.read_text() + (TS_CLIENT.parent / "slots.ts").read_text()  # issue 35's
+    called = set(re.findall(r'this\.call\("([a-z_.]+)"', text))
     # events.subscribe and events.unsubscribe live in subscribe.ts.
     subscribe = (TS_CLIENT.parent / "subscribe.ts").read_text()
     called |= set(re.findall(r'"(events\.(?:un)?subscribe)"', subscribe))
@@ -82,10 +83,14 @@ def test_the_typescript_client_calls_every_daemon_method() -> None:
 def test_each_builder_takes_its_methods_params_and_no_others() -> None:
     for method, builder in builder_methods().items():
         wanted = set(params_type(method).__struct_fields__)
-        module = methods if hasattr(methods, builder) else methods_talk
-        taken = set(inspect.signature(getattr(module, builder)).parameters)
+        found = next(
+            getattr(module, builder)
+            for module in (methods, methods_talk, methods_slots)
+            if hasattr(module, builder)
+        )
+        taken = set(inspect.signature(found).parameters)
         # A builder's positional names may be Python's (`task_id` for `id`).
-        python_ids = ("task_id", "message_id", "request_id")
+        python_ids = ("task_id", "message_id", "request_id", "landing_id")
         taken = {"id" if name in python_ids and "id" in wanted else name for name in taken}
         assert taken == wanted, (method, {"missing": wanted - taken, "unknown": taken - wanted})
 

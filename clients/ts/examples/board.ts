@@ -19,7 +19,8 @@ try {
   client.close();
   console.log("following events (Ctrl-C to stop)...");
   for await (const event of subscribe({ project })) {
-    console.log(`${event.seq} ${event.type} #${event.task_id} by ${event.agent ?? "-"}: ${event.task.title}`);
+    const what = event.task?.title ?? event.slot?.name ?? event.landing?.branch ?? "";
+    console.log(`${event.seq} ${event.type} #${event.task_id ?? "-"} by ${event.agent ?? "-"}: ${what}`);
   }
 } catch (error) {
   if (error instanceof DaemonUnavailable) {

@@ -7,3 +7,6 @@ export { checkSocketPath, defaultSocketPath, SOCKET_ENV, sunPathLimit } from "./
 export { subscribe, Subscription, type SubscribeOptions } from "./subscribe.js";
 export type * from "./types.js";
 export * from "./wire.js";
+// Issue 35: slots, ports and the landing queue (adds their CoorddClient methods).
+export type { Enqueued, Finished, LandingList, SlotList, SlotResult, Started } from "./slots.js";
+import "./slots.js";

@@ -30,16 +30,59 @@ export interface Task {
   [more: string]: unknown;
 }
 
+/** Issue 35 (docs/PROTOCOL-1.2.md sections 13, 14): a slot or port lease, and a landing. */
+/** One grant of a slot (`capacity` set) or of a port (`port` set). */
+export interface SlotLease {
+  id: number;
+  project: string;
+  name: string;
+  agent: string;
+  capacity: number | null;
+  port: number | null;
+  task_id: number | null;
+  /** Larger for every later grant of the same name. */
+  fence: number;
+  created_at: string;
+  /** When it runs out unless its agent calls again (a heartbeat renews it). */
+  expires_at: string;
+  ttl_s: number;
+  [more: string]: unknown;
+}
+
+export interface Landing {
+  id: number;
+  project: string;
+  onto: string;
+  branch: string;
+  agent: string;
+  task_id: number | null;
+  state: "queued" | "landing" | "landed" | "failed";
+  paths: string[];
+  created_at: string;
+  updated_at: string;
+  lease_id: number | null;
+  reason: string | null;
+  commit: string | null;
+  expires_at: string;
+  ttl_s: number;
+  [more: string]: unknown;
+}
+
 export interface Event {
   seq: number;
   at: string;
   type: EventType;
-  task_id: number;
+  /** Null on a slot or landing event (issue 35), which has no task. */
+  task_id: number | null;
   agent: string | null;
-  task: Task;
+  task: Task | null;
   /** Protocol 1.2 `agent.release` (feature `agent_release`): whose holding went, and why. */
   of?: string | null;
   reason?: string | null;
+  /** Issue 35's slot and landing events: their project, and the lease or landing. */
+  project?: string | null;
+  slot?: SlotLease | null;
+  landing?: Landing | null;
 }
 
 export interface Reservation {

@@ -12,6 +12,7 @@ from coordd.methods import (  # noqa: F401  (registration)
     events,
     reservations,
     server,
+    slots,
     talk,  # issue 34: messages and release requests
     tasks,
 )

@@ -15,6 +15,7 @@ from coordd.clock import Clock
 from coordd.events import EventHub, Subscription
 from coordd.lifecycle import Lifecycle
 from coordd.reservation_queue import ReservationQueue
+from coordd.slot_queue import SlotQueue
 from coordd.store.commands import WriteFn
 from coordd.store.readers import Readers
 from coordd.store.writer import Writer
@@ -37,6 +38,8 @@ class Services:
     version: str
     lifecycle: Lifecycle
     reservation_queue: ReservationQueue
+    #: Waiting slot acquires and landing starts (issue 35).
+    slot_queue: SlotQueue
     pid: int = field(default_factory=os.getpid)
 
     @property

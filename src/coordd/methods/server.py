@@ -20,6 +20,8 @@ FEATURES = (
     "file_edits",  # section 11 (issue 33)
     "messages",  # issue 34: docs/PROTOCOL-1.2.md section 12
     "release_requests",
+    "slots",  # issue 35: docs/PROTOCOL-1.2.md section 13
+    "landing_queue",  # issue 35: section 14
 )
 
 
@@ -60,6 +62,7 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
             "waiting": services.reservation_queue.waiting,
             "attempts": services.reservation_queue.attempts,
         },
+        "slots": {"waiting": services.slot_queue.waiting, "attempts": services.slot_queue.attempts},
     }
 
 

@@ -261,7 +261,10 @@ def anything_lapsed(conn: Db, now_text: str) -> bool:
     (lapsed,) = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_lease WHERE state = 'claimed'"
         " AND lease_expires_at <= :now) OR EXISTS (SELECT 1 FROM reservations"
-        " WHERE expires_at <= :now)",
+        " WHERE expires_at <= :now)"
+        # issue 35: a slot lease or an open landing whose stored time ran out
+        " OR EXISTS (SELECT 1 FROM slot_leases WHERE expires_at <= :now) OR EXISTS (SELECT 1"
+        " FROM landings WHERE state IN ('queued', 'landing') AND expires_at <= :now)",
         {"now": now_text},
     ).fetchone()
     return bool(lapsed)

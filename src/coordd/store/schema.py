@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from coordd.store.edits_schema import EDITS
+from coordd.store.slots_schema import SLOTS
 from coordd.store.talk_schema import TALK
 
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
@@ -142,6 +143,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     EVENT_CHAIN,
     EDITS,  # 1.2 section 11: recorded edits (issue 33)
     TALK,  # issue 34: messages and release requests
+    SLOTS,  # issue 35: slot leases and the landing queue
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

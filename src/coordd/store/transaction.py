@@ -57,10 +57,17 @@ LEAVES_CLAIM = frozenset(
 
 
 #: Events with no task (`task_id` null, no `task`), delivered only to a subscription
-#: or `events.since` whose `types` names them (docs/PROTOCOL-1.2.md section 11), so
+#: or `events.since` whose `types` names them (docs/PROTOCOL-1.2.md sections 11-14), so
 #: a client that expects every event to carry a task never meets one. `task.wait`
 #: never matches them.
-OPT_IN_EVENT_TYPES = frozenset({"file.edited", "message.sent"})
+OPT_IN_EVENT_TYPES = frozenset(
+    {
+        "file.edited",  # section 11
+        "message.sent",  # section 12
+        *("slot.granted", "slot.released"),  # section 13
+        *("land.queued", "land.blocked", "land.started", "land.landed", "land.failed"),  # 14
+    }
+)
 
 
 class TaskRow(NamedTuple):

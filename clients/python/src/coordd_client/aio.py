@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 import trio
 
 from coordd_client import methods, methods_edits
-
-if TYPE_CHECKING:
-    from coordd_client import methods_talk
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+
+if TYPE_CHECKING:
+    from coordd_client import methods_slots, methods_talk
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -261,13 +261,32 @@ class AsyncClient:
         request_release = _async(methods_talk.request_release)
         answer_request = _async(methods_talk.answer_request)
     else:
-        send_message = _async(methods.talk("send_message"))
-        read_messages = _async(methods.talk("read_messages"))
-        ack_messages = _async(methods.talk("ack_messages"))
-        wait_messages = _async(methods.talk("wait_messages"))
-        get_message = _async(methods.talk("get_message"))
-        request_release = _async(methods.talk("request_release"))
-        answer_request = _async(methods.talk("answer_request"))
+        send_message = _async(methods.later("methods_talk", "send_message"))
+        read_messages = _async(methods.later("methods_talk", "read_messages"))
+        ack_messages = _async(methods.later("methods_talk", "ack_messages"))
+        wait_messages = _async(methods.later("methods_talk", "wait_messages"))
+        get_message = _async(methods.later("methods_talk", "get_message"))
+        request_release = _async(methods.later("methods_talk", "request_release"))
+        answer_request = _async(methods.later("methods_talk", "answer_request"))
+    # Issue 35: slots, ports and the landing queue; their builders load at first use.
+    if TYPE_CHECKING:
+        acquire_slot = _async(methods_slots.acquire_slot)
+        release_slots = _async(methods_slots.release_slots)
+        slots = _async(methods_slots.slots)
+        lease_port = _async(methods_slots.lease_port)
+        enqueue_landing = _async(methods_slots.enqueue_landing)
+        start_landing = _async(methods_slots.start_landing)
+        finish_landing = _async(methods_slots.finish_landing)
+        landings = _async(methods_slots.landings)
+    else:
+        acquire_slot = _async(methods.later("methods_slots", "acquire_slot"))
+        release_slots = _async(methods.later("methods_slots", "release_slots"))
+        slots = _async(methods.later("methods_slots", "slots"))
+        lease_port = _async(methods.later("methods_slots", "lease_port"))
+        enqueue_landing = _async(methods.later("methods_slots", "enqueue_landing"))
+        start_landing = _async(methods.later("methods_slots", "start_landing"))
+        finish_landing = _async(methods.later("methods_slots", "finish_landing"))
+        landings = _async(methods.later("methods_slots", "landings"))
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

@@ -24,9 +24,6 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 import msgspec
 
 from coordd_client import methods, methods_edits
-
-if TYPE_CHECKING:
-    from coordd_client import methods_talk
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import (
     CoordError,
@@ -39,6 +36,9 @@ from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, Frame
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+
+if TYPE_CHECKING:
+    from coordd_client import methods_slots, methods_talk
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -251,13 +251,32 @@ class Client:
         request_release = _sync(methods_talk.request_release)
         answer_request = _sync(methods_talk.answer_request)
     else:
-        send_message = _sync(methods.talk("send_message"))
-        read_messages = _sync(methods.talk("read_messages"))
-        ack_messages = _sync(methods.talk("ack_messages"))
-        wait_messages = _sync(methods.talk("wait_messages"))
-        get_message = _sync(methods.talk("get_message"))
-        request_release = _sync(methods.talk("request_release"))
-        answer_request = _sync(methods.talk("answer_request"))
+        send_message = _sync(methods.later("methods_talk", "send_message"))
+        read_messages = _sync(methods.later("methods_talk", "read_messages"))
+        ack_messages = _sync(methods.later("methods_talk", "ack_messages"))
+        wait_messages = _sync(methods.later("methods_talk", "wait_messages"))
+        get_message = _sync(methods.later("methods_talk", "get_message"))
+        request_release = _sync(methods.later("methods_talk", "request_release"))
+        answer_request = _sync(methods.later("methods_talk", "answer_request"))
+    # Issue 35: slots, ports and the landing queue; their builders load at first use.
+    if TYPE_CHECKING:
+        acquire_slot = _sync(methods_slots.acquire_slot)
+        release_slots = _sync(methods_slots.release_slots)
+        slots = _sync(methods_slots.slots)
+        lease_port = _sync(methods_slots.lease_port)
+        enqueue_landing = _sync(methods_slots.enqueue_landing)
+        start_landing = _sync(methods_slots.start_landing)
+        finish_landing = _sync(methods_slots.finish_landing)
+        landings = _sync(methods_slots.landings)
+    else:
+        acquire_slot = _sync(methods.later("methods_slots", "acquire_slot"))
+        release_slots = _sync(methods.later("methods_slots", "release_slots"))
+        slots = _sync(methods.later("methods_slots", "slots"))
+        lease_port = _sync(methods.later("methods_slots", "lease_port"))
+        enqueue_landing = _sync(methods.later("methods_slots", "enqueue_landing"))
+        start_landing = _sync(methods.later("methods_slots", "start_landing"))
+        finish_landing = _sync(methods.later("methods_slots", "finish_landing"))
+        landings = _sync(methods.later("methods_slots", "landings"))
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

@@ -104,6 +104,9 @@ PROJECT_METHODS = frozenset(
         "file.recent",
         "message.send",  # issue 34
         "request.release",  # issue 34
+        # issue 35
+        *("slot.acquire", "slot.release", "slot.list", "port.lease"),
+        *("land.enqueue", "land.start", "land.finish", "land.list"),
     }
 )
 
@@ -112,14 +115,18 @@ PROJECT_METHODS = frozenset(
 JSON_NULL = msgspec.Raw(b"null")
 
 
-def talk(name: str) -> Any:
-    """Issue 34's builder `name` (`methods_talk`), imported on its first call: the clients
-    offer it without loading it, so a hook that sends no message pays nothing for it."""
+def later(module: str, name: str) -> Any:
+    """Builder `name` of a feature's module (`methods_talk`, issue 34; `methods_slots`,
+    issue 35), imported on its first call: the clients offer it without loading it, so
+    `coord hook`, which loads the clients on every edit, pays nothing for it
+    (tests/system/test_hook_imports.py counts the modules)."""
 
     def builder(*args: Any, **kwargs: Any) -> Call[Any]:
-        from coordd_client import methods_talk
+        import importlib  # not at the top: a hook that never calls one does not load it
 
-        made: Call[Any] = getattr(methods_talk, name)(*args, **kwargs)
+        made: Call[Any] = getattr(importlib.import_module(f"coordd_client.{module}"), name)(
+            *args, **kwargs
+        )
         return made
 
     builder.__name__ = name

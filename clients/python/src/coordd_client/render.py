@@ -155,6 +155,8 @@ def task_detail(task: Task) -> str:
 
 def history_line(event: Event) -> str:
     """One step of a task's history: when, what, who, and the outcome it left."""
+    if event.task is None:  # a slot or landing event (issue 35)
+        return f"{event.seq:>6}  {relative(event.at):<22}  {event.type}  {subject(event)}"
     outcome = ""
     if event.type in ("task.completed", "task.failed", "task.cancelled") and event.task.result:
         outcome = f": {clean(event.task.result)}"
@@ -168,6 +170,11 @@ def history_line(event: Event) -> str:
 
 
 def event_line(event: Event) -> str:
+    if event.task is None:  # a slot or landing event (issue 35)
+        return (
+            f"{event.seq:>6}  {relative(event.at):<22}  {event.type:<15}  {'':<6} "
+            f" {clean(event.agent or '-'):<14}  {clean(subject(event))}"
+        )
     return (
         f"{event.seq:>6}  {relative(event.at):<22}  {event.type:<15}  #{event.task_id:<5} "
         f" {clean(event.agent or '-'):<14}  {event.task.state:<9}  {clean(event.task.title)}"
@@ -214,3 +221,15 @@ def reservation_table(reservations: Sequence[Reservation], *, with_project: bool
         reason = f"  ({clean(r.reason)})" if r.reason else ""
         lines.append(line(row) + f"  {clean(r.pattern)}{reason}")
     return "\n".join(lines)
+
+
+def subject(event: Event) -> str:
+    """What a slot or landing event is about, in a few words (a task event: '')."""
+    if event.slot is not None:
+        lease = event.slot
+        held = f"port {lease.port}" if lease.port is not None else "slot"
+        why = f" ({event.reason})" if event.reason else ""
+        return f"{held} {lease.name}{why}"
+    if event.landing is not None:
+        return f"{event.landing.branch} -> {event.landing.onto}"
+    return ""

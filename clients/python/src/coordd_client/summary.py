@@ -114,7 +114,8 @@ def summarize(
         involved=presence.involved([*claimed, *pending], recent),
     )
     others = sorted({a.agent for a in seen if a.agent != agent} | set(holding))
-    acks = [e.task for e in recent if e.type == "task.posted" and e.task.kind == "ack"]
+    acks = [e.task for e in recent if e.task is not None and e.type == "task.posted"]
+    acks = [task for task in acks if task.kind == "ack"]
     header = (
         f"coordd board: project {cut(project, PROJECT_CHARS)}; you are {cut(agent, NAME_CHARS)}"
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.store.postgres.edits_schema import EDITS
+from coordd.store.postgres.slots_schema import SLOTS
 from coordd.store.postgres.talk_schema import TALK
 from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
 
@@ -127,6 +128,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     EVENT_CHAIN,
     EDITS,  # 1.2 section 11: recorded edits (issue 33)
     TALK,  # issue 34: messages and release requests
+    SLOTS,  # issue 35: slot leases and the landing queue
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,6 +33,7 @@ COMMAND_GROUPS = (
     "leases",
     "reservations",
     "talk",  # issue 34: msg, inbox, request, answer
+    "slots",  # issue 35: slot, port, land
     "prime",
     "agents",
     "status",

@@ -184,10 +184,15 @@ def _wait_for_either(
 def _message(client: Client, task: Task, agent: str) -> str:
     by = task.created_by
     for event in reversed(client.events_since(task_id=task.id).events):
-        if event.task.assignee == agent and event.type in (
-            "task.assigned",
-            "task.released",
-            "task.posted",
+        if (
+            event.task is not None
+            and event.task.assignee == agent
+            and event.type
+            in (
+                "task.assigned",
+                "task.released",
+                "task.posted",
+            )
         ):
             by = event.agent or by
             break

@@ -47,6 +47,9 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     _waiting_tools(server, bridge)
     _reservation_tools(server, bridge)
     talk_tools.register(server, bridge)  # issue 34: messages and release requests
+    from coordd_client.mcp_bridge import slot_tools  # issue 35's (it imports this module)
+
+    slot_tools.register(server, bridge)
 
 
 def _task_tools(server: MCPServer, bridge: Bridge) -> None:

@@ -134,3 +134,24 @@ MESSAGE_BODY = Bound(min_length=1, max_length=8192)
 REQUEST_TTL_S = Bound(ge=1, le=86400)
 #: `message.read`'s `limit`.
 MESSAGE_LIMIT = Bound(ge=1, le=1000)
+# docs/PROTOCOL-1.2.md sections 13 and 14: slots, ports and the landing queue.
+#: A slot's name: a lock, a semaphore, or a port lease's name (`dev-server`, `test-db`).
+SLOT_NAME = Bound(min_length=1, max_length=128, pattern=r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*")
+#: How many agents may hold a slot at once (1: a lock).
+SLOT_CAPACITY = Bound(ge=1, le=1024)
+#: A lease's id, which is also its fence.
+SLOT_LEASE_ID = Bound(ge=1, le=MAX_STORED_INT)
+#: `slot.release` by name or id, at most this many at once.
+SLOT_NAMES = Bound(min_length=1, max_length=64)
+SLOT_LEASE_IDS = Bound(min_length=1, max_length=256)
+#: A port a lease may hand out (not the privileged ones below 1024).
+PORT = Bound(ge=1024, le=65535)
+#: A branch or target ref name as git allows it, bounded (git-check-ref-format).
+BRANCH = Bound(min_length=1, max_length=255, pattern=r"[^\s~^:?*\[\\\x00-\x1f\x7f]+")
+#: The paths a landing branch changes, as reported when it joins the queue.
+LANDING_PATHS = Bound(max_length=4096)
+LANDING_ID = Bound(ge=1, le=MAX_STORED_INT)
+#: A landing's outcome text (why it failed, the check's tail).
+LANDING_REASON = Bound(max_length=8192)
+#: A commit id, full hex (SHA-1 or SHA-256).
+COMMIT = Bound(pattern=r"[0-9a-f]{40}(?:[0-9a-f]{24})?")

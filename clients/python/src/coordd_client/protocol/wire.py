@@ -29,6 +29,14 @@ EventType = Literal[
     "file.edited",
     # 1.2 section 12 (issue 34): messages, questions, release requests and answers
     "message.sent",
+    # 1.2 issue 35 (docs/PROTOCOL-1.2.md sections 13 and 14): not task events
+    "slot.granted",
+    "slot.released",
+    "land.queued",
+    "land.blocked",
+    "land.started",
+    "land.landed",
+    "land.failed",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 #: What `task.post` may start a task as: pending, or done for an announcement (an ack).
@@ -66,19 +74,68 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
         return self.state == "pending" and not self.blocked_by
 
 
+LandingState = Literal["queued", "landing", "landed", "failed"]
+
+
+# 1.2, issue 35 (docs/PROTOCOL-1.2.md sections 13, 14); their results are in wire_slots.
+class SlotLease(msgspec.Struct, frozen=True, kw_only=True):
+    """One grant of a slot (`capacity` set) or of a port (`port` set)."""
+
+    id: int
+    project: str
+    name: str
+    agent: str
+    capacity: int | None
+    port: int | None
+    task_id: int | None
+    #: The grant's fence: larger for every later grant of the same name.
+    fence: int
+    created_at: str
+    #: When it runs out unless its agent calls again (a heartbeat renews it).
+    expires_at: str
+    ttl_s: float
+
+
+class Landing(msgspec.Struct, frozen=True, kw_only=True):
+    """One branch in a target's landing queue."""
+
+    id: int
+    project: str
+    onto: str
+    branch: str
+    agent: str
+    task_id: int | None
+    state: LandingState
+    paths: list[str]
+    created_at: str
+    updated_at: str
+    #: The landing slot's lease while it lands (its id is the fence).
+    lease_id: int | None
+    reason: str | None
+    #: The commit the target was moved to, once landed.
+    commit: str | None
+    expires_at: str
+    ttl_s: float
+
+
 class Event(msgspec.Struct, frozen=True, kw_only=True):
     """One committed state change (PROTOCOL.md section 7)."""
 
     seq: int
     at: str
     type: EventType
-    task_id: int
+    #: None on a slot or landing event (1.2, issue 35), which has no task.
+    task_id: int | None
     agent: str | None
-    task: Task
+    task: Task | None
     #: 1.2 `agent.release` (feature `agent_release`): `agent` let go of what this
     #: agent held, and why. None on every other event.
     of: str | None = None
     reason: str | None = None
+    #: 1.2 slot and landing events (issue 35): their project, and what changed.
+    project: str | None = None
+    slot: SlotLease | None = None
+    landing: Landing | None = None
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,7 +9,7 @@ agent `human-<user>`) actions.py's.
 from __future__ import annotations
 
 import getpass
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
@@ -31,13 +31,14 @@ from textual.widgets import (
 from coordd_client import presence, render
 from coordd_client.client import Client
 from coordd_client.protocol.errors import CoordError
-from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
+from coordd_client.protocol.wire import AgentInfo, Event, Reservation, SlotLease, Task
 from coordd_client.tui import edits, layout
 from coordd_client.tui.actions import HumanActions
 from coordd_client.tui.board import Board, plain
 from coordd_client.tui.follow import Follower
 from coordd_client.tui.model import STATES, BoardModel, Filter, age, feed_line
 from coordd_client.tui.screens import Ask, Confirm, Detail
+from coordd_client.tui.slots import lease_rows, slot_leases
 
 #: The app, and the modal screens it shows where callers have always imported them.
 __all__ = ["Confirm", "Detail", "TopApp"]
@@ -261,12 +262,18 @@ class TopApp(HumanActions):
                 reservations = client.reservations(project=self.project).reservations
                 agents = client.agents().agents
                 elsewhere = edits.edited_in_several_worktrees(client, self.project)
+                leases = slot_leases(client, self.project)
         except CoordError:
             return
         self._edited_elsewhere = elsewhere  # shown at the next frame's status line
-        self.call_from_thread(self._show_side, reservations, agents)
+        self.call_from_thread(self._show_side, reservations, agents, leases)
 
-    def _show_side(self, reservations: list[Reservation], agents: list[AgentInfo]) -> None:
+    def _show_side(
+        self,
+        reservations: list[Reservation],
+        agents: list[AgentInfo],
+        leases: Sequence[SlotLease] = (),
+    ) -> None:
         """The two panes that have no events; agents scoped as `presence` says."""
         if not self.query("#reservations"):
             # The app is closing (its widgets gone) when a slow refresh comes back, which
@@ -287,6 +294,8 @@ class TopApp(HumanActions):
             task = f"#{r.task_id}" if r.task_id else ""
             table.add_row(r.id, plain(r.pattern), plain(r.agent), mode,
                           render.relative(r.expires_at, now), task)  # fmt: skip
+        for row in lease_rows(leases, now):  # issue 35: slot and port leases, below
+            table.add_row(*map(plain, row))
         reserved: dict[str, int] = {}
         for r in reservations:
             reserved[r.agent] = reserved.get(r.agent, 0) + 1

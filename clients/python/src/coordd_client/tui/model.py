@@ -17,7 +17,7 @@ from datetime import datetime
 import msgspec
 
 from coordd_client.protocol.wire import Event, Task
-from coordd_client.render import clean, parse_time
+from coordd_client.render import clean, parse_time, subject
 
 STATES = ("pending", "claimed", "done", "failed", "cancelled")
 #: The feed keeps this many recent events.
@@ -78,6 +78,9 @@ class BoardModel:
             if event.seq <= self.last_seq:
                 continue  # seen already (a resume replays from the last seq)
             self.last_seq = event.seq
+            if event.task is None or event.task_id is None:
+                self.feed.append(event)  # a slot or landing event (issue 35)
+                continue
             old = self.tasks.get(event.task_id)
             if old is not None:
                 self.state_counts[old.state] -= 1
@@ -169,4 +172,6 @@ def feed_line(event: Event) -> str:
     once into a log would be wrong a minute later, and a log line is never redrawn."""
     at = parse_time(event.at).strftime("%H:%M:%SZ")
     who = clean(event.agent or "-")
+    if event.task is None:  # a slot or landing event (issue 35)
+        return f"{at}  {event.type:<15} {'':<6} {who:<19}  {clean(subject(event))}"
     return f"{at}  {event.type:<15} #{event.task_id:<5} {who:<19}  {clean(event.task.title)}"

@@ -1,0 +1,147 @@
+"""Shared resources and the landing queue (docs/PROTOCOL-1.2.md sections 13 and 14).
+
+`coord slot acquire|release|list NAME`, `coord port [NAME]` and `coord land`.
+A slot or port lease lives while you keep calling (`coord heartbeat`, or any
+command that acts as you): it lasts `--ttl` seconds after your last call.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from coordd_client import render_slots
+from coordd_client.cli.arguments import positive_float, task_id
+from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
+from coordd_client.cli.registry import arg, command
+from coordd_client.landing import git
+from coordd_client.landing.lander import LandingRefused, Plan, land
+from coordd_client.protocol.errors import Conflict
+from coordd_client.protocol.wire_slots import SlotList
+
+
+@command(
+    "slot",
+    "a named lock or semaphore in this project: acquire (exit 3 if full), release, list",
+    "coord slot acquire test-db --capacity 2 --wait 60",
+    arg("action", choices=("acquire", "release", "list"), help="what to do"),
+    arg("name", nargs="?", help="the slot's name, e.g. migrations or test-db"),
+    arg("--capacity", type=int, help="how many may hold it at once (default 1: a lock)"),
+    arg("--ttl", type=positive_float, help="seconds it lasts after your last call (600)"),
+    arg("--task", type=task_id, help="end it when this task (which you hold) leaves claimed"),
+    arg("--wait", type=float, default=None, metavar="S", help="wait up to S s for a unit"),
+)
+def slot(ctx: Context) -> int:
+    args = ctx.args
+    with ctx.client() as client:
+        if args.action == "list":
+            found = client.slots(project=ctx.project, name=args.name)
+            return _show(ctx, found)
+        if args.action == "release":
+            names = [args.name] if args.name else None
+            released = client.release_slots(names, agent=ctx.agent, project=ctx.project)
+            ctx.emit(released, f"released {released.released} lease(s)")
+            return EXIT_OK
+        if not args.name:
+            sys.stderr.write("coord: slot acquire needs a NAME\n")
+            return EXIT_ERROR
+        try:
+            result = client.acquire_slot(
+                args.name, agent=ctx.agent, project=ctx.project, capacity=args.capacity,
+                ttl_s=args.ttl, task_id=args.task, wait_s=args.wait,
+            )  # fmt: skip
+        except Conflict as exc:
+            emit_error(ctx.json, exc.code, exc.message, exc.data)
+            return EXIT_LOST
+    ctx.emit(result, f"acquired {render_slots.lease_line(result.lease)}")
+    return EXIT_OK
+
+
+@command(
+    "port",
+    "lease a port nobody else's live lease holds (the same one again for the same name)",
+    "coord port dev-server --range 3000-3999",
+    arg("name", nargs="?", help="what it is for (default: port)"),
+    arg("--range", dest="span", metavar="LOW-HIGH", help="ports to pick from (20000-29999)"),
+    arg("--ttl", type=positive_float, help="seconds it lasts after your last call (600)"),
+    arg("--task", type=task_id, help="end it when this task (which you hold) leaves claimed"),
+    arg("--release", action="store_true", help="give the named port lease back"),
+)
+def port(ctx: Context) -> int:
+    args = ctx.args
+    name = args.name or "port"
+    low = high = None
+    if args.span:
+        try:
+            low, high = (int(x) for x in args.span.split("-", 1))
+        except ValueError:
+            sys.stderr.write(f"coord: --range {args.span!r} is not LOW-HIGH\n")
+            return EXIT_ERROR
+    with ctx.client() as client:
+        if args.release:
+            released = client.release_slots([name], agent=ctx.agent, project=ctx.project)
+            ctx.emit(released, f"released {released.released} lease(s)")
+            return EXIT_OK
+        try:
+            result = client.lease_port(
+                name, agent=ctx.agent, project=ctx.project, low=low, high=high,
+                ttl_s=args.ttl, task_id=args.task,
+            )  # fmt: skip
+        except Conflict as exc:
+            emit_error(ctx.json, exc.code, exc.message, exc.data)
+            return EXIT_LOST
+    ctx.emit(result, str(result.lease.port))
+    return EXIT_OK
+
+
+@command(
+    "land",
+    "land a branch through the project's queue: rebase, check, fast-forward; exit 3 if not",
+    "coord land feature-x --onto main --task 42",
+    arg("branch", nargs="?", help="the branch to land (default: the current one)"),
+    arg("--onto", default="main", help="the target branch (default main)"),
+    arg("--task", type=task_id, help="complete this task (which you hold) once it lands"),
+    arg("--check", help="the check to run (default: git config coord.landCheck)"),
+    arg("--merge", action="store_true", default=None, help="a merge commit, not a rebase"),
+    arg("--wait", type=float, default=None, metavar="S", help="wait up to S s for its turn"),
+    arg("--ttl", type=positive_float, help="seconds its lease lasts between heartbeats (600)"),
+    arg("--ignore-reservations", action="store_true", help="land over others' reservations"),
+    arg("--queue", action="store_true", help="show the queue instead of landing"),
+)
+def land_branch(ctx: Context) -> int:
+    args = ctx.args
+    with ctx.client() as client:
+        client.agent, client.project = ctx.agent, ctx.project
+        if args.queue:
+            queue = client.landings(project=ctx.project, onto=args.onto)
+            lines = [render_slots.landing_line(x) for x in queue.landings]
+            ctx.emit(queue, "\n".join(lines) if lines else f"nobody is landing onto {args.onto}")
+            return EXIT_OK
+        repo = Path.cwd()
+        say = (lambda line: None) if ctx.json else (lambda line: print(line, flush=True))
+        try:
+            branch = args.branch or git.current_branch(repo)
+            plan = Plan(
+                branch=branch, onto=args.onto, task_id=args.task, check=args.check,
+                merge=args.merge, wait_s=args.wait, ttl_s=args.ttl,
+                ignore_reservations=args.ignore_reservations,
+            )  # fmt: skip
+            outcome = land(client, repo, plan, say)
+        except git.GitFailed as exc:
+            sys.stderr.write(f"coord: {exc}\n")
+            return EXIT_ERROR
+        except LandingRefused as exc:
+            if ctx.json:
+                emit_error(True, 0, str(exc), {"landing": exc.outcome.landing.id})
+            else:
+                sys.stderr.write(f"coord: {exc}\n")
+            return EXIT_LOST
+    if ctx.json:
+        ctx.emit(outcome.landing, "")
+    return EXIT_OK
+
+
+def _show(ctx: Context, found: SlotList) -> int:
+    lines = [render_slots.lease_line(lease) for lease in found.leases]
+    ctx.emit(found, "\n".join(lines) if lines else "no live slot or port leases here")
+    return EXIT_OK

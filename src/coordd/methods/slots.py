@@ -1,0 +1,67 @@
+"""`slot.*`, `port.lease` and `land.*` (docs/PROTOCOL-1.2.md sections 13 and 14).
+
+Writes run in the writer; lists on a reader. An acquire or a landing start
+with `wait_s` waits in the `SlotQueue`, which committed events wake.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coordd.clock import format_time
+from coordd.methods.registry import Services, Session, method
+from coordd.protocol import params_slots as S
+from coordd.store import landing, slots
+
+
+@method("slot.acquire", S.SlotAcquireParams, blocking=True)
+async def acquire(services: Services, p: S.SlotAcquireParams, session: Session) -> Any:
+    async def attempt() -> Any:
+        return await services.writer.submit(slots.acquire, p)
+
+    if not p.wait_s:
+        return await attempt()
+    return await services.slot_queue.wait((p.project, p.name), p.wait_s, attempt, fifo=True)
+
+
+@method("slot.release", S.SlotReleaseParams)
+async def release(services: Services, p: S.SlotReleaseParams, session: Session) -> Any:
+    return await services.writer.submit(slots.release, p)
+
+
+@method("slot.list", S.SlotListParams, large_answer=True)
+async def list_(services: Services, p: S.SlotListParams, session: Session) -> Any:
+    now = format_time(services.clock.now())
+    return await services.readers.run(slots.list_live, now, p, share=session.reads)
+
+
+@method("port.lease", S.PortLeaseParams)
+async def lease_port(services: Services, p: S.PortLeaseParams, session: Session) -> Any:
+    return await services.writer.submit(slots.lease_port, p)
+
+
+@method("land.enqueue", S.LandEnqueueParams)
+async def enqueue(services: Services, p: S.LandEnqueueParams, session: Session) -> Any:
+    return await services.writer.submit(landing.enqueue, p)
+
+
+@method("land.start", S.LandStartParams, blocking=True)
+async def start(services: Services, p: S.LandStartParams, session: Session) -> Any:
+    async def attempt() -> Any:
+        return await services.writer.submit(landing.start, p)
+
+    if not p.wait_s:
+        return await attempt()
+    key = (p.project, f"{S.LANDING_SLOT_PREFIX}#{p.id}")
+    return await services.slot_queue.wait(key, p.wait_s, attempt, fifo=False)
+
+
+@method("land.finish", S.LandFinishParams)
+async def finish(services: Services, p: S.LandFinishParams, session: Session) -> Any:
+    return await services.writer.submit(landing.finish, p)
+
+
+@method("land.list", S.LandListParams, large_answer=True)
+async def list_landings(services: Services, p: S.LandListParams, session: Session) -> Any:
+    now = format_time(services.clock.now())
+    return await services.readers.run(landing.list_open, now, p, share=session.reads)

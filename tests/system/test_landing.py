@@ -1,0 +1,251 @@
+"""docs/PROTOCOL-1.2.md section 14 with real git repositories, worktrees and `coord land`.
+
+Each test builds a repository whose `main` is checked out in the main worktree,
+with one worktree per agent on its own branch, and lands through real `coord`
+processes against a real daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from coordd_client import Client
+from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound
+from support import COORD, DaemonProcess, coord, coord_env
+
+pytestmark = pytest.mark.both_backends
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+}  # fmt: skip
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+        env={**os.environ, **GIT_ENV}, timeout=60,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def make_repo(root: Path, branches: dict[str, dict[str, str]]) -> Path:
+    """`root/repo` on main (files a.txt, b.txt, c.txt), and a worktree `root/<branch>` per
+    branch, each committing its {path: text}."""
+    repo = root / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (repo / name).write_text(f"{name}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "start")
+    for branch, files in branches.items():
+        place = root / branch
+        git(repo, "worktree", "add", "-q", "-b", branch, str(place))
+        for path, text in files.items():
+            (place / path).write_text(text)
+        git(place, "add", ".")
+        git(place, "commit", "-q", "-m", f"{branch}: {', '.join(files)}")
+    return repo
+
+
+def land_args(repo: Path, agent: str, branch: str, *more: str) -> list[str]:
+    return ["land", branch, "--onto", "main", "--agent", agent, "--project", str(repo), *more]
+
+
+def run_land(
+    daemon: DaemonProcess, repo: Path, agent: str, branch: str, *more: str
+) -> subprocess.CompletedProcess[str]:
+    return coord(
+        *land_args(repo, agent, branch, *more), socket=daemon.socket_path,
+        cwd=repo.parent / branch, env=GIT_ENV,
+    )  # fmt: skip
+
+
+def start_land(
+    daemon: DaemonProcess, repo: Path, agent: str, branch: str, *more: str
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [COORD, *land_args(repo, agent, branch, *more)], cwd=repo.parent / branch,
+        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def land_events(daemon: DaemonProcess, repo: Path) -> list[tuple[str, str]]:
+    """(type, branch) of every landing event in the project, in seq order."""
+    types = ["land.queued", "land.blocked", "land.started", "land.landed", "land.failed"]
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        found = client.events_since(types=types).events
+    return [(e.type, e.landing.branch if e.landing else "") for e in found]
+
+
+def assert_clean_and_current(repo: Path) -> None:
+    """The main worktree has main checked out, nothing changed, nothing left behind."""
+    assert git(repo, "symbolic-ref", "--short", "HEAD") == "main"
+    assert git(repo, "status", "--porcelain") == ""
+    assert "coord-land" not in git(repo, "worktree", "list")
+    left = repo / ".git" / "coord-land"  # where landings keep their throwaway worktrees
+    assert not left.exists() or not list(left.iterdir())
+
+
+def test_three_agents_land_at_once_in_queue_order_on_a_linear_history(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}, "f2": {"b.txt": "two\n"},
+                               "f3": {"c.txt": "three\n"}})  # fmt: skip
+    log = workdir / "checks.log"
+    git(repo, "config", "coord.landCheck", f"git rev-parse HEAD >> {log}")
+    landers = [
+        start_land(daemon, repo, f"agent-{b}", b, "--wait", "120") for b in ("f1", "f2", "f3")
+    ]
+    for lander in landers:
+        out, err = lander.communicate(timeout=180)
+        assert lander.returncode == 0, (out, err)
+    events = land_events(daemon, repo)
+    queued = [branch for kind, branch in events if kind == "land.queued"]
+    landed = [branch for kind, branch in events if kind == "land.landed"]
+    assert sorted(queued) == ["f1", "f2", "f3"] and landed == queued
+    # Linear: no merge commit, one parent each; and each check ran on what landed.
+    assert git(repo, "rev-list", "--merges", "main") == ""
+    history = git(repo, "rev-list", "--reverse", "main").splitlines()
+    assert len(history) == 4
+    assert log.read_text().split() == history[1:]
+    started = [i for i, (kind, _) in enumerate(events) if kind == "land.started"]
+    ended = [i for i, (kind, _) in enumerate(events) if kind == "land.landed"]
+    assert all(s < e for s, e in zip(started, ended, strict=True))
+    assert all(e < s for e, s in zip(ended, started[1:], strict=False))  # one at a time
+    assert_clean_and_current(repo)
+    assert [(repo / n).read_text() for n in ("a.txt", "b.txt", "c.txt")] == [
+        "one\n", "two\n", "three\n",
+    ]  # fmt: skip
+    # Each branch now points at what landed, so git sees it merged.
+    merged = git(repo, "branch", "--merged", "main").replace("*", "").replace("+", "")
+    assert set(merged.split()) >= {"f1", "f2", "f3"}
+
+
+def test_a_reserved_path_is_reported_before_anything_is_merged(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    repo = make_repo(workdir, {"f1": {"a.txt": "mine\n", "b.txt": "also\n"}})
+    before = git(repo, "rev-parse", "main")
+    held = coord("reserve", "a.txt", "--agent", "holder", "--project", str(repo),
+                 socket=daemon.socket_path)  # fmt: skip
+    assert held.returncode == 0, held.stderr
+    done = run_land(daemon, repo, "lander", "f1")
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    assert "reserved: a.txt is held exclusively by holder" in done.stdout
+    assert "nothing was merged" in done.stderr
+    assert git(repo, "rev-parse", "main") == before
+    assert git(workdir / "f1", "log", "-1", "--format=%s") == "f1: a.txt, b.txt"
+    assert land_events(daemon, repo) == [
+        ("land.queued", "f1"), ("land.blocked", "f1"), ("land.failed", "f1"),
+    ]  # fmt: skip
+    assert_clean_and_current(repo)
+
+
+def test_a_failing_check_leaves_the_target_untouched_and_the_queue_moving(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    repo = make_repo(workdir, {"bad": {"BROKEN": "x\n"}, "good": {"b.txt": "fine\n"}})
+    git(repo, "config", "coord.landCheck", "test ! -e BROKEN")
+    before = git(repo, "rev-parse", "main")
+    bad_before = git(repo, "rev-parse", "bad")
+    failed = run_land(daemon, repo, "a", "bad")
+    assert failed.returncode == 3 and "check failed (exit 1)" in failed.stderr
+    assert git(repo, "rev-parse", "main") == before
+    assert git(repo, "rev-parse", "bad") == bad_before  # the branch as it was
+    assert_clean_and_current(repo)
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        assert client.landings().landings == []  # ejected, not retried
+    with Client(daemon.socket_path, agent="b", project=str(repo)) as b:
+        task = b.post("land the good branch").task
+        b.claim(task.id)
+    landed = run_land(daemon, repo, "b", "good", "--task", str(task.id))
+    assert landed.returncode == 0, landed.stderr
+    with Client(daemon.socket_path) as client:
+        done = client.get(task.id).task
+    assert done.state == "done" and done.result is not None and "landed good on main" in done.result
+    assert (repo / "b.txt").read_text() == "fine\n" and not (repo / "BROKEN").exists()
+    assert [k for k, _ in land_events(daemon, repo) if k in ("land.failed", "land.landed")] == [
+        "land.failed", "land.landed",
+    ]  # fmt: skip
+
+
+def test_a_lander_killed_mid_landing_lapses_and_the_next_lands(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    repo = make_repo(workdir, {"f1": {"BLOCK": "x\n", "a.txt": "one\n"},
+                               "f2": {"b.txt": "two\n"}})  # fmt: skip
+    started, hold = workdir / "started", workdir / "hold"
+    os.mkfifo(started)
+    os.mkfifo(hold)
+    git(repo, "config", "coord.landCheck",
+        f"if [ -e BLOCK ]; then echo go > {started}; cat {hold}; fi")  # fmt: skip
+    before = git(repo, "rev-parse", "main")
+    first = start_land(daemon, repo, "doomed", "f1", "--ttl", "1")
+    fd = os.open(started, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        ready, _, _ = select.select([fd], [], [], 120)  # its check is running now
+        assert ready, "the first lander's check never started"
+    finally:
+        os.close(fd)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.communicate(timeout=60)  # reaps it and closes its pipes
+    second = run_land(daemon, repo, "next", "f2", "--wait", "120")
+    assert second.returncode == 0, second.stderr
+    assert "left by a lander that did not finish" in second.stdout
+    # Consistent: main moved once, to f2's change only; nothing of f1 is on it.
+    assert git(repo, "rev-list", "--count", f"{before}..main") == "1"
+    assert not (repo / "BLOCK").exists() and (repo / "b.txt").read_text() == "two\n"
+    assert_clean_and_current(repo)
+    events = land_events(daemon, repo)
+    assert events[:2] == [("land.queued", "f1"), ("land.started", "f1")]
+    # f1 lapsed (the reaper, or f2's start, said so) before f2 started; f2 landed last.
+    lapsed, began = events.index(("land.failed", "f1")), events.index(("land.started", "f2"))
+    assert lapsed < began and events[-1] == ("land.landed", "f2") and len(events) == 6
+    git(repo, "fsck", "--no-progress")
+
+
+def test_the_queue_over_the_wire_orders_reports_and_refuses_clearly(
+    daemon: DaemonProcess,
+) -> None:
+    project = "/queue"
+    with (
+        Client(daemon.socket_path, agent="a", project=project) as a,
+        Client(daemon.socket_path, agent="b", project=project) as b,
+    ):
+        a.reserve(["src/held.py"])
+        first = a.enqueue_landing("f1", "main", ["src/x.py", "docs/y.md"])
+        assert (first.ahead, first.reserved, first.overlaps) == ([], [], [])
+        second = b.enqueue_landing("f2", "main", ["src/x.py", "src/held.py"])
+        assert [x.id for x in second.ahead] == [first.landing.id]
+        assert [(o.landing, o.paths) for o in second.overlaps] == [(first.landing.id, ["src/x.py"])]
+        assert [r.path for r in second.reserved] == ["src/held.py"]
+        with pytest.raises(Conflict) as behind:
+            b.start_landing(second.landing.id)
+        assert "queued behind" in behind.value.message
+        with pytest.raises(LeaseLost):
+            b.start_landing(first.landing.id)  # not b's
+        with pytest.raises(NotFound):
+            b.start_landing(999_999)
+        with pytest.raises(Conflict):
+            a.finish_landing(first.landing.id, "landed")  # not started
+        started = a.start_landing(first.landing.id)
+        assert started.lease.name == "land:main" and started.landing.lease_id == started.lease.id
+        assert a.start_landing(first.landing.id).lease.fence == started.lease.fence  # again
+        done = a.finish_landing(first.landing.id, "landed", commit="a" * 40)
+        assert a.finish_landing(first.landing.id, "landed").landing == done.landing  # a retry
+        assert b.start_landing(second.landing.id, wait_s=30).landing.state == "landing"
+        with pytest.raises(InvalidParams):
+            b.enqueue_landing("has space", "main", [])
+        with pytest.raises(InvalidParams):
+            b.enqueue_landing("f3", "main", ["../outside"])
+        with pytest.raises(InvalidParams):
+            b.finish_landing(second.landing.id, "landed", commit="not-a-sha")
