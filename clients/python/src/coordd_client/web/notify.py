@@ -73,7 +73,9 @@ class Webhook:
             raise ValueError("a webhook needs a secret ($COORD_WEBHOOK_SECRET)")
         return cls(url, secret.encode(), frozenset(kinds))
 
-    async def run(self, site: Site) -> None:
+    async def run(self, site: Site, after_seq: int) -> None:
+        """Deliver every chosen event after `after_seq` (read before the address was
+        printed, so whatever happens once the page can be opened is delivered)."""
         from coordd_client.web.daemon import Feed
 
         async def deliver(event: Event) -> None:
@@ -84,7 +86,7 @@ class Webhook:
         async def status(word: str) -> None:
             return None
 
-        await Feed(site.socket, site.project, deliver, status).run(None)
+        await Feed(site.socket, site.project, deliver, status).run(after_seq)
 
     def send(self, kind: str, event: Event) -> bool:
         """One signed POST; whether the receiver answered 2xx."""

@@ -14,6 +14,7 @@ from hypercorn.trio import serve
 
 from coordd_client.web.acts import Site
 from coordd_client.web.app import build
+from coordd_client.web.daemon import connected
 from coordd_client.web.guard import Secrets
 from coordd_client.web.notify import Webhook
 
@@ -38,6 +39,10 @@ async def run(options: Options) -> None:
     config.accesslog = None
     config.errorlog = "-"
     config.loglevel = "WARNING"  # errors on stderr; not a line per start
+    after_seq = 0
+    if options.webhook is not None:
+        async with connected(options.site.socket) as client:
+            after_seq = (await client.server_info()).last_seq
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(serve, app, config)
         port = int(binds[0].rsplit(":", 1)[1])
@@ -46,7 +51,7 @@ async def run(options: Options) -> None:
         sys.stdout.write(f"coord web: {url}\n")
         sys.stdout.flush()
         if options.webhook is not None:
-            nursery.start_soon(options.webhook.run, options.site)
+            nursery.start_soon(options.webhook.run, options.site, after_seq)
         if options.open_browser:
             await trio.to_thread.run_sync(webbrowser.open, url)
 
