@@ -31,9 +31,11 @@ run: $(STAMP)
 	$(BIN)/coordd serve
 
 ## The whole suite (unit, integration, system, then the TypeScript client's); `make soak` is long.
-## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how.
+## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how;
+## coord web's browser tests need chromium: scripts/ensure-chromium.sh.
 test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	scripts/ensure-postgres.sh
+	scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest -q -m "not soak"
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
 
