@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
+from coordd_client.render import clean_block
+
 
 class Html(str):
     """A fragment of markup this package wrote; everything else is text to escape."""
@@ -28,8 +30,6 @@ def esc(text: object) -> Html:
     """Someone else's text, safe inside an element or a quoted attribute."""
     if isinstance(text, Html):
         return text
-    from coordd_client.render import clean_block
-
     return Html(html.escape(clean_block(str(text)), quote=True))
 
 

@@ -15,8 +15,8 @@ from datetime import datetime
 from urllib.parse import urlencode
 
 from coordd_client.protocol.wire import Task
-from coordd_client.tui.model import STATES, Filter, age, lease_left, state_word
-from coordd_client.web.markup import Html, join, tag, void
+from coordd_client.tui.model import STATES, Filter, age, age_of, lease_left, state_word
+from coordd_client.web.markup import Html, esc, join, tag, void
 
 COLUMNS = ("id", "state", "pri", "kind", "holder / assignee", "lease", "blocked by", "age", "title")
 
@@ -77,27 +77,38 @@ def who(task: Task) -> str:
     return f"→ {task.assignee}" if task.assignee else "-"
 
 
+def _ago(text: str, now: datetime) -> str:
+    """`age`'s words, with `<1m` under a minute (the page's script says the same), so a
+    cell changes once a minute at most. `fromisoformat` reads the daemon's times (RFC
+    3339, `Z`) a dozen times faster than `strptime`, paid once per row."""
+    seconds = (now - datetime.fromisoformat(text)).total_seconds()
+    return "<1m" if seconds < 60 else age_of(seconds)
+
+
 def task_row(task: Task, now: datetime) -> Html:
-    """One board row; its id is `t<id>`, which the live script replaces in place."""
+    """One board row; its id is `t<id>`, which the live script replaces in place.
+
+    Written as one template rather than a `tag` per cell: a board of 10,000 rows is
+    rendered whole on the first load. Every field an agent wrote goes through `esc`.
+    """
     word = state_word(task, now)
     blocked = " ".join(f"#{i}" for i in task.blocked_by) or "-"
-    lease = tag("td", lease_left(task, now), class_="lease", data_until=task.lease_expires_at)
-    if task.state != "claimed":
-        lease = tag("td", "", class_="lease")
-    cells = [
-        tag("td", str(task.id), class_="num"),
-        tag("td", word, class_=f"state s-{word}"),
-        tag("td", str(task.priority), class_="num"),
-        tag("td", task.kind),
-        tag("td", who(task), class_="who"),
-        lease,
-        tag("td", blocked),
-        tag("td", age(task.updated_at, now), class_="age", data_since=task.updated_at),
-        tag("td", tag("a", task.title, href=f"/task/{task.id}"), class_="title"),
-    ]
+    if task.state == "claimed" and task.lease_expires_at:
+        until = esc(task.lease_expires_at)
+        lease = f'<td class="lease" data-until="{until}">{esc(lease_left(task, now))}</td>'
+    else:
+        lease = '<td class="lease"></td>'
     # The live script refreshes a row when one of its dependencies is done or reopened.
     deps = " ".join(str(i) for i in task.depends_on)
-    return tag("tr", join(cells), id=f"t{task.id}", data_deps=deps or None)
+    since = esc(task.updated_at)
+    return Html(
+        f'<tr id="t{task.id}"' + (f' data-deps="{deps}"' if deps else "") + ">"
+        f'<td class="num">{task.id}</td><td class="state s-{word}">{word}</td>'
+        f'<td class="num">{task.priority}</td><td>{esc(task.kind)}</td>'
+        f'<td class="who">{esc(who(task))}</td>{lease}<td>{blocked}</td>'
+        f'<td class="age" data-since="{since}">{_ago(task.updated_at, now)}</td>'
+        f'<td class="title"><a href="/task/{task.id}">{esc(task.title)}</a></td></tr>'
+    )
 
 
 def gate_row(task: Task, now: datetime, csrf: str) -> Html:

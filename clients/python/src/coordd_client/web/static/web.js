@@ -4,8 +4,11 @@
 // the filter) and its "Waiting for you" line, rendered and escaped by the server.
 "use strict";
 (function () {
+  // Ages under a minute are "<1m" (rows.py says the same): a fresh board of 10,000
+  // rows would otherwise change every age cell every second.
   function fmt(seconds) {
     seconds = Math.max(0, Math.floor(seconds));
+    if (seconds < 60) return "<1m";
     for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) {
       if (seconds >= size) return Math.floor(seconds / size) + unit;
     }
@@ -16,13 +19,18 @@
     const m = Math.floor(seconds / 60), s = Math.floor(seconds % 60);
     return m < 100 ? m + ":" + String(s).padStart(2, "0") : Math.floor(m / 60) + "h";
   }
+  // A cell is written only when its text changes (an age moves once a minute at most):
+  // every write makes the browser lay the table out again, and a board has 10,000 rows.
+  function set(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
   function tick() {
     const now = Date.now();
     for (const el of document.querySelectorAll("[data-until]")) {
-      el.textContent = lease((Date.parse(el.dataset.until) - now) / 1000);
+      set(el, lease((Date.parse(el.dataset.until) - now) / 1000));
     }
     for (const el of document.querySelectorAll("[data-since]")) {
-      el.textContent = fmt((now - Date.parse(el.dataset.since)) / 1000);
+      set(el, fmt((now - Date.parse(el.dataset.since)) / 1000));
     }
   }
   setInterval(tick, 1000);
@@ -66,7 +74,10 @@
 
   const source = new EventSource("/live?after=" + board.dataset.seq + "&" + view);
   source.addEventListener("status", (e) => show(e.data));
-  source.addEventListener("error", () => show("reconnecting"));
+  // The browser retries by itself (sending Last-Event-ID) unless the server refused the
+  // stream: a `coord web` restarted since has a new token, so this page's cookie is void.
+  source.addEventListener("error", () =>
+    show(source.readyState === EventSource.CLOSED ? "stopped: open the new address" : "reconnecting"));
   source.addEventListener("task", (e) => {
     const m = JSON.parse(e.data);
     place(rows, m.id, m.row, "t", "tbody");
