@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # not change what `make test` and CI install overnight.
 CONSTRAINTS := constraints.txt
 # The extras the tests and benchmarks use, resolved together into the lock.
-LOCKED_EXTRAS := dev,bench,mcp,tui,team
+LOCKED_EXTRAS := dev,bench,mcp,tui,team,web
 TS := clients/ts
 TS_STAMP := $(TS)/node_modules/.installed
 # The host tier's real Claude Code and Codex, pinned by tests/hosts/package-lock.json
@@ -23,7 +23,7 @@ NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_au
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip -c $(CONSTRAINTS)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,tui,team]' -c $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,tui,team,web]' -c $(CONSTRAINTS)
 	touch $(STAMP)
 
 ## Run the daemon in the foreground on its defaults (database in the user state dir).
@@ -31,9 +31,11 @@ run: $(STAMP)
 	$(BIN)/coordd serve
 
 ## The whole suite (unit, integration, system, then the TypeScript client's); `make soak` is long.
-## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how.
+## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how;
+## coord web's browser tests need chromium: scripts/ensure-chromium.sh.
 test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	scripts/ensure-postgres.sh
+	scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest -q -m "not soak"
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
 

@@ -63,9 +63,19 @@ def post(
         "state": state,
         "idempotency_key": idempotency_key,
         "depends_on": list(depends_on) if depends_on else None,
-        "assignee": assignee,
+        "assignee": _to(assignee),
     }
     return Call("task.post", params, wire.PostResult)
+
+
+def _to(assignee: str | None) -> str | None:
+    """`human` as an assignee is this user's `human-<user>` (`human.py`, the one rule);
+    imported only when asked for, since a hook pays for every module it loads."""
+    if assignee != "human":
+        return assignee
+    from coordd_client.human import resolve_assignee
+
+    return resolve_assignee(assignee)
 
 
 def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call[R]:
@@ -196,7 +206,7 @@ def release(
     assignee: str | None = None,
 ) -> Call[wire.TaskResult]:
     """With `assignee` (1.1), hand the task to that agent in the same step."""
-    params = {"id": task_id, "agent": agent, "fence": fence, "assignee": assignee}
+    params = {"id": task_id, "agent": agent, "fence": fence, "assignee": _to(assignee)}
     return Call("task.release", params, wire.TaskResult)
 
 
@@ -205,7 +215,7 @@ def assign(
 ) -> Call[wire.TaskResult]:
     """Set (or, with None, clear) a pending task's assignee (1.1, feature `assignee`)."""
     # None params are dropped as omitted; here null means "clear", so it is sent.
-    target = JSON_NULL if assignee is None else assignee
+    target = JSON_NULL if assignee is None else _to(assignee)
     params: dict[str, Any] = {"id": task_id, "assignee": target, "agent": agent}
     return Call("task.assign", params, wire.TaskResult)
 

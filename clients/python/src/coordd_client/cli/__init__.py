@@ -42,6 +42,8 @@ COMMAND_GROUPS = (
     "setup",
     "doctor",
     "top",
+    "web",
+    "export",
 )
 #: The groups `coord hook ...` needs (its own); everything else loads them all.
 HOOK_GROUPS = ("hooks",)

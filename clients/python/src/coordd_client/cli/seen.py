@@ -15,8 +15,9 @@ from coordd_client.client import Client
 
 
 def note_if_unseen(client: Client, name: str | None, consequence: str) -> None:
-    """One stderr line when `name` is set and no agent of that name has been seen."""
-    if not name or any(a.agent == name for a in client.agents().agents):
+    """One stderr line when `name` is set and no agent of that name has been seen (the
+    word `human` is a person, who acts from `coord web` or `coord top`, not a tab)."""
+    if not name or name == "human" or any(a.agent == name for a in client.agents().agents):
         return
     sys.stderr.write(
         f"coord: note: no agent named {render.clean(name)} has been seen; {consequence}"

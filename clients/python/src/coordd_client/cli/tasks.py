@@ -40,7 +40,12 @@ OPEN_STATES = ["pending", "claimed"]
         metavar="ID",
         help="claimable only once task ID is done (repeatable: a plan's order)",
     ),
-    arg("--to", metavar="AGENT", dest="assignee", help="hand it to this agent: only they claim it"),
+    arg(
+        "--to",
+        metavar="AGENT",
+        dest="assignee",
+        help="hand it to this agent: only they claim it (human: a gate for the user)",
+    ),
 )
 def post(ctx: Context) -> int:
     args = ctx.args

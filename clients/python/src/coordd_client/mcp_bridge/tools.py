@@ -127,7 +127,7 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
     ) -> Annotated[CallToolResult, m.PostResult]:
         """Post work (kind bug, task, handoff, question...) or, with state "done", an
         announcement such as an ack. depends_on: ids it waits for; assignee: the one agent
-        who may claim it."""
+        who may claim it ("human": the user, a gate they approve or reject in coord web)."""
         call = methods.post(
             title,
             body=body,

@@ -8,7 +8,6 @@ agent `human-<user>`) actions.py's.
 
 from __future__ import annotations
 
-import getpass
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from textual.widgets import (
 
 from coordd_client import presence, render
 from coordd_client.client import Client
+from coordd_client.human import human_agent
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, SlotLease, Task
 from coordd_client.tui import edits, layout
@@ -56,11 +56,6 @@ STATE_FILTERS = (
     ("claimed", frozenset({"claimed"})),
     ("done", frozenset({"done"})),
 )
-
-
-def human_agent() -> str:
-    """The agent a human acts as from `coord top`, so the board says who did it."""
-    return f"human-{render.clean(getpass.getuser())}"
 
 
 class TopApp(HumanActions):

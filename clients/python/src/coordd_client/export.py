@@ -1,0 +1,188 @@
+"""`coord export`: the event log as an audit trail, streamed so a large log never sits
+in memory: JSONL for tools (each line one event exactly as `events.since` sent it),
+or Markdown for people (one section per task: who posted, claimed, released,
+completed or failed it, when, with its body and result).
+
+Memory is bounded by one page: JSONL holds one page of events (1,000), Markdown one
+page of tasks and one task's history at a time. The pure pieces (`task_section`,
+`jsonl_line`, `in_range`) are shared with `coord web`'s per-task export.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO, Any
+
+import msgspec
+
+from coordd_client.client import Client
+from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
+from coordd_client.protocol.wire import Event, Task
+from coordd_client.render import clean, clean_block, parse_time
+from coordd_client.rpc import unwrap
+
+
+class _RawPage(msgspec.Struct):
+    events: list[msgspec.Raw]
+    last_seq: int
+
+
+class _Stamp(msgspec.Struct):
+    """What a range check reads of a raw event: nothing else is decoded."""
+
+    seq: int
+    at: str
+
+
+_stamp = msgspec.json.Decoder(_Stamp)
+
+
+@dataclass(frozen=True)
+class Range:
+    """A time range, each end optional and inclusive."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def admits(self, at: str) -> bool:
+        moment = parse_time(at)
+        return (self.since is None or moment >= self.since) and (
+            self.until is None or moment <= self.until
+        )
+
+
+def parse_moment(text: str) -> datetime:
+    """`2026-12-01`, `2026-12-01T10:00Z` or any ISO 8601 instant; naive means UTC."""
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def in_range(events: Iterable[Event], span: Range) -> list[Event]:
+    return [e for e in events if span.admits(e.at)]
+
+
+def jsonl_line(event: Event | msgspec.Raw) -> bytes:
+    if isinstance(event, msgspec.Raw):
+        return bytes(event) + b"\n"
+    return msgspec.json.encode(event) + b"\n"
+
+
+def raw_events(
+    client: Client, *, project: str | None = None, task_id: int | None = None
+) -> Iterator[msgspec.Raw]:
+    """Every stored event from seq 0, one page in memory at a time, as the daemon sent it."""
+    after = 0
+    while True:
+        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE}
+        params.update({k: v for k, v in (("project", project), ("task_id", task_id)) if v})
+        page = unwrap(client.call_raw("events.since", params), _RawPage)
+        yield from page.events
+        if len(page.events) < EVENT_PAGE:
+            return
+        after = page.last_seq
+
+
+def write_jsonl(
+    client: Client, out: IO[bytes], *, project: str | None, task_id: int | None, span: Range
+) -> int:
+    """The log as JSONL; the number of lines written."""
+    written = 0
+    ranged = span.since is not None or span.until is not None
+    for raw in raw_events(client, project=project, task_id=task_id):
+        if ranged and not span.admits(_stamp.decode(raw).at):
+            continue
+        out.write(jsonl_line(raw))
+        written += 1
+    return written
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|])")
+
+
+def _md(text: str) -> str:
+    """Someone else's one-line text in Markdown: controls escaped, markup characters too."""
+    return _MD_SPECIAL.sub(r"\\\1", clean(text))
+
+
+def _fenced(text: str) -> str:
+    """A block of someone else's text, in a fence longer than any backtick run in it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _step(event: Event) -> str:
+    what = event.type.removeprefix("task.")
+    line = f"- {event.at} **{what}** by {_md(event.agent or '-')} (seq {event.seq})"
+    if event.type == "task.claimed":
+        line += f", fence {event.task.fence}"
+    if event.type == "task.assigned":
+        line += f", to {_md(event.task.assignee or 'nobody')}"
+    if event.of is not None:
+        line += f", releasing {_md(event.of)}'s hold"
+    if event.reason:
+        line += f": {_md(event.reason)}"
+    if event.type in ("task.completed", "task.failed", "task.cancelled") and event.task.result:
+        line += f": {_md(event.task.result.splitlines()[0][:200])}"
+    return line
+
+
+def task_section(task: Task, events: Sequence[Event]) -> str:
+    """One task as Markdown: heading, facts, body, the history in order, the result."""
+    lines = [
+        f"## #{task.id} {_md(task.title)}",
+        "",
+        f"- state: {task.state}; kind: {_md(task.kind)}; priority: {task.priority}",
+        f"- project: {_md(task.project)}",
+        f"- posted by {_md(task.created_by or '-')} at {task.created_at}",
+    ]
+    if task.assignee:
+        lines.append(f"- assigned to {_md(task.assignee)}")
+    if task.depends_on:
+        lines.append("- depends on " + ", ".join(f"#{i}" for i in task.depends_on))
+    if task.body:
+        lines += ["", _fenced(clean_block(task.body))]
+    lines += ["", "### History", ""]
+    lines += [_step(e) for e in events] or ["- (no events in this range)"]
+    if task.result is not None:
+        lines += ["", "### Result", "", _fenced(clean_block(task.result))]
+    return "\n".join(lines) + "\n\n"
+
+
+def write_markdown(
+    client: Client, out: IO[bytes], *, project: str | None, task_id: int | None, span: Range
+) -> int:
+    """One section per task (in id order) with an event in `span`; the sections written."""
+    scope = (
+        f"task #{task_id}"
+        if task_id
+        else (f"project {_md(project)}" if project else "every project")
+    )
+    ends = f"from {span.since.isoformat() if span.since else 'the start'} to "
+    ends += span.until.isoformat() if span.until else "now"
+    out.write(f"# coord audit trail: {scope}\n\n{ends}\n\n".encode())
+    written = 0
+    for task in _tasks(client, project=project, task_id=task_id):
+        events = in_range(task_history(client, task.id), span)
+        if not events and (span.since or span.until):
+            continue
+        out.write(task_section(task, events).encode())
+        written += 1
+    return written
+
+
+def _tasks(client: Client, *, project: str | None, task_id: int | None) -> Iterator[Task]:
+    if task_id is not None:
+        yield client.get(task_id).task
+        return
+    after: int | None = None
+    states = ["pending", "claimed", "done", "failed", "cancelled"]
+    while True:
+        page = client.list_tasks(project=project, state=states, after_id=after, limit=TASK_PAGE)
+        yield from page.tasks
+        if page.next_after_id is None:
+            return
+        after = page.next_after_id

@@ -1,0 +1,182 @@
+"""The human's actions, each done as `human-<user>` through the trio client, each
+confirmed first: a form posts once and gets a confirmation page that posts the same
+fields again with `confirmed=yes`; only that second post acts.
+
+Approval gates: a task assigned to the human is "waiting for you". Approve claims
+it as the human and completes it (its dependents unblock); reject claims it and
+fails it with the reason given (its dependents stay blocked: a failed dependency
+blocks until someone reopens it, PROTOCOL.md section 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordd_client import render
+from coordd_client.aio import AsyncClient
+from coordd_client.protocol import bounds
+from coordd_client.protocol.errors import CoordError
+from coordd_client.web.daemon import connected
+
+#: A form bigger than this is refused before it is read whole (a title, a body, ids).
+MAX_FORM_BYTES = 128 * 1024
+
+
+class Refused(Exception):
+    """A bad form: shown to the human as it is, with status 400."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """What every action needs: where the daemon is, which board, and who the human is."""
+
+    socket: Path
+    project: str | None
+    human: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an action did, in words, and the page to go back to."""
+
+    text: str
+    back: str
+
+
+Form = dict[str, str]
+Act = Callable[[Site, AsyncClient, Form, str], Awaitable[Outcome]]
+
+
+def _task_id(text: str) -> int:
+    try:
+        value = int(text.lstrip("#"))
+    except ValueError:
+        raise Refused(f"not a task id: {text!r}") from None
+    if value < 1:
+        raise Refused(f"not a task id: {text!r}")
+    return value
+
+
+def _ids(text: str) -> list[int]:
+    return [_task_id(part) for part in text.replace(",", " ").split()]
+
+
+def question(verb: str, form: Form, target: str) -> str:
+    """What the confirmation page asks, in words."""
+    if verb == "post":
+        to = f", assigned to {form.get('assignee')}" if form.get("assignee") else ""
+        return f"Post {form.get('title', '')!r}{to}?"
+    if verb == "assign":
+        return f"Assign #{target} to {form.get('assignee') or 'nobody'}?"
+    if verb == "release-agent":
+        return f"Release everything {target} holds (claims, reservations, assignments)?"
+    if verb == "reject":
+        return f"Reject #{target} (fail it) because {form.get('reason', '')!r}?"
+    return f"{verb.capitalize()} #{target}?"
+
+
+def check(verb: str, form: Form, target: str) -> None:
+    """Refuse a form that cannot work before asking the human to confirm it."""
+    if verb == "post":
+        title = form.get("title", "").strip()
+        if not title or len(title) > (bounds.TITLE.max_length or 300):
+            raise Refused("a title of 1..300 characters is needed")
+        try:
+            int(form.get("priority") or 0)
+        except ValueError:
+            raise Refused("priority must be a whole number") from None
+        _ids(form.get("after", ""))
+    elif verb == "release-agent":
+        if not target:
+            raise Refused("which agent?")
+    else:
+        _task_id(target)
+    if verb == "reject" and not form.get("reason", "").strip():
+        raise Refused("a reason is needed to reject")
+
+
+async def _post(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    result = await client.post(
+        form["title"].strip(),
+        body=form.get("body") or None,
+        kind=form.get("kind") or None,
+        priority=int(form.get("priority") or 0),
+        assignee=form.get("assignee", "").strip() or None,
+        depends_on=_ids(form.get("after", "")) or None,
+        agent=site.human,
+        project=site.project or "default",
+    )
+    return Outcome(f"posted {render.one_line(result.task)}", f"/task/{result.task.id}")
+
+
+async def _assign(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    task_id = _task_id(target)
+    assignee = form.get("assignee", "").strip() or None
+    task = (await client.assign(task_id, assignee, agent=site.human)).task
+    return Outcome(f"assigned #{task.id} to {task.assignee or 'nobody'}", f"/task/{task_id}")
+
+
+async def _cancel(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    task = (await client.cancel(_task_id(target), agent=site.human)).task
+    return Outcome(f"cancelled #{task.id}", f"/task/{task.id}")
+
+
+async def _reopen(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    task = (await client.reopen(_task_id(target), agent=site.human)).task
+    return Outcome(f"reopened #{task.id}", f"/task/{task.id}")
+
+
+async def _release_agent(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    done = await client.release_agent(
+        target, agent=site.human, project=site.project, reason="released from coord web"
+    )
+    return Outcome(
+        f"released {target}: {done.claims} claims, {done.reservations} reservations, "
+        f"{done.unassigned} assignments",
+        "/agents",
+    )
+
+
+async def _decide(site: Site, client: AsyncClient, task_id: int) -> int:
+    """Claim the gate as the human (held already counts: a second click), its fence."""
+    claim = await client.claim(task_id, site.human)
+    if not claim.won:
+        raise Refused(f"#{task_id} is held by {claim.task.claimed_by or 'someone'} now")
+    return claim.task.fence
+
+
+async def _approve(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    task_id = _task_id(target)
+    fence = await _decide(site, client, task_id)
+    result = f"approved by {site.human}"
+    await client.complete(task_id, site.human, fence=fence, result=result)
+    return Outcome(f"approved #{task_id}", f"/task/{task_id}")
+
+
+async def _reject(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    task_id = _task_id(target)
+    fence = await _decide(site, client, task_id)
+    await client.fail(task_id, site.human, fence=fence, reason=form["reason"].strip())
+    return Outcome(f"rejected #{task_id}", f"/task/{task_id}")
+
+
+ACTS: dict[str, Act] = {
+    "post": _post,
+    "assign": _assign,
+    "cancel": _cancel,
+    "reopen": _reopen,
+    "release-agent": _release_agent,
+    "approve": _approve,
+    "reject": _reject,
+}
+
+
+async def perform(site: Site, verb: str, form: Form, target: str) -> Outcome:
+    """Do it; a daemon's refusal (a terminal state, a lost claim) becomes `Refused`."""
+    try:
+        async with connected(site.socket) as client:
+            return await ACTS[verb](site, client, form, target)
+    except CoordError as exc:
+        raise Refused(exc.message) from None

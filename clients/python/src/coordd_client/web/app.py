@@ -1,0 +1,179 @@
+"""The routes: each reads through the trio client, renders a page (`pages.py`) and
+answers; `Guard` (guard.py) stands in front of all of them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from importlib import resources
+from urllib.parse import parse_qs, parse_qsl
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from coordd_client import export
+from coordd_client.protocol.errors import CoordError, DaemonUnavailable, NotFound
+from coordd_client.protocol.wire import Reservation, Task
+from coordd_client.web import pages
+from coordd_client.web.acts import ACTS, MAX_FORM_BYTES, Refused, Site, check, perform, question
+from coordd_client.web.daemon import all_tasks, connected, history
+from coordd_client.web.guard import Guard, Secrets
+from coordd_client.web.live import LiveStream
+from coordd_client.web.markup import Html
+from coordd_client.web.rows import View, is_gate, task_row
+
+STATIC_TYPES = {"web.js": "text/javascript", "web.css": "text/css"}
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def build(site: Site, keys: Secrets) -> Guard:
+    """The whole app for one server: the routes behind the guard."""
+    static = {
+        name: (resources.files("coordd_client.web") / "static" / name).read_bytes()
+        for name in STATIC_TYPES
+    }
+    scope_name = site.project or "every project"
+
+    def page(title: str, body: Html, status: int = 200, live: bool = False) -> HTMLResponse:
+        text = pages.frame(
+            title, body, scope=scope_name, human=site.human, live="1" if live else None
+        )
+        return HTMLResponse(text, status_code=status)
+
+    def guarded(handler: Handler) -> Handler:
+        """A daemon that does not answer, or a refusal, as a page rather than a 500."""
+
+        async def run(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except DaemonUnavailable as exc:
+                text = f"no coordd answers on {site.socket}: {exc.message}"
+                return page("daemon away", pages.message_page("The daemon is away", text), 503)
+            except NotFound as exc:
+                return page("not found", pages.message_page("Not found", exc.message), 404)
+            except Refused as exc:
+                return page("refused", pages.message_page("Refused", str(exc)), 400)
+            except CoordError as exc:
+                return page("error", pages.message_page("Error", exc.message), 409)
+
+        return run
+
+    async def board(request: Request) -> Response:
+        view = View.from_query(parse_qs(request.url.query))
+        async with connected(site.socket) as client:
+            last_seq = (await client.server_info()).last_seq  # first: later events replay
+            states = sorted(view.states)
+            tasks = await all_tasks(client, project=site.project, state=states, kind=view.kind)
+            gates = await all_tasks(
+                client, project=site.project, assignee=site.human, state=["pending", "claimed"]
+            )
+        admits = view.filter().admits
+        shown = [t for t in tasks if admits(t)]
+        gates = [t for t in gates if is_gate(t, site.human)]
+        now = datetime.now(UTC)
+        return page(
+            "coord web",
+            pages.board(shown, gates, view, now, csrf=keys.csrf, last_seq=last_seq),
+            live=True,
+        )
+
+    async def row(request: Request) -> Response:
+        view = View.from_query(parse_qs(request.url.query))
+        async with connected(site.socket) as client:
+            task = (await client.get(int(request.path_params["id"]))).task
+        text = task_row(task, datetime.now(UTC)) if view.filter().admits(task) else ""
+        return HTMLResponse(text)
+
+    async def task_page(request: Request) -> Response:
+        task_id = int(request.path_params["id"])
+        async with connected(site.socket) as client:
+            task = (await client.get(task_id)).task
+            events = await history(client, task_id)
+        body = pages.task_page(task, events, datetime.now(UTC), keys.csrf)
+        return page(f"#{task.id}", body)
+
+    async def task_export(request: Request) -> Response:
+        task_id = int(request.path_params["id"])
+        fmt = request.path_params["fmt"]
+        async with connected(site.socket) as client:
+            task = (await client.get(task_id)).task
+            events = await history(client, task_id)
+        if fmt == "md":
+            text = export.task_section(task, events).encode()
+            kind = "text/markdown; charset=utf-8"
+        else:
+            text = b"".join(export.jsonl_line(e) for e in events)
+            kind = "application/x-ndjson"
+        disposition = f'attachment; filename="task-{task_id}.{fmt}"'
+        return Response(text, media_type=kind, headers={"content-disposition": disposition})
+
+    async def agents(request: Request) -> Response:
+        async with connected(site.socket) as client:
+            known = (await client.agents()).agents
+            claimed = await all_tasks(client, project=site.project, state="claimed")
+            reserved = (await client.reservations(project=site.project)).reservations
+        held: dict[str, list[Task]] = {}
+        for t in claimed:
+            held.setdefault(t.claimed_by or "-", []).append(t)
+        mine: dict[str, list[Reservation]] = {}
+        for r in reserved:
+            mine.setdefault(r.agent, []).append(r)
+        body = pages.agents_page(known, held, mine, datetime.now(UTC), keys.csrf)
+        return page("agents", body)
+
+    async def reservations(request: Request) -> Response:
+        async with connected(site.socket) as client:
+            found = (await client.reservations(project=site.project)).reservations
+        return page("reservations", pages.reservations_page(found, datetime.now(UTC)))
+
+    async def post_form(request: Request) -> Response:
+        return page("post", pages.post_page(keys.csrf))
+
+    async def act(request: Request) -> Response:
+        verb = request.path_params["verb"]
+        target = request.path_params.get("target", "")
+        if verb not in ACTS:
+            return page("refused", pages.message_page("Refused", f"no action {verb!r}"), 404)
+        declared = int(request.headers.get("content-length") or 0)
+        if declared > MAX_FORM_BYTES:
+            raise Refused(f"a form of at most {MAX_FORM_BYTES} bytes")
+        raw = await request.body()
+        if len(raw) > MAX_FORM_BYTES:
+            raise Refused(f"a form of at most {MAX_FORM_BYTES} bytes")
+        form = dict(parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True))
+        if not keys.csrf_ok(form.get("csrf")):
+            return page(
+                "refused", pages.message_page("Refused", "the form's CSRF token is wrong"), 403
+            )
+        check(verb, form, target)
+        if form.get("confirmed") != "yes":
+            fields = [(k, v) for k, v in form.items() if k != "confirmed"]
+            body = pages.confirm_page(question(verb, form, target), str(request.url.path), fields)
+            return page("confirm", body)
+        outcome = await perform(site, verb, form, target)
+        # Back to what changed (no reflected text); the page shows its new state and history.
+        return RedirectResponse(outcome.back, status_code=303)
+
+    async def static_file(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in static:
+            return Response("not found\n", status_code=404, media_type="text/plain")
+        return Response(static[name], media_type=STATIC_TYPES[name])
+
+    routes = [
+        Route("/", guarded(board)),
+        Route("/row/{id:int}", guarded(row)),
+        Route("/task/{id:int}", guarded(task_page)),
+        Route("/task/{id:int}/export.{fmt:str}", guarded(task_export)),
+        Route("/agents", guarded(agents)),
+        Route("/reservations", guarded(reservations)),
+        Route("/post", guarded(post_form)),
+        Route("/act/{verb:str}", guarded(act), methods=["POST"]),
+        Route("/act/{verb:str}/{target:path}", guarded(act), methods=["POST"]),
+        Route("/static/{name:str}", static_file),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/live", LiveStream(site, keys.csrf)),
+    ]
+    return Guard(Starlette(routes=routes), keys)

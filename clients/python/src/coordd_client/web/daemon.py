@@ -1,0 +1,127 @@
+"""What the page reads from the daemon, through the trio client only: whole answers of
+paged methods, and the event feed that outlives lag and daemon restarts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from coordd_client.aio import AsyncClient
+from coordd_client.paging import EVENT_PAGE, TASK_PAGE
+from coordd_client.protocol.errors import DaemonUnavailable, Overloaded, ShuttingDown
+from coordd_client.protocol.wire import Event, SubscribeResult, Task
+from coordd_client.rpc import unwrap
+
+#: Seconds between tries while the daemon is away (restarting, or stopped).
+RETRY_S = 0.5
+
+
+@asynccontextmanager
+async def connected(socket: Path) -> AsyncIterator[AsyncClient]:
+    """`AsyncClient.connect`, with an error raised in the body given back as itself.
+
+    The client's reader runs in a nursery, and trio groups whatever leaves a nursery
+    (`ExceptionGroup`); a handler here wants the `NotFound` or `DaemonUnavailable`
+    itself, so a group of one error is unwrapped.
+    """
+    try:
+        async with AsyncClient.connect(socket) as client:
+            yield client
+    except BaseExceptionGroup as group:
+        leaf = _sole(group)
+        if leaf is None:
+            raise
+        raise leaf from None
+
+
+def _sole(error: BaseException) -> Exception | None:
+    while isinstance(error, BaseExceptionGroup):
+        if len(error.exceptions) != 1:
+            return None
+        error = error.exceptions[0]
+    return error if isinstance(error, Exception) else None
+
+
+async def all_tasks(client: AsyncClient, **filters: Any) -> list[Task]:
+    """Every task `task.list` matches, in id order, page by page."""
+    found: list[Task] = []
+    after: int | None = None
+    while True:
+        page = await client.list_tasks(**filters, after_id=after, limit=TASK_PAGE)
+        found += page.tasks
+        after = page.next_after_id
+        if after is None:
+            return found
+
+
+async def history(client: AsyncClient, task_id: int) -> list[Event]:
+    """Every stored event of one task (`events.since` with `task_id`)."""
+    events: list[Event] = []
+    after = 0
+    while True:
+        page = await client.events_since(after_seq=after, task_id=task_id, limit=EVENT_PAGE)
+        events += page.events
+        if len(page.events) < EVENT_PAGE:
+            return events
+        after = page.last_seq
+
+
+class _EventParams(msgspec.Struct):
+    subscription: int
+    event: Event
+
+
+_event_params = msgspec.json.Decoder(_EventParams)
+
+
+class Feed:
+    """`events.subscribe` from a seq, resubscribed from the last seq delivered whenever
+    it ends (lagged, the daemon stopping or gone), so `deliver` sees every event once, in
+    order; `status` hears "live" and "reconnecting" as the link comes and goes."""
+
+    def __init__(
+        self,
+        socket: Path,
+        project: str | None,
+        deliver: Callable[[Event], Awaitable[None]],
+        status: Callable[[str], Awaitable[None]],
+    ) -> None:
+        self.socket = socket
+        self.project = project
+        self.deliver = deliver
+        self.status = status
+        self.last_seq: int | None = None
+
+    async def run(self, after_seq: int | None) -> None:
+        """Forever (until cancelled): follow, and resume after every end."""
+        self.last_seq = after_seq
+        while True:
+            try:
+                await self._follow()
+            except (DaemonUnavailable, ShuttingDown, Overloaded):
+                pass
+            await self.status("reconnecting")
+            await trio.sleep(RETRY_S)
+
+    async def _follow(self) -> None:
+        async with connected(self.socket) as client:
+            params = {"after_seq": self.last_seq, "project": self.project}
+            answer = unwrap(await client.call_raw("events.subscribe", params), SubscribeResult)
+            if self.last_seq is None:
+                self.last_seq = answer.last_seq
+            await self.status("live")
+            async for note in client.notifications:
+                if note.method == "subscription.closed":
+                    return
+                if note.method != "event":
+                    continue
+                event = _event_params.decode(note.params).event
+                if event.seq <= self.last_seq:
+                    continue  # replayed after a resume: delivered already
+                self.last_seq = event.seq
+                await self.deliver(event)

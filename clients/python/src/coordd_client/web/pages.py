@@ -1,0 +1,281 @@
+"""Every page, as HTML text: the frame, the board, a task, agents, reservations, the
+post form and the confirmation every action passes through. Pure functions of what
+was read; `app.py` reads and answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from coordd_client import render
+from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
+from coordd_client.tui.model import STATES, age
+from coordd_client.web.markup import Html, join, tag, void
+from coordd_client.web.rows import View, board_table, gate_row
+
+#: The views of the features being built beside this one (issues 34 and 35): the
+#: navigation has their places, and each lands as one more entry here.
+LATER = ("messages", "slots", "landing queue")
+NAV = (("/", "board"), ("/agents", "agents"), ("/reservations", "reservations"), ("/post", "post"))
+
+
+def frame(title: str, body: Html, *, scope: str, human: str, live: str | None = None) -> Html:
+    """The page around `body`: head, navigation, and (on the board) the live stream's URL."""
+    nav = join(tag("a", name, href=href) for href, name in NAV)
+    nav += join(tag("span", name, class_="later", title="not yet: another issue") for name in LATER)
+    head = Html(
+        '<meta charset="utf-8"><meta name="viewport" content="width=device-width">'
+        '<link rel="stylesheet" href="/static/web.css">'
+        '<script src="/static/web.js" defer></script>'
+    )
+    header = tag(
+        "header",
+        tag("strong", "coord web"),
+        tag("nav", nav),
+        tag("span", f"{scope} · acting as {human}", class_="scope"),
+        tag("span", "", id="status", class_="status", data_live=live),
+    )
+    return Html(
+        "<!doctype html>"
+        + tag("html", tag("head", head, tag("title", title)), tag("body", header, body), lang="en")
+    )
+
+
+def board(
+    tasks: Sequence[Task],
+    gates: Sequence[Task],
+    view: View,
+    now: datetime,
+    *,
+    csrf: str,
+    last_seq: int,
+) -> Html:
+    """Waiting for you at the top, the filter form, then the table."""
+    waiting = tag(
+        "section",
+        tag("h2", f"Waiting for you ({len(gates)})"),
+        tag("ul", Html("".join(gate_row(t, now, csrf) for t in gates)), id="gates"),
+        id="waiting",
+        class_="empty" if not gates else None,
+    )
+    boxes = join(
+        tag(
+            "label",
+            void("input", type="checkbox", name="state", value=s, checked=s in view.states),
+            s,
+        )
+        for s in STATES
+    )
+    form = tag(
+        "form",
+        boxes,
+        void("input", type="search", name="q", value=view.text, placeholder="title contains"),
+        void("input", type="text", name="kind", value=view.kind or "", placeholder="kind"),
+        void(
+            "input",
+            type="text",
+            name="agent",
+            value=view.agent or "",
+            placeholder="held by / assigned to",
+        ),
+        tag(
+            "label",
+            void("input", type="checkbox", name="ready", value="1", checked=view.ready),
+            "ready only",
+        ),
+        tag("button", "filter", type="submit"),
+        method="get",
+        action="/",
+        class_="filter",
+    )
+    count = tag("p", f"{len(tasks)} tasks shown", id="count")
+    table = board_table(tasks, now)
+    return Html(
+        waiting
+        + form
+        + count
+        + tag("div", table, id="board", data_seq=str(last_seq), data_view=view.query())
+    )
+
+
+def _fields(rows: Sequence[tuple[str, object]]) -> Html:
+    return tag("dl", join(tag("dt", k) + tag("dd", v) for k, v in rows), class_="fields")
+
+
+def _button_form(action: str, label: str, csrf: str, *extra: Html) -> Html:
+    return tag(
+        "form",
+        void("input", type="hidden", name="csrf", value=csrf),
+        *extra,
+        tag("button", label, type="submit"),
+        method="post",
+        action=action,
+    )
+
+
+def task_page(task: Task, events: Sequence[Event], now: datetime, csrf: str) -> Html:
+    """Body, result, the whole history, and what the human can do with it now."""
+    rows: list[tuple[str, object]] = [
+        ("state", task.state),
+        ("kind", task.kind),
+        ("project", task.project),
+        ("priority", task.priority),
+        ("tags", ", ".join(task.tags) or "-"),
+        ("posted", f"{age(task.created_at, now)} ago by {task.created_by or '-'}"),
+        ("holder", task.claimed_by or "-"),
+        ("assignee", task.assignee or "-"),
+        ("lease ends", render.relative(task.lease_expires_at, now)),
+        ("depends on", " ".join(f"#{i}" for i in task.depends_on) or "-"),
+        ("blocked by", " ".join(f"#{i}" for i in task.blocked_by) or "-"),
+        ("fence", task.fence),
+        ("attempts", task.attempts),
+    ]
+    body = tag("pre", task.body, class_="body") if task.body else tag("p", "(no body)")
+    result = tag("pre", task.result, class_="result") if task.result is not None else Html("")
+    history = tag(
+        "table",
+        tag("tr", join(tag("th", c) for c in ("seq", "at", "what", "by", "state", "note"))),
+        join(_history_row(e) for e in events),
+        class_="history",
+    )
+    acts = [
+        _button_form(
+            f"/act/assign/{task.id}",
+            "assign",
+            csrf,
+            void("input", type="text", name="assignee", placeholder="agent, human, or empty"),
+        ),
+        _button_form(f"/act/cancel/{task.id}", "cancel", csrf),
+        _button_form(f"/act/reopen/{task.id}", "reopen", csrf),
+    ]
+    exports = tag(
+        "p",
+        "export: ",
+        tag("a", "Markdown", href=f"/task/{task.id}/export.md"),
+        " · ",
+        tag("a", "JSONL", href=f"/task/{task.id}/export.jsonl"),
+    )
+    return Html(
+        tag("h1", f"#{task.id} {task.title}")
+        + _fields(rows)
+        + tag("h2", "Body")
+        + body
+        + (tag("h2", "Result") + result if result else Html(""))
+        + tag("h2", "Act as the human")
+        + tag("div", join(acts), class_="acts")
+        + tag("h2", f"History ({len(events)} events)")
+        + history
+        + exports
+        + tag(
+            "p",
+            "Messages about this task appear here once messages land (issue 34).",
+            class_="later",
+        )
+    )
+
+
+def _history_row(event: Event) -> Html:
+    note = (
+        event.task.result
+        if event.type in ("task.completed", "task.failed", "task.cancelled")
+        else None
+    )
+    if event.of is not None:
+        note = f"released {event.of}'s" + (f": {event.reason}" if event.reason else "")
+    cells = (
+        event.seq,
+        event.at,
+        event.type.removeprefix("task."),
+        event.agent or "-",
+        event.task.state,
+        note or "",
+    )
+    return tag("tr", join(tag("td", c) for c in cells))
+
+
+def agents_page(
+    agents: Sequence[AgentInfo],
+    held: dict[str, list[Task]],
+    reserved: dict[str, list[Reservation]],
+    now: datetime,
+    csrf: str,
+) -> Html:
+    """Last seen, what each holds and reserved, and Release for one that died."""
+    rows = []
+    for a in agents:
+        claims = " ".join(f"#{t.id}" for t in held.get(a.agent, ())) or "-"
+        patterns = ", ".join(r.pattern for r in reserved.get(a.agent, ())) or "-"
+        release = _button_form(f"/act/release-agent/{a.agent}", "release", csrf)
+        cells = (a.agent, f"{age(a.last_seen, now)} ago", claims, patterns)
+        rows.append(tag("tr", join(tag("td", c) for c in cells), tag("td", release)))
+    head = tag("tr", join(tag("th", c) for c in ("agent", "last seen", "holds", "reserved", "")))
+    return tag("h1", "Agents") + tag("table", head, join(rows), class_="agents")
+
+
+def reservations_page(reservations: Sequence[Reservation], now: datetime) -> Html:
+    head = ("pattern", "agent", "mode", "task", "expires", "reason")
+    rows = [
+        tag(
+            "tr",
+            join(
+                tag("td", c)
+                for c in (
+                    r.pattern,
+                    r.agent,
+                    "exclusive" if r.exclusive else "shared",
+                    f"#{r.task_id}" if r.task_id is not None else "-",
+                    render.relative(r.expires_at, now),
+                    r.reason or "",
+                )
+            ),
+        )
+        for r in reservations
+    ]
+    table = tag("table", tag("tr", join(tag("th", c) for c in head)), join(rows))
+    return tag("h1", f"Reservations ({len(reservations)})") + table
+
+
+def post_page(csrf: str) -> Html:
+    def field(label: str, **attrs: object) -> Html:
+        return tag("label", label, void("input", **attrs))
+
+    form = tag(
+        "form",
+        void("input", type="hidden", name="csrf", value=csrf),
+        field("title", type="text", name="title", required=True, maxlength="300"),
+        tag("label", "body", tag("textarea", "", name="body", rows="6")),
+        field("kind", type="text", name="kind", placeholder="task"),
+        field("priority", type="number", name="priority", value="0"),
+        field("assignee", type="text", name="assignee", placeholder="an agent, or human"),
+        field("depends on", type="text", name="after", placeholder="ids, e.g. 3 7"),
+        tag("button", "post…", type="submit"),
+        method="post",
+        action="/act/post",
+        class_="post",
+    )
+    return tag("h1", "Post a task") + form
+
+
+def confirm_page(question: str, action: str, fields: Sequence[tuple[str, str]]) -> Html:
+    """The step every action passes: the same form again, with `confirmed=yes`."""
+    hidden = join(void("input", type="hidden", name=k, value=v) for k, v in fields)
+    yes = tag(
+        "form",
+        hidden,
+        void("input", type="hidden", name="confirmed", value="yes"),
+        tag("button", "Yes, do it", type="submit", id="confirm"),
+        method="post",
+        action=action,
+    )
+    return (
+        tag("h1", "Confirm")
+        + tag("p", question, class_="question")
+        + yes
+        + tag("p", tag("a", "No, go back", href="/"))
+    )
+
+
+def message_page(title: str, text: str, back: str = "/") -> Html:
+    return (
+        tag("h1", title) + tag("p", text, class_="message") + tag("p", tag("a", "back", href=back))
+    )

@@ -1,0 +1,64 @@
+"""Serving the app: hypercorn's trio worker on 127.0.0.1 (a free port, or `--port`),
+the address with its token printed once, the browser opened when asked, and the
+webhook notifier beside it when one is configured."""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from dataclasses import dataclass
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from coordd_client.web.acts import Site
+from coordd_client.web.app import build
+from coordd_client.web.daemon import connected
+from coordd_client.web.guard import Secrets
+from coordd_client.web.notify import Webhook
+
+#: Seconds a stop waits for open pages' streams before closing them.
+GRACEFUL_S = 1.0
+
+
+@dataclass(frozen=True)
+class Options:
+    site: Site
+    port: int = 0
+    open_browser: bool = False
+    webhook: Webhook | None = None
+
+
+async def run(options: Options) -> None:
+    keys = Secrets()
+    app = build(options.site, keys)
+    config = Config()
+    config.bind = [f"127.0.0.1:{options.port}"]
+    config.graceful_timeout = GRACEFUL_S
+    config.accesslog = None
+    config.errorlog = "-"
+    config.loglevel = "WARNING"  # errors on stderr; not a line per start
+    after_seq = 0
+    if options.webhook is not None:
+        async with connected(options.site.socket) as client:
+            after_seq = (await client.server_info()).last_seq
+    async with trio.open_nursery() as nursery:
+        binds: list[str] = await nursery.start(serve, app, config)
+        port = int(binds[0].rsplit(":", 1)[1])
+        app.listening(port)
+        url = f"http://127.0.0.1:{port}/?token={keys.token}"
+        sys.stdout.write(f"coord web: {url}\n")
+        sys.stdout.flush()
+        if options.webhook is not None:
+            nursery.start_soon(options.webhook.run, options.site, after_seq)
+        if options.open_browser:
+            await trio.to_thread.run_sync(webbrowser.open, url)
+
+
+def main(site: Site, port: int, open_browser: bool, webhook: Webhook | None) -> None:
+    """Serve until Ctrl-C."""
+    try:
+        trio.run(run, Options(site, port, open_browser, webhook))
+    except KeyboardInterrupt:
+        pass

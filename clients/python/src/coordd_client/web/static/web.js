@@ -1,0 +1,93 @@
+// coord web's only script (served from /static: the Content-Security-Policy allows no
+// inline script). It ticks the lease countdowns and ages, and draws the board's
+// server-sent events as they come: each message is a task's row (or nothing: it left
+// the filter) and its "Waiting for you" line, rendered and escaped by the server.
+"use strict";
+(function () {
+  // Ages under a minute are "<1m" (rows.py says the same): a fresh board of 10,000
+  // rows would otherwise change every age cell every second.
+  function fmt(seconds) {
+    seconds = Math.max(0, Math.floor(seconds));
+    if (seconds < 60) return "<1m";
+    for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) {
+      if (seconds >= size) return Math.floor(seconds / size) + unit;
+    }
+    return seconds + "s";
+  }
+  function lease(seconds) {
+    if (seconds <= 0) return "lapsed";
+    const m = Math.floor(seconds / 60), s = Math.floor(seconds % 60);
+    return m < 100 ? m + ":" + String(s).padStart(2, "0") : Math.floor(m / 60) + "h";
+  }
+  // A cell is written only when its text changes (an age moves once a minute at most):
+  // every write makes the browser lay the table out again, and a board has 10,000 rows.
+  function set(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
+  function tick() {
+    const now = Date.now();
+    for (const el of document.querySelectorAll("[data-until]")) {
+      set(el, lease((Date.parse(el.dataset.until) - now) / 1000));
+    }
+    for (const el of document.querySelectorAll("[data-since]")) {
+      set(el, fmt((now - Date.parse(el.dataset.since)) / 1000));
+    }
+  }
+  setInterval(tick, 1000);
+
+  const board = document.getElementById("board");
+  const status = document.getElementById("status");
+  if (!board) return;
+  const rows = document.getElementById("rows");
+  const gates = document.getElementById("gates");
+  const view = board.dataset.view;
+
+  function element(html, wrapper) {
+    const holder = document.createElement(wrapper);
+    holder.innerHTML = html;
+    return holder.firstElementChild;
+  }
+  function place(list, id, html, prefix, wrapper) {
+    const old = document.getElementById(prefix + id);
+    const fresh = html ? element(html, wrapper) : null;
+    if (old && fresh) { old.replaceWith(fresh); return; }
+    if (old) { old.remove(); return; }
+    if (!fresh) return;
+    let after = list.lastElementChild;  // rows are in id order; new ids come last
+    while (after && Number(after.id.slice(prefix.length)) > id) after = after.previousElementSibling;
+    if (after) after.after(fresh); else list.prepend(fresh);
+  }
+  function count() {
+    document.getElementById("count").textContent = rows.children.length + " tasks shown";
+    const waiting = document.getElementById("waiting");
+    waiting.querySelector("h2").textContent = "Waiting for you (" + gates.children.length + ")";
+    waiting.classList.toggle("empty", gates.children.length === 0);
+  }
+  async function refresh(id) {
+    const answer = await fetch("/row/" + id + "?" + view, { credentials: "same-origin" });
+    if (answer.ok) { place(rows, id, await answer.text(), "t", "tbody"); count(); }
+  }
+  function show(word) {
+    status.textContent = word;
+    status.dataset.state = word;
+  }
+
+  const source = new EventSource("/live?after=" + board.dataset.seq + "&" + view);
+  source.addEventListener("status", (e) => show(e.data));
+  // The browser retries by itself (sending Last-Event-ID) unless the server refused the
+  // stream: a `coord web` restarted since has a new token, so this page's cookie is void.
+  source.addEventListener("error", () =>
+    show(source.readyState === EventSource.CLOSED ? "stopped: open the new address" : "reconnecting"));
+  source.addEventListener("task", (e) => {
+    const m = JSON.parse(e.data);
+    place(rows, m.id, m.row, "t", "tbody");
+    place(gates, m.id, m.gate, "g", "ul");
+    if (m.done_changed) {
+      for (const row of rows.querySelectorAll("tr[data-deps]")) {
+        if (row.dataset.deps.split(" ").includes(String(m.id))) refresh(Number(row.id.slice(1)));
+      }
+    }
+    count();
+    board.dataset.seq = e.lastEventId;
+  });
+})();

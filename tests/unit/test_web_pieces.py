@@ -1,0 +1,135 @@
+"""`coord web`'s pure pieces: escaping, the URL's filter, the guard's decisions, the
+live message, webhook signatures, and the one rule for `human` as an assignee."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from coordd_client import methods
+from coordd_client.human import human_agent, resolve_assignee
+from coordd_client.protocol.wire import Event, Task
+from coordd_client.web.guard import Guard, Secrets
+from coordd_client.web.live import message
+from coordd_client.web.markup import Html, esc, tag
+from coordd_client.web.notify import GATE, kinds_of, sign
+from coordd_client.web.rows import View, task_row
+
+NOW = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)
+
+
+def _task(**fields: Any) -> Task:
+    base: dict[str, Any] = {
+        "id": 7, "project": "/p", "kind": "task", "title": "t", "body": "", "state": "pending",
+        "priority": 0, "tags": [], "created_by": "a", "created_at": "2026-12-01T13:00:00.000000Z",
+        "updated_at": "2026-12-01T13:30:00.000000Z", "claimed_by": None, "claimed_at": None,
+        "lease_expires_at": None, "fence": 0, "attempts": 0, "result": None,
+    }  # fmt: skip
+    base.update(fields)
+    return msgspec.convert(base, Task)
+
+
+def test_everything_from_outside_is_escaped_and_markup_is_not_escaped_twice() -> None:
+    assert esc("<script>\"&'") == "&lt;script&gt;&quot;&amp;&#x27;"
+    assert esc("a\u202eb\x1b") == "a\\u202eb\\x1b"  # reordering and control characters shown
+    cell = tag("td", "<b>", title='"x"', hidden=True, data_x=None)
+    assert cell == '<td title="&quot;x&quot;" hidden>&lt;b&gt;</td>'
+    assert tag("p", cell) == f"<p>{cell}</p>"
+    assert Html("<i>") + "<b>" == "<i>&lt;b&gt;"
+
+
+def test_the_view_is_read_from_the_url_and_written_back() -> None:
+    view = View.from_query({"state": ["done", "bogus"], "kind": ["bug"], "q": [" crash "]})
+    assert (view.states, view.kind, view.text, view.ready) == (
+        frozenset({"done"}),
+        "bug",
+        "crash",
+        False,
+    )
+    assert View.from_query({"state": ["all"]}).states == {
+        "pending", "claimed", "done", "failed", "cancelled"
+    }  # fmt: skip
+    assert View.from_query({}).states == {"pending", "claimed", "failed"}
+    again = View.from_query({k: [v] for k, v in [("kind", "bug"), ("ready", "1")]})
+    assert again.query() == "state=claimed&state=failed&state=pending&kind=bug&ready=1"
+
+
+def _status(
+    guard: Guard, method: str = "GET", path: str = "/", query: str = "", **headers: str
+) -> int | None:
+    """The status the guard refuses this request with, or None when it lets it through."""
+    scope = {
+        "type": "http", "method": method, "path": path, "query_string": query.encode(),
+        "headers": [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()],
+    }  # fmt: skip
+    refusal = guard.refusal(scope)
+    return None if refusal is None else refusal[0]
+
+
+async def _app(scope: Any, receive: Any, send: Any) -> None:
+    raise AssertionError("the guard's decisions are tested without the app")
+
+
+def test_the_guard_refuses_by_host_cookie_and_origin() -> None:
+    keys = Secrets()
+    guard = Guard(_app, keys)
+    assert _status(guard, host="127.0.0.1:80") == 421  # no port yet: nothing passes
+    guard.listening(80)
+    cookie = f"coord_web={keys.session}"
+    assert _status(guard, host="evil.example:80", cookie=cookie) == 421
+    assert _status(guard, host="localhost:80") == 403
+    assert _status(guard, host="localhost:80", cookie=cookie) is None
+    assert _status(guard, host="[::1]:80", query=f"token={keys.token}") is None
+    assert _status(guard, host="[::1]:80", query="token=nope") == 403
+    assert _status(guard, host="localhost:80", path="/static/web.js") is None
+    assert _status(guard, "POST", host="localhost:80", cookie=cookie) == 403
+    assert _status(guard, "POST", host="localhost:80", cookie=cookie,
+                   origin="http://localhost:80") is None  # fmt: skip
+    assert _status(guard, "POST", host="localhost:80", cookie=cookie,
+                   origin="http://localhost:81") == 403  # fmt: skip
+    assert _status(guard, "PUT", host="localhost:80", cookie=cookie) == 405
+    assert keys.csrf_ok(keys.csrf) and not keys.csrf_ok(keys.session) and not keys.csrf_ok(None)
+    assert keys.token not in (keys.session, keys.csrf)
+
+
+def test_a_live_message_is_the_row_under_the_pages_filter() -> None:
+    claimed = _task(
+        state="claimed", claimed_by="<x>", lease_expires_at="2026-12-01T14:05:00.000000Z"
+    )
+    event = Event(seq=9, at="2026-12-01T14:00:00.000000Z", type="task.claimed", task_id=7,
+                  agent="<x>", task=claimed)  # fmt: skip
+    text = message(event, View.from_query({}), "human-ada", "c", NOW).decode()
+    head, data = text.split("data: ", 1)
+    assert head == "id: 9\nevent: task\n"
+    body = json.loads(data)
+    assert body["row"] == task_row(claimed, NOW) and "&lt;x&gt;" in body["row"]
+    assert "5:00" in body["row"] and body["gate"] == "" and body["done_changed"] is False
+    hidden = json.loads(message(event, View.from_query({"state": ["done"]}), "h", "c", NOW)
+                        .decode().split("data: ", 1)[1])  # fmt: skip
+    assert hidden["row"] == ""
+
+
+def test_webhook_bodies_are_signed_and_gates_are_named() -> None:
+    body = b'{"kind":"gate"}'
+    expected = hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+    assert sign(b"s3cret", body) == f"sha256={expected}"
+    gate = _task(assignee="human-ada")
+    posted = Event(seq=1, at="2026-12-01T14:00:00.000000Z", type="task.posted", task_id=7,
+                   agent="claude-1", task=gate)  # fmt: skip
+    assert kinds_of(posted, "human-ada") == ["task.posted", GATE]
+    assert kinds_of(posted, "human-bob") == ["task.posted"]
+
+
+def test_human_as_an_assignee_is_this_users_human_agent_on_every_builder() -> None:
+    me = human_agent()
+    assert me.startswith("human-") and resolve_assignee("human") == me
+    assert resolve_assignee("humane") == "humane" and resolve_assignee(None) is None
+    assert methods.post("gate", assignee="human").params["assignee"] == me  # type: ignore[index]
+    assert methods.assign(1, "human").params["assignee"] == me  # type: ignore[index]
+    assert methods.release(1, "a", assignee="human").params["assignee"] == me  # type: ignore[index]
+    assert methods.post("x", assignee="claude-1").params["assignee"] == "claude-1"  # type: ignore[index]
