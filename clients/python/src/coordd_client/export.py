@@ -115,18 +115,20 @@ def _fenced(text: str) -> str:
 
 
 def _step(event: Event) -> str:
+    task = event.task
+    assert task is not None, event.type  # the export asks with no `types`: task events
     what = event.type.removeprefix("task.")
     line = f"- {event.at} **{what}** by {_md(event.agent or '-')} (seq {event.seq})"
     if event.type == "task.claimed":
-        line += f", fence {event.task.fence}"
+        line += f", fence {task.fence}"
     if event.type == "task.assigned":
-        line += f", to {_md(event.task.assignee or 'nobody')}"
+        line += f", to {_md(task.assignee or 'nobody')}"
     if event.of is not None:
         line += f", releasing {_md(event.of)}'s hold"
     if event.reason:
         line += f": {_md(event.reason)}"
-    if event.type in ("task.completed", "task.failed", "task.cancelled") and event.task.result:
-        line += f": {_md(event.task.result.splitlines()[0][:200])}"
+    if event.type in ("task.completed", "task.failed", "task.cancelled") and task.result:
+        line += f": {_md(task.result.splitlines()[0][:200])}"
     return line
 
 

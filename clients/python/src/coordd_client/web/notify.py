@@ -47,6 +47,7 @@ def kinds_of(event: Event, human: str) -> list[str]:
     found: list[str] = [event.type]
     if (
         event.type in ("task.posted", "task.assigned")
+        and event.task is not None
         and event.task.assignee == human
         and event.task.state == "pending"
     ):

@@ -175,10 +175,10 @@ def task_page(task: Task, events: Sequence[Event], now: datetime, csrf: str) -> 
 
 
 def _history_row(event: Event) -> Html:
+    task = event.task
+    assert task is not None, event.type  # a history asked with no `types` is task events
     note = (
-        event.task.result
-        if event.type in ("task.completed", "task.failed", "task.cancelled")
-        else None
+        task.result if event.type in ("task.completed", "task.failed", "task.cancelled") else None
     )
     if event.of is not None:
         note = f"released {event.of}'s" + (f": {event.reason}" if event.reason else "")
@@ -187,7 +187,7 @@ def _history_row(event: Event) -> Html:
         event.at,
         event.type.removeprefix("task."),
         event.agent or "-",
-        event.task.state,
+        task.state,
         note or "",
     )
     return tag("tr", join(tag("td", c) for c in cells))
