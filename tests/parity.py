@@ -14,6 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
 TS_SRC = ROOT / "clients" / "ts" / "src"
+#: The modules whose code calls `this.call(...)`: the class, and the 1.2 features
+#: that add their methods to it by declaration merging.
+TS_METHOD_MODULES = ("client.ts", "edits.ts", "talk.ts", "slots.ts")
 
 
 def builder_methods() -> dict[str, str]:
@@ -72,8 +75,7 @@ def ts_members(body: str) -> set[str]:
 def ts_method_params() -> dict[str, set[str] | str]:
     """{wire method: the member names of the params its `CoorddClient` method takes, or
     the name of the `types.ts` interface it takes them as}."""
-    # slots.ts adds issue 35's methods to the class (declaration merging).
-    text = "\n".join((TS_SRC / name).read_text() for name in ("client.ts", "slots.ts"))
+    text = "\n".join((TS_SRC / name).read_text() for name in TS_METHOD_MODULES)
     found: dict[str, set[str] | str] = {}
     pattern = (
         r"^  \w+\((?:\w+\??: (\{[^}]*\}|[\w.]+)[^,]*, )?o\?: CallOptions\)[^\n]*?\{\s*"

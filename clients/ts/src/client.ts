@@ -6,7 +6,6 @@
 
 import { EventEmitter } from "node:events";
 import net from "node:net";
-import { promises as fs } from "node:fs";
 
 import {
   CoorddError,
@@ -14,10 +13,9 @@ import {
   errorFromWire,
   type ErrorData,
   ProtocolError,
-  UntrustedSocket,
 } from "./errors.js";
 import { DEFAULT_MAX_FRAME, encodeFrame, FrameDecoder, FrameError, MAX_ANSWER_FRAME } from "./framing.js";
-import { checkSocketPath, defaultSocketPath } from "./paths.js";
+import { checkSocketPath, defaultSocketPath, refuseForeignSocket } from "./paths.js";
 import type * as T from "./types.js";
 import { BOUNDS } from "./wire.js";
 
@@ -349,34 +347,6 @@ export class CoorddClient extends EventEmitter {
   reservations(p: { project?: string; agent?: string } = {}, o?: CallOptions): Promise<T.ReservationsResult> {
     return this.call("reservation.list", p, o);
   }
-  /** Protocol 1.2 (`file_edits`): the pre-edit verdict; reserves on first edit unless `auto_reserve` is false. */
-  fileGuard(p: { agent: string; project: string; worktree: string; paths: string[]; hashes?: string[]; auto_reserve?: boolean; ttl_s?: number }, o?: CallOptions): Promise<T.GuardResult> {
-    return this.call("file.guard", p, o);
-  }
-  recordEdit(p: { agent: string; project: string; worktree: string; paths: string[]; hashes: string[] }, o?: CallOptions): Promise<T.RecordResult> {
-    return this.call("file.record_edit", p, o);
-  }
-  recordRead(p: { agent: string; project: string; worktree: string; paths: string[]; hashes: string[] }, o?: CallOptions): Promise<T.RecordResult> {
-    return this.call("file.record_read", p, o);
-  }
-  recentEdits(p: { project: string; agent?: string; limit?: number }, o?: CallOptions): Promise<T.RecentResult> {
-    return this.call("file.recent", p, o);
-  }
-  // 1.2 section 12 (features `messages`, `release_requests`): to `to`, else the thread of
-  // `task_id`, else (a reply) the sender of `reply_to`, else every live agent of the project.
-  sendMessage(p: { agent: string; project: string; body: string; to?: string; task_id?: number; reply_to?: number; kind?: "message" | "question"; idempotency_key?: string }, o?: CallOptions): Promise<T.SendResult> {
-    return this.call("message.send", p, o);
-  }
-  readMessages(p: { agent: string; after_id?: number; limit?: number }, o?: CallOptions): Promise<T.InboxResult> { return this.call("message.read", p, o); }
-  ackMessages(p: { agent: string; up_to: number }, o?: CallOptions): Promise<T.AckResult> { return this.call("message.ack", p, o); }
-  waitMessages(p: { agent: string; timeout_s: number; after_id?: number }, o?: CallOptions): Promise<T.InboxResult> { return this.call("message.wait", p, o); }
-  getMessage(id: number, o?: CallOptions): Promise<T.MessageResult> { return this.call("message.get", { id }, o); }
-  requestRelease(p: { agent: string; project: string; patterns?: string[]; task_id?: number; to?: string; body?: string; ttl_s?: number; idempotency_key?: string }, o?: CallOptions): Promise<T.RequestResult> {
-    return this.call("request.release", p, o);
-  }
-  answerRequest(p: { agent: string; id: number; decision: "approve" | "deny" | "narrow"; patterns?: string[]; reason?: string }, o?: CallOptions): Promise<T.AnswerResult> {
-    return this.call("request.answer", p, o);
-  }
 
   /**
    * Wait as long as you like: `task.wait` chained by seq in steps the daemon allows
@@ -414,21 +384,4 @@ function waitOf(params: object | undefined): number {
   const p = params as { timeout_s?: unknown; wait_s?: unknown };
   const seconds = typeof p.timeout_s === "number" ? p.timeout_s : typeof p.wait_s === "number" ? p.wait_s : 0;
   return seconds > 0 ? seconds * 1000 + WAIT_SLACK_MS : 0;
-}
-
-/**
- * Node cannot read the peer's credentials, so the client checks what it can: the
- * socket must belong to this user (the daemon itself refuses other users' peers).
- */
-async function refuseForeignSocket(socketPath: string): Promise<void> {
-  if (typeof process.getuid !== "function") return;
-  try {
-    const stat = await fs.lstat(socketPath);
-    if (stat.uid !== process.getuid()) {
-      throw new UntrustedSocket(`${socketPath} belongs to uid ${stat.uid}, not to you: set $COORDD_SOCKET to your own`);
-    }
-  } catch (error) {
-    if (error instanceof UntrustedSocket) throw error;
-    // Missing: connect() says so, with how to start a daemon.
-  }
 }

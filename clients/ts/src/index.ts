@@ -10,3 +10,6 @@ export * from "./wire.js";
 // Issue 35: slots, ports and the landing queue (adds their CoorddClient methods).
 export type { Enqueued, Finished, LandingList, SlotList, SlotResult, Started } from "./slots.js";
 import "./slots.js";
+// Sections 11 and 12: file edits, messages and release requests (their CoorddClient methods).
+import "./edits.js";
+import "./talk.js";

@@ -1,7 +1,10 @@
 /** The socket's path, resolved exactly as PROTOCOL.md section 1 orders it. */
 
+import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+
+import { UntrustedSocket } from "./errors.js";
 
 export const SOCKET_ENV = "COORDD_SOCKET";
 export const SOCKET_NAME = "coordd.sock";
@@ -32,5 +35,22 @@ export function checkSocketPath(socketPath: string, platform: NodeJS.Platform = 
       `socket path is ${bytes} bytes, over the ${limit}-byte limit of a Unix socket path here: ` +
         `${socketPath}; set $${SOCKET_ENV} to a shorter path`,
     );
+  }
+}
+
+/**
+ * Node cannot read the peer's credentials, so the client checks what it can: the
+ * socket must belong to this user (the daemon itself refuses other users' peers).
+ */
+export async function refuseForeignSocket(socketPath: string): Promise<void> {
+  if (typeof process.getuid !== "function") return;
+  try {
+    const stat = await fs.lstat(socketPath);
+    if (stat.uid !== process.getuid()) {
+      throw new UntrustedSocket(`${socketPath} belongs to uid ${stat.uid}, not to you: set $COORDD_SOCKET to your own`);
+    }
+  } catch (error) {
+    if (error instanceof UntrustedSocket) throw error;
+    // Missing: connect() says so, with how to start a daemon.
   }
 }
