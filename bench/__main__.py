@@ -38,6 +38,7 @@ from bench.mcp import measure_mcp
 from bench.mcp_start import measure_mcp_start
 from bench.report import Measured, Result, render_report
 from bench.reservations import measure_reservations
+from bench.tab_wake import measure_tab_wake
 from bench.team import measure_team
 
 #: Rounds of the floor comparison: floor and coordd alternate, so drift cancels.
@@ -293,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
             extra.update(measure_mcp_start(rounds=3 if args.quick else 9))
             extra.update(measure_hooks(daemon.socket, runs=9 if args.quick else 21))
+            extra.update(measure_tab_wake(daemon.socket, rounds=4 if args.quick else 10))
             extra.update(measure_hosts(runs=3 if args.quick else 7))
             stats = writer_stats(daemon)
         finally:

@@ -347,6 +347,19 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
             f" | {extra[f'hook_{event}_ratio']:.1f}x | {extra[f'hook_{event}_modules']:.0f} |"
         )
     lines.append("")
+    if "tab_wake_ratio" in extra:
+        lines += [
+            "An idle Claude Code tab woken (its `Stop` waiter, `coord hook wake`, exiting 2):"
+            " from the waking call to the waiter's exit, by message (1.2 section 12: read,"
+            " ack, render) and by assignment, alternated (bench/tab_wake.py).",
+            "",
+            "| woken by | p50 |",
+            "| --- | --- |",
+            f"| an assignment | {extra['tab_wake_assignment_p50_ms']:,.0f} ms |",
+            f"| a message | {extra['tab_wake_message_p50_ms']:,.0f} ms |",
+            f"| message / assignment | {extra['tab_wake_ratio']:.2f}x |",
+            "",
+        ]
     return lines
 
 
