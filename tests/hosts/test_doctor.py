@@ -93,7 +93,7 @@ def test_after_setup_it_reports_connected_and_the_trust_of_codex_hooks(world: Wo
     codex = checks(first, "codex")
     hooks = [c["hook"] for c in codex if c["check"].startswith("hook ")]
     assert sorted(h["event"] for h in hooks) == [
-        "postToolUse", "preToolUse", "sessionEnd", "sessionStart"
+        "postToolUse", "preToolUse", "sessionEnd", "sessionStart", "userPromptSubmit"
     ]  # fmt: skip
     assert {h["trust"] for h in hooks} == {"untrusted"}
     assert all(Path(h["source"]) == world.home / ".codex" / "hooks.json" for h in hooks)
@@ -105,7 +105,7 @@ def test_after_setup_it_reports_connected_and_the_trust_of_codex_hooks(world: Wo
     done = doctor(world)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "untrusted" not in done.stdout
-    assert done.stdout.count(": trusted") == 4, done.stdout  # its four hooks
+    assert done.stdout.count(": trusted") == 5, done.stdout  # its five hooks
     assert "nothing missing" in done.stdout
     # A worktree made after setup is covered too (user scope).
     later = world.worktree("later")

@@ -25,7 +25,8 @@ CLAUDE_TIMEOUT_S = 60.0
 CLAUDE_HOOKS = {
     "SessionStart": "session-start",
     "PreToolUse": "pre-edit",
-    "PostToolUse": "post-tool",  # edits and reads recorded (issue 33)
+    "PostToolUse": "post-tool",  # edits and reads recorded (issue 33), then messages
+    "UserPromptSubmit": "deliver",  # unread messages into the turn (issue 34)
     "Stop": "wake",
     "SessionEnd": "session-end",
 }

@@ -32,7 +32,8 @@ APP_SERVER_TIMEOUT_S = 60.0
 CODEX_HOOKS = {
     "sessionStart": "session-start",
     "preToolUse": "pre-edit",
-    "postToolUse": "post-tool",  # edits recorded (issue 33)
+    "postToolUse": "post-tool",  # edits recorded (issue 33), then messages
+    "userPromptSubmit": "deliver",  # unread messages into the turn (issue 34)
     "sessionEnd": "session-end",
 }
 TRUST_FIX = "open Codex and review them in /hooks"
