@@ -43,7 +43,7 @@ WAKE_TIMEOUT_S = 86_400
 #: What the user sees, and what the model is told, when the wake hook wakes a tab
 #: (Claude Code's hook fields `rewakeSummary` and `rewakeMessage`, checked on
 #: 2.1.332; without them it shows "Stop hook feedback" as if a hook had failed).
-WAKE_SUMMARY = "coord: work was assigned to this tab"
+WAKE_SUMMARY = "coord: work or a message for this tab"
 WAKE_MESSAGE = "coordd (the shared task board) woke this tab:"
 #: Claude Code's tools after which `coord hook post-tool` runs: the edits and Read are
 #: recorded (issue 33: the stale-write guard needs both), and after them and shells
