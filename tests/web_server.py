@@ -16,16 +16,21 @@ import subprocess
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from support import COORD, coord_env
 
 #: Seconds `coord web` may take to print its address on a loaded machine.
 START_TIMEOUT_S = 60.0
+#: Milliseconds a page may take to show what a test waits for: a bound only a hang
+#: crosses (the machine is shared and busy), never a measurement.
+WAIT_MS = 30_000
 
 
 @dataclass
@@ -120,3 +125,24 @@ def chromium_path() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One chromium per test module (a test module imports this fixture by name)."""
+    executable = chromium_path()
+    # Chromium refuses to start as root with its sandbox on (CI runs as root).
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=args)
+        yield launched
+        launched.close()
+
+
+def open_board(browser: Browser, web: WebServer, path: str = "") -> Page:
+    """The printed address (token and all), then the page, once its stream is live."""
+    page = browser.new_context(viewport={"width": 1200, "height": 640}).new_page()
+    page.on("dialog", lambda dialog: pytest.fail(f"a dialog opened: {dialog.message}"))
+    page.goto(web.url + path)
+    page.wait_for_selector("#status[data-state=live]", timeout=WAIT_MS)
+    return page

@@ -6,34 +6,21 @@ a cross-site form does nothing, and the stream resumes across a daemon restart."
 from __future__ import annotations
 
 import http.server
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from coordd_client.human import human_agent
 from support import DaemonProcess, coord
-from web_server import WebServer, chromium_path, start_web
+from web_server import WAIT_MS, WebServer, browser, open_board, start_web
+
+__all__ = ["browser"]  # the fixture, used by name
 
 PROJECT = "/home/ada/shop"
-#: Milliseconds a page may take to show what a test waits for: a bound only a hang
-#: crosses (the machine is shared and busy), never a measurement.
-WAIT_MS = 30_000
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "web.png"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium_path()
-    # Chromium refuses to start as root with its sandbox on (CI runs as root).
-    args = ["--no-sandbox"] if os.geteuid() == 0 else []
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=args)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
@@ -41,15 +28,6 @@ def web(daemon: DaemonProcess) -> Iterator[WebServer]:
     server = start_web(daemon.socket_path, PROJECT)
     yield server
     server.stop()
-
-
-def open_board(browser: Browser, web: WebServer, path: str = "") -> Page:
-    """The printed address (token and all), then the board, once its stream is live."""
-    page = browser.new_context(viewport={"width": 1200, "height": 640}).new_page()
-    page.on("dialog", lambda dialog: pytest.fail(f"a dialog opened: {dialog.message}"))
-    page.goto(web.url + path)
-    page.wait_for_selector("#status[data-state=live]", timeout=WAIT_MS)
-    return page
 
 
 def post(daemon: DaemonProcess, title: str, **fields: object) -> int:

@@ -18,6 +18,7 @@ from coordd_client import render
 from coordd_client.aio import AsyncClient
 from coordd_client.protocol import bounds
 from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.talk import Decision
 from coordd_client.web.daemon import connected
 
 #: A form bigger than this is refused before it is read whole (a title, a body, ids).
@@ -59,6 +60,23 @@ def _task_id(text: str) -> int:
     return value
 
 
+def _message_id(text: str) -> int:
+    try:
+        value = int(text.lstrip("#"))
+    except ValueError:
+        raise Refused(f"not a message id: {text!r}") from None
+    if value < 1:
+        raise Refused(f"not a message id: {text!r}")
+    return value
+
+
+def _body(form: Form) -> str:
+    body = form.get("body", "").strip()
+    if not body or len(body) > 8192:
+        raise Refused("a message of 1..8192 characters is needed")
+    return body
+
+
 def _ids(text: str) -> list[int]:
     return [_task_id(part) for part in text.replace(",", " ").split()]
 
@@ -74,6 +92,21 @@ def question(verb: str, form: Form, target: str) -> str:
         return f"Release everything {target} holds (claims, reservations, assignments)?"
     if verb == "reject":
         return f"Reject #{target} (fail it) because {form.get('reason', '')!r}?"
+    if verb == "send":
+        to = form.get("to", "").strip() or (
+            f"task #{form['task'].strip()}'s thread" if form.get("task", "").strip() else "everyone"
+        )
+        return f"Send {form.get('kind') or 'message'} to {to}: {form.get('body', '')!r}?"
+    if verb == "reply":
+        return f"Reply to #{target}: {form.get('body', '')!r}?"
+    if verb == "answer":
+        decision = form.get("decision", "")
+        said = form.get("patterns") if decision == "narrow" else form.get("reason")
+        return f"{decision.capitalize()} release request #{target}" + (
+            f" ({said!r})?" if said else "?"
+        )
+    if verb == "ack":
+        return f"Mark every message up to #{form.get('up_to', '')} read?"
     return f"{verb.capitalize()} #{target}?"
 
 
@@ -91,6 +124,25 @@ def check(verb: str, form: Form, target: str) -> None:
     elif verb == "release-agent":
         if not target:
             raise Refused("which agent?")
+    elif verb in ("send", "reply"):
+        _body(form)
+        if verb == "send" and form.get("kind", "message") not in ("", "message", "question"):
+            raise Refused("a message is of kind message or question")
+        if form.get("task", "").strip():
+            _task_id(form["task"].strip())
+        if verb == "reply":
+            _message_id(target)
+    elif verb == "answer":
+        _message_id(target)
+        decision = form.get("decision")
+        if decision not in ("approve", "deny", "narrow"):
+            raise Refused("answer approve, deny or narrow")
+        if decision == "narrow" and not form.get("patterns", "").split():
+            raise Refused("narrow names the patterns to hand over")
+        if len(form.get("reason", "")) > 1024:
+            raise Refused("a reason of at most 1024 characters")
+    elif verb == "ack":
+        _message_id(form.get("up_to", ""))
     else:
         _task_id(target)
     if verb == "reject" and not form.get("reason", "").strip():
@@ -162,6 +214,46 @@ async def _reject(site: Site, client: AsyncClient, form: Form, target: str) -> O
     return Outcome(f"rejected #{task_id}", f"/task/{task_id}")
 
 
+async def _send(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    task = form.get("task", "").strip()
+    sent = await client.send_message(
+        _body(form),
+        to=form.get("to", "").strip() or None,
+        task_id=_task_id(task) if task else None,
+        kind="question" if form.get("kind") == "question" else "message",
+        agent=site.human,
+        project=site.project or "default",
+    )
+    return Outcome(f"sent #{sent.message.id}", f"/task/{task}" if task else "/messages")
+
+
+async def _reply(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    asked = (await client.get_message(_message_id(target))).message
+    sent = await client.send_message(
+        _body(form), reply_to=asked.id, agent=site.human, project=asked.project
+    )
+    return Outcome(f"replied #{sent.message.id}", "/messages")
+
+
+async def _answer(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    decisions: dict[str, Decision] = {"approve": "approve", "deny": "deny", "narrow": "narrow"}
+    decision = decisions[form["decision"]]
+    patterns = form.get("patterns", "").split() if decision == "narrow" else None
+    done = await client.answer_request(
+        _message_id(target),
+        decision,
+        patterns=patterns,
+        reason=form.get("reason", "").strip() or None,
+        agent=site.human,
+    )
+    return Outcome(f"answered #{done.request.id}: {decision}", "/messages")
+
+
+async def _ack(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
+    await client.ack_messages(_message_id(form["up_to"]), agent=site.human)
+    return Outcome("read", "/messages")
+
+
 ACTS: dict[str, Act] = {
     "post": _post,
     "assign": _assign,
@@ -170,6 +262,10 @@ ACTS: dict[str, Act] = {
     "release-agent": _release_agent,
     "approve": _approve,
     "reject": _reject,
+    "send": _send,
+    "reply": _reply,
+    "answer": _answer,
+    "ack": _ack,
 }
 
 

@@ -3,7 +3,7 @@ paged methods, and the event feed that outlives lag and daemon restarts."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ import trio
 from coordd_client.aio import AsyncClient
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.protocol.errors import DaemonUnavailable, Overloaded, ShuttingDown
+from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, SubscribeResult, Task
 from coordd_client.rpc import unwrap
 
@@ -73,10 +74,57 @@ async def history(client: AsyncClient, task_id: int) -> list[Event]:
 
 class _EventParams(msgspec.Struct):
     subscription: int
-    event: Event
+    event: msgspec.Raw
+
+
+class _Kind(msgspec.Struct):
+    type: str
 
 
 _event_params = msgspec.json.Decoder(_EventParams)
+_kind = msgspec.json.Decoder(_Kind)
+_task_event = msgspec.json.Decoder(Event)
+_message_event = msgspec.json.Decoder(MessageEvent)
+
+#: What a feed is sent: a task, slot or landing event, or a message (which has no
+#: `task` member at all, so it has a type of its own).
+AnyEvent = Event | MessageEvent
+
+
+def decode_event(raw: bytes | msgspec.Raw) -> AnyEvent:
+    """One event of any 1.2 type: `message.sent` as `MessageEvent`, the rest as `Event`."""
+    if _kind.decode(raw).type == "message.sent":
+        return _message_event.decode(raw)
+    return _task_event.decode(raw)
+
+
+class _MessagePage(msgspec.Struct):
+    events: list[MessageEvent]
+    last_seq: int
+
+
+async def message_events(
+    client: AsyncClient, project: str | None, task_id: int | None = None
+) -> list[MessageEvent]:
+    """Every `message.sent` of a project (or one task's thread), oldest first.
+
+    Read raw: the client's `events_since` decodes every event as a task event, and a
+    message event has no `task` member (section 12)."""
+    found: list[MessageEvent] = []
+    after = 0
+    while True:
+        params = {
+            "after_seq": after,
+            "limit": EVENT_PAGE,
+            "project": project,
+            "types": ["message.sent"],
+            "task_id": task_id,
+        }
+        page = unwrap(await client.call_raw("events.since", params), _MessagePage)
+        found += page.events
+        if len(page.events) < EVENT_PAGE:
+            return found
+        after = page.last_seq
 
 
 class Feed:
@@ -88,10 +136,15 @@ class Feed:
         self,
         socket: Path,
         project: str | None,
-        deliver: Callable[[Event], Awaitable[None]],
+        # Any: the webhook's takes `Event` (it asks for task events only), the page's
+        # `AnyEvent`; a Callable's parameter admits no narrower type.
+        deliver: Callable[[Any], Awaitable[None]],
         status: Callable[[str], Awaitable[None]],
+        types: Sequence[str] | None = None,
     ) -> None:
         self.socket = socket
+        #: None: task events only (each decodes as `Event` with its task); else these.
+        self.types = list(types) if types else None
         self.project = project
         self.deliver = deliver
         self.status = status
@@ -110,7 +163,9 @@ class Feed:
 
     async def _follow(self) -> None:
         async with connected(self.socket) as client:
-            params = {"after_seq": self.last_seq, "project": self.project}
+            params: dict[str, Any] = {"after_seq": self.last_seq, "project": self.project}
+            if self.types is not None:
+                params["types"] = self.types
             answer = unwrap(await client.call_raw("events.subscribe", params), SubscribeResult)
             if self.last_seq is None:
                 self.last_seq = answer.last_seq
@@ -120,7 +175,7 @@ class Feed:
                     return
                 if note.method != "event":
                     continue
-                event = _event_params.decode(note.params).event
+                event = decode_event(_event_params.decode(note.params).event)
                 if event.seq <= self.last_seq:
                     continue  # replayed after a resume: delivered already
                 self.last_seq = event.seq

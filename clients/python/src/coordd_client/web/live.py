@@ -11,6 +11,11 @@ A message says what the page should show for the task now: its row under the
 page's filter (empty: take it off), its line in "Waiting for you" (empty: none),
 and whether its done-ness changed (then the rows that depend on it are re-read,
 since the daemon sends `task.unblocked` only for a dependent's *last* dependency).
+
+The stream also asks for the events that have no task (1.2: `message.sent`,
+`slot.*`, `land.*`): each is an `other` message naming only its type, and the
+messages, slots and landing pages read their list again when one of theirs comes
+(the board's rows ignore them).
 """
 
 from __future__ import annotations
@@ -21,13 +26,17 @@ from urllib.parse import parse_qs
 import msgspec
 import trio
 
-from coordd_client.protocol.wire import Event
+from coordd_client.protocol.wire import EVENT_TYPES, Event
 from coordd_client.web.acts import Site
-from coordd_client.web.daemon import Feed
+from coordd_client.web.daemon import AnyEvent, Feed
 from coordd_client.web.guard import Receive, Scope, Send
 from coordd_client.web.rows import View, gate_row, is_gate, task_row
 
 _encode = msgspec.json.Encoder().encode
+
+#: What the page's stream subscribes to: every task event, and the task-less ones the
+#: messages, slots and landing pages show (not `file.edited`: no page shows edits).
+LIVE_TYPES = tuple(t for t in EVENT_TYPES if t.startswith(("task.", "message.", "slot.", "land.")))
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -37,11 +46,12 @@ class Message(msgspec.Struct, frozen=True):
     done_changed: bool
 
 
-def message(event: Event, view: View, human: str, csrf: str, now: datetime) -> bytes:
+def message(event: AnyEvent, view: View, human: str, csrf: str, now: datetime) -> bytes:
     """One SSE message for `event`, as the page with `view` should draw it."""
-    task = event.task
-    # The feed subscribes with no `types`: events with no task (1.2) never reach it.
-    assert task is not None, event.type
+    task = event.task if isinstance(event, Event) else None
+    if task is None:  # a message, slot or landing event: the page reads its list again
+        data = _encode({"type": event.type}).decode()
+        return f"id: {event.seq}\nevent: other\ndata: {data}\n\n".encode()
     row = task_row(task, now) if view.filter().admits(task) else ""
     gate = gate_row(task, now, csrf) if is_gate(task, human) else ""
     done_changed = event.type == "task.completed" or (
@@ -81,13 +91,13 @@ class LiveStream:
             async with lock:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
-        async def deliver(event: Event) -> None:
+        async def deliver(event: AnyEvent) -> None:
             await write(message(event, view, human, csrf, datetime.now(UTC)))
 
         async def status(word: str) -> None:
             await write(f"event: status\ndata: {word}\n\n".encode())
 
-        feed = Feed(self.site.socket, self.site.project, deliver, status)
+        feed = Feed(self.site.socket, self.site.project, deliver, status, LIVE_TYPES)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(feed.run, _after(scope, query))
             while (await receive())["type"] != "http.disconnect":

@@ -13,16 +13,20 @@ from coordd_client.tui.model import STATES, age
 from coordd_client.web.markup import Html, join, tag, void
 from coordd_client.web.rows import View, board_table, gate_row
 
-#: The views of the features being built beside this one (issues 34 and 35): the
-#: navigation has their places, and each lands as one more entry here.
-LATER = ("messages", "slots", "landing queue")
-NAV = (("/", "board"), ("/agents", "agents"), ("/reservations", "reservations"), ("/post", "post"))
+NAV = (
+    ("/", "board"),
+    ("/messages", "messages"),
+    ("/agents", "agents"),
+    ("/reservations", "reservations"),
+    ("/slots", "slots"),
+    ("/landing", "landing queue"),
+    ("/post", "post"),
+)
 
 
 def frame(title: str, body: Html, *, scope: str, human: str, live: str | None = None) -> Html:
     """The page around `body`: head, navigation, and (on the board) the live stream's URL."""
     nav = join(tag("a", name, href=href) for href, name in NAV)
-    nav += join(tag("span", name, class_="later", title="not yet: another issue") for name in LATER)
     head = Html(
         '<meta charset="utf-8"><meta name="viewport" content="width=device-width">'
         '<link rel="stylesheet" href="/static/web.css">'
@@ -113,8 +117,11 @@ def _button_form(action: str, label: str, csrf: str, *extra: Html) -> Html:
     )
 
 
-def task_page(task: Task, events: Sequence[Event], now: datetime, csrf: str) -> Html:
-    """Body, result, the whole history, and what the human can do with it now."""
+def task_page(
+    task: Task, events: Sequence[Event], now: datetime, csrf: str, thread: Html | None = None
+) -> Html:
+    """Body, result, the whole history, its thread (`talk_pages.thread`), and what the
+    human can do with it now."""
     rows: list[tuple[str, object]] = [
         ("state", task.state),
         ("kind", task.kind),
@@ -166,11 +173,7 @@ def task_page(task: Task, events: Sequence[Event], now: datetime, csrf: str) -> 
         + tag("h2", f"History ({len(events)} events)")
         + history
         + exports
-        + tag(
-            "p",
-            "Messages about this task appear here once messages land (issue 34).",
-            class_="later",
-        )
+        + (thread or Html(""))
     )
 
 

@@ -35,8 +35,47 @@
   }
   setInterval(tick, 1000);
 
-  const board = document.getElementById("board");
   const status = document.getElementById("status");
+  function show(word) {
+    status.textContent = word;
+    status.dataset.state = word;
+  }
+  function follow(seq, query) {
+    const source = new EventSource("/live?after=" + seq + (query ? "&" + query : ""));
+    source.addEventListener("status", (e) => show(e.data));
+    // The browser retries by itself (sending Last-Event-ID) unless the server refused the
+    // stream: a `coord web` restarted since has a new token, so this page's cookie is void.
+    source.addEventListener("error", () =>
+      show(source.readyState === EventSource.CLOSED ? "stopped: open the new address" : "reconnecting"));
+    return source;
+  }
+
+  // The messages, slots and landing pages: one part, read again (`?part=1`) when an
+  // event of its types (`data-types`, a prefix such as "message.") comes. A refresh
+  // asked while one is on its way runs once more after it, never twice at once.
+  const part = document.getElementById("live-part");
+  if (part) {
+    let busy = false, again = false;
+    async function reread() {
+      if (busy) { again = true; return; }
+      busy = true;
+      try {
+        const answer = await fetch(location.pathname + "?part=1", { credentials: "same-origin" });
+        if (answer.ok) part.innerHTML = await answer.text();
+      } finally {
+        busy = false;
+        if (again) { again = false; reread(); }
+      }
+    }
+    const source = follow(part.dataset.seq, "");
+    source.addEventListener("other", (e) => {
+      if (JSON.parse(e.data).type.startsWith(part.dataset.types)) reread();
+      part.dataset.seq = e.lastEventId;
+    });
+    return;
+  }
+
+  const board = document.getElementById("board");
   if (!board) return;
   const rows = document.getElementById("rows");
   const gates = document.getElementById("gates");
@@ -67,17 +106,10 @@
     const answer = await fetch("/row/" + id + "?" + view, { credentials: "same-origin" });
     if (answer.ok) { place(rows, id, await answer.text(), "t", "tbody"); count(); }
   }
-  function show(word) {
-    status.textContent = word;
-    status.dataset.state = word;
-  }
 
-  const source = new EventSource("/live?after=" + board.dataset.seq + "&" + view);
-  source.addEventListener("status", (e) => show(e.data));
-  // The browser retries by itself (sending Last-Event-ID) unless the server refused the
-  // stream: a `coord web` restarted since has a new token, so this page's cookie is void.
-  source.addEventListener("error", () =>
-    show(source.readyState === EventSource.CLOSED ? "stopped: open the new address" : "reconnecting"));
+  const source = follow(board.dataset.seq, view);
+  // A message, slot or landing event: nothing on the board, but its seq is seen.
+  source.addEventListener("other", (e) => { board.dataset.seq = e.lastEventId; });
   source.addEventListener("task", (e) => {
     const m = JSON.parse(e.data);
     place(rows, m.id, m.row, "t", "tbody");

@@ -1,0 +1,83 @@
+"""What the messages, slots and landing pages read (1.2 sections 12 to 14), through
+the trio client only: the human's unread mail, the project's open asks, a task's
+thread, the live leases, and each target's landing queue with what is in its way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from coordd_client.aio import AsyncClient
+from coordd_client.protocol.talk import Message
+from coordd_client.protocol.wire import Landing
+from coordd_client.web.daemon import message_events
+
+#: The most unread messages the page shows at once (`message.read`'s own bound is 1000).
+INBOX_LIMIT = 200
+
+
+async def inbox(client: AsyncClient, human: str) -> list[Message]:
+    """The human's unread messages, oldest first; reading moves no cursor (the page's
+    "mark all read" does, through `message.ack`)."""
+    return (await client.read_messages(agent=human, limit=INBOX_LIMIT)).messages
+
+
+async def open_asks(client: AsyncClient, project: str | None) -> list[Message]:
+    """Release requests and questions still open, oldest first.
+
+    Section 12 has no list of them: the `message.sent` events say which were sent,
+    and `message.get` how each stands now (an event carries the message as sent,
+    open; an answer or an expiry closes it later without a new event of its own)."""
+    sent = await message_events(client, project)
+    asks = [e.message for e in sent if e.message.kind in ("question", "request")]
+    now_open = []
+    for ask in asks:
+        current = (await client.get_message(ask.id)).message
+        if current.open:
+            now_open.append(current)
+    return now_open
+
+
+async def thread(client: AsyncClient, task_id: int) -> list[Message]:
+    """A task's messages, as they stand now (a question's answer closes it)."""
+    return [e.message for e in await message_events(client, None, task_id)]
+
+
+@dataclass
+class Queue:
+    """One target's queue: its open entries in order, who holds its landing slot, and,
+    per entry id, what is in the way (entries ahead, shared paths, reservations)."""
+
+    onto: str
+    entries: list[Landing] = field(default_factory=list)
+    holder: str | None = None
+    in_the_way: dict[int, list[str]] = field(default_factory=dict)
+
+
+async def queues(client: AsyncClient, project: str | None) -> list[Queue]:
+    """`land.list`, grouped by target, with `land.enqueue`'s view of the way: the
+    entries ahead, the paths shared with them, and other agents' exclusive
+    reservations over the entry's paths (`reservation.check`)."""
+    by_onto: dict[str, Queue] = {}
+    for entry in (await client.landings(project=project)).landings:
+        by_onto.setdefault(entry.onto, Queue(entry.onto)).entries.append(entry)
+    for queue in by_onto.values():
+        slot = await client.slots(project=project, name=f"land:{queue.onto}")
+        queue.holder = slot.leases[0].agent if slot.leases else None
+        for position, entry in enumerate(queue.entries):
+            notes = []
+            ahead = queue.entries[:position]
+            if ahead:
+                notes.append("behind " + " ".join(f"#{a.id}" for a in ahead))
+            for other in ahead:
+                shared = sorted(set(other.paths) & set(entry.paths))
+                if shared:
+                    notes.append(f"shares {', '.join(shared)} with #{other.id}")
+            if entry.paths:
+                checked = await client.check_paths(
+                    entry.paths, project=entry.project, agent=entry.agent
+                )
+                for c in checked.conflicts:
+                    if c.reservation.exclusive:
+                        notes.append(f"{c.path} reserved by {c.reservation.agent}")
+            queue.in_the_way[entry.id] = notes
+    return list(by_onto.values())
