@@ -117,7 +117,7 @@ def test_a_script_in_a_message_body_is_shown_as_text_in_the_inbox_and_the_thread
     page.context.close()
 
 
-def test_the_slots_page_lists_a_lease_another_process_took(
+def test_the_slots_and_landing_pages_list_what_other_processes_hold(
     daemon: DaemonProcess, web: WebServer, browser: Browser
 ) -> None:
     took = coord(
@@ -138,4 +138,14 @@ def test_the_slots_page_lists_a_lease_another_process_took(
     page.locator("#slots tr", has_text="test-db").wait_for(timeout=WAIT_MS)
     assert "codex-9" in page.locator("#slots tr", has_text="test-db").inner_text()
     assert page.evaluate("window.sameDocument") is True
+    page.context.close()
+    # The landing queue: the second entry shares a path with the one ahead of it.
+    with daemon.client() as client:
+        client.enqueue_landing("feat-a", "main", ["src/a.py"], agent="cursor-2", project=PROJECT)
+        behind = client.enqueue_landing(
+            "feat-b", "main", ["src/a.py", "src/b.py"], agent="codex-9", project=PROJECT
+        ).landing
+    page = open_view(browser, web, "/landing")
+    way = page.locator(f"#q{behind.id}").inner_text()
+    assert "feat-b" in way and "shares src/a.py with #" in way
     page.context.close()

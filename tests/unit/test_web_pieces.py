@@ -13,9 +13,11 @@ import msgspec
 
 from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
+from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, Task
+from coordd_client.web.daemon import decode_event
 from coordd_client.web.guard import Guard, Secrets
-from coordd_client.web.live import message
+from coordd_client.web.live import LIVE_TYPES, message
 from coordd_client.web.markup import Html, esc, tag
 from coordd_client.web.notify import GATE, kinds_of, sign
 from coordd_client.web.rows import View, task_row
@@ -112,6 +114,26 @@ def test_a_live_message_is_the_row_under_the_pages_filter() -> None:
     hidden = json.loads(message(event, View.from_query({"state": ["done"]}), "h", "c", NOW)
                         .decode().split("data: ", 1)[1])  # fmt: skip
     assert hidden["row"] == ""
+
+
+def test_an_event_with_no_task_is_an_other_message_naming_its_type() -> None:
+    sent = (
+        b'{"seq": 12, "at": "2026-12-01T14:00:00.000000Z", "type": "message.sent",'
+        b' "task_id": null, "agent": "codex-3", "recipients": ["human-ada"], "message":'
+        b' {"id": 3, "project": "p", "sender": "codex-3", "kind": "message",'
+        b' "audience": "agent", "to": "human-ada", "task_id": null, "reply_to": null,'
+        b' "body": "<b>hi</b>", "created_at": "2026-12-01T14:00:00.000000Z", "seq": 12}}'
+    )
+    event = decode_event(sent)
+    assert isinstance(event, MessageEvent) and event.message.body == "<b>hi</b>"
+    text = message(event, View.from_query({}), "human-ada", "c", NOW).decode()
+    assert text == 'id: 12\nevent: other\ndata: {"type":"message.sent"}\n\n'
+    slot = Event(seq=13, at="2026-12-01T14:00:00.000000Z", type="slot.granted", task_id=None,
+                 agent="cursor-2", task=None)  # fmt: skip
+    assert "event: other" in message(slot, View.from_query({}), "h", "c", NOW).decode()
+    assert isinstance(decode_event(msgspec.json.encode(slot)), Event)
+    assert "message.sent" in LIVE_TYPES and "task.claimed" in LIVE_TYPES
+    assert "file.edited" not in LIVE_TYPES
 
 
 def test_webhook_bodies_are_signed_and_gates_are_named() -> None:
