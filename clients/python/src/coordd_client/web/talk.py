@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
+
 from coordd_client.aio import AsyncClient
 from coordd_client.protocol.talk import Message
 from coordd_client.protocol.wire import Landing
@@ -21,16 +23,29 @@ async def inbox(client: AsyncClient, human: str) -> list[Message]:
     return (await client.read_messages(agent=human, limit=INBOX_LIMIT)).messages
 
 
+def _answered(sent: list[Message]) -> set[int]:
+    """The ids among `sent` that a later one of `sent` answers: its `reply_to`, from
+    another sender (section 12: a question's own sender adding to it closes nothing)."""
+    by_id = {m.id: m for m in sent}
+    return {
+        m.reply_to
+        for m in sent
+        if m.reply_to is not None and m.reply_to in by_id and m.sender != by_id[m.reply_to].sender
+    }
+
+
 async def open_asks(client: AsyncClient, project: str | None) -> list[Message]:
     """Release requests and questions still open, oldest first.
 
-    Section 12 has no list of them: the `message.sent` events say which were sent,
-    and `message.get` how each stands now (an event carries the message as sent,
-    open; an answer or an expiry closes it later without a new event of its own)."""
-    sent = await message_events(client, project)
-    asks = [e.message for e in sent if e.message.kind in ("question", "request")]
+    Section 12 has no list of them: the `message.sent` events say which were sent
+    (each as it was sent, open), and which were answered since (a request's answer,
+    a question's first reply by another agent, each `reply_to` it); `message.get`
+    is asked only about the rest, since a request can also expire without an event."""
+    sent = [e.message for e in await message_events(client, project)]
+    closed = _answered(sent)
+    maybe = [m for m in sent if m.kind in ("question", "request") and m.id not in closed]
     now_open = []
-    for ask in asks:
+    for ask in maybe:
         current = (await client.get_message(ask.id)).message
         if current.open:
             now_open.append(current)
@@ -38,8 +53,11 @@ async def open_asks(client: AsyncClient, project: str | None) -> list[Message]:
 
 
 async def thread(client: AsyncClient, task_id: int) -> list[Message]:
-    """A task's messages, as they stand now (a question's answer closes it)."""
-    return [e.message for e in await message_events(client, None, task_id)]
+    """A task's messages, oldest first, each as it was sent, except that a question
+    answered on the thread is shown closed (a reply inherits its question's task)."""
+    sent = [e.message for e in await message_events(client, None, task_id)]
+    closed = _answered(sent)
+    return [msgspec.structs.replace(m, open=False) if m.id in closed else m for m in sent]
 
 
 @dataclass
