@@ -211,13 +211,17 @@ def test_deny_and_narrow(daemon: DaemonProcess) -> None:
             "denied",
             "mid-refactor",
         )
-        assert result.reservations == []
+        assert result.reservations == [] and result.released == []
         assert [r.agent for r in holder.reservations(project=PROJECT).reservations] == ["holder"]
         narrowed = asker.request_release(patterns=["src/**"])
         result = holder.answer_request(narrowed.request.id, "narrow", patterns=["src/docs/**"])
         assert [r.pattern for r in result.reservations] == ["src/docs/**"]
         assert result.request.request is not None
         assert result.request.request.granted == ["src/docs/**"]
+        # The holder's src/** overlapped what it handed over: it ended whole, and the
+        # answer says so (a pattern cannot be cut in two), so the holder can re-reserve.
+        assert result.released == ["src/**"]
+        assert not holder.reservations(project=PROJECT, agent="holder").reservations
         bodies = [m.body for m in asker.read_messages().messages]
         assert bodies == ["denied (mid-refactor)", "narrowed: you have src/docs/**"]
 

@@ -255,4 +255,4 @@ export interface InboxResult { messages: Message[]; cursor: number; more?: boole
 export interface AckResult { cursor: number }
 export interface MessageResult { message: Message; recipients: string[] }
 export interface RequestResult { request: Message; created: boolean }
-export interface AnswerResult { request: Message; answer: Message; reservations: Reservation[]; task?: Task | null }
+export interface AnswerResult { request: Message; answer: Message; reservations: Reservation[]; released?: string[]; task?: Task | null }

@@ -110,6 +110,7 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
     requester, project = request["sender"], request["project"]
     task = None
     granted: list[Any] = []
+    released: list[str] = []
     if p.decision != "deny":
         if state["task_id"] is not None:
             if p.decision == "narrow":
@@ -121,7 +122,7 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
         else:
             wanted = state["patterns"] if p.decision == "approve" else p.patterns
             assert wanted is not None
-            granted = _hand_over_patterns(
+            granted, released = _hand_over_patterns(
                 tx, project, p.agent, requester, wanted=wanted, request_id=p.id
             )
     status = {"approve": "approved", "deny": "denied", "narrow": "narrowed"}[p.decision]
@@ -151,6 +152,7 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
         "request": require_message(tx.conn, p.id, tx.now_text),
         "answer": reply,
         "reservations": granted,
+        "released": released,
         "task": task,
     }
 
@@ -166,9 +168,14 @@ def _hand_over_claim(tx: Txn, task_id: int, holder: str, requester: str) -> Any:
 
 def _hand_over_patterns(
     tx: Txn, project: str, holder: str, requester: str, *, wanted: list[str], request_id: int
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[str]]:
     """End the holder's live reservations that overlap `wanted`; grant `wanted` to the
-    requester (all or nothing: a third agent's reservation in the way refuses it)."""
+    requester (all or nothing: a third agent's reservation in the way refuses it).
+
+    Returns the requester's new reservations and the holder's patterns that ended. A
+    pattern cannot be cut in two (`lib/**` less `lib/x.py` is no pattern), so a
+    broader one ends whole: the answer names it, and the holder re-reserves what it
+    still needs (the README's "Agents talk" says so)."""
     patterns = [parse(text) for text in dict.fromkeys(wanted)]
     args = {"project": project, "agent": holder, "now": tx.now_text}
     held = tx.conn.execute(
@@ -176,9 +183,9 @@ def _hand_over_patterns(
         f" AND r.agent = :agent AND {LIVE}",
         args,
     ).fetchall()
-    ending = [rid for rid, text in held if any(overlap(parse(text), mine) for mine in patterns)]
+    ending = [(rid, text) for rid, text in held if any(overlap(parse(text), m) for m in patterns)]
     if ending:
-        tx.conn.executemany("DELETE FROM reservations WHERE id = ?", [(rid,) for rid in ending])
+        tx.conn.executemany("DELETE FROM reservations WHERE id = ?", [(rid,) for rid, _ in ending])
         tx.freed_projects.add(project)
     result = reservations.acquire(
         tx,
@@ -190,4 +197,4 @@ def _hand_over_patterns(
         ),
     )
     granted: list[dict[str, Any]] = result["reservations"]
-    return granted
+    return granted, [text for _, text in ending]

@@ -69,8 +69,9 @@ def post(
 
 
 def _to(assignee: str | None) -> str | None:
-    """`human` as an assignee is this user's `human-<user>` (`human.py`, the one rule);
-    imported only when asked for, since a hook pays for every module it loads."""
+    """`human` as an assignee (or a message's `to`, `methods_talk`) is this user's
+    `human-<user>` (`human.py`, the one rule); imported only when asked for, since a
+    hook pays for every module it loads."""
     if assignee != "human":
         return assignee
     from coordd_client.human import resolve_assignee

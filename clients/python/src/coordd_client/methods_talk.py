@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordd_client.methods import Call
+from coordd_client.methods import Call, _to
 from coordd_client.protocol import talk
 
 
@@ -27,7 +27,7 @@ def send_message(
     else to every live agent of the project. `kind="question"`: open until answered."""
     params = {
         "body": body,
-        "to": to,
+        "to": _to(to),  # `human` is this user's `human-<user>`, as for an assignee
         "task_id": task_id,
         "reply_to": reply_to,
         "kind": kind,
@@ -78,7 +78,7 @@ def request_release(
     params = {
         "patterns": list(patterns) if patterns else None,
         "task_id": task_id,
-        "to": to,
+        "to": _to(to),
         "body": body,
         "ttl_s": ttl_s,
         "agent": agent,

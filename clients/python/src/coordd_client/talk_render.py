@@ -58,6 +58,7 @@ def new_messages(messages: Sequence[Message]) -> str:
     if len(messages) == 1:
         only = messages[0]
         return f"coord: 1 new message {message_line(only)}"
-    lines = [f"coord: {len(messages)} new messages (coord inbox shows them again):"]
+    # Shown here, they are read: the next hook and `coord inbox` do not repeat them.
+    lines = [f"coord: {len(messages)} new messages (reply: coord msg --reply ID):"]
     lines += [f"  {message_line(m)}" for m in messages]
     return "\n".join(lines)

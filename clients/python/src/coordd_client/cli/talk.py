@@ -160,5 +160,8 @@ def answer(ctx: Context) -> int:
             agent=ctx.agent,
         )
     told = f"answered request #{args.id} ({result.answer.body}); {result.answer.to} is told"
+    if result.released:  # a pattern ends whole: say what the holder no longer holds
+        gone = ", ".join(result.released)
+        told += f"\nyou no longer hold {gone}: re-reserve what you still need (`coord reserve`)"
     ctx.emit(result, talk_render.summary(told))
     return EXIT_OK

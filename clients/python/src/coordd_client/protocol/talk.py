@@ -99,5 +99,8 @@ class AnswerResult(msgspec.Struct, frozen=True, kw_only=True):
     answer: Message
     #: The requester's new reservations (approve or narrow of patterns).
     reservations: list[Reservation]
+    #: The holder's patterns that ended to make room: each overlapped what was handed
+    #: over, and a pattern ends whole (re-reserve what you still need).
+    released: list[str] = msgspec.field(default_factory=list)
     #: The task as the requester now holds it (approve of a claim).
     task: Task | None = None
