@@ -13,6 +13,7 @@ from pathlib import Path
 import trio
 
 from coordd_client.aio import AsyncClient
+from coordd_client.protocol.wire import EVENT_TYPES
 from support import COORD, DaemonProcess, coord, coord_env
 
 PROJECT = "/home/ada/shop"
@@ -55,11 +56,12 @@ async def _fill(socket: Path, events: int) -> None:
 
 
 def _since(daemon: DaemonProcess) -> Iterator[object]:
-    """`events.since` from 0, page by page, each event as plain JSON."""
+    """`events.since` from 0 with every type named, page by page, as plain JSON."""
     after = 0
     with daemon.client(timeout_s=120) as client:
         while True:
-            answer = client.call_raw("events.since", {"after_seq": after, "limit": 10_000})
+            params = {"after_seq": after, "limit": 10_000, "types": list(EVENT_TYPES)}
+            answer = client.call_raw("events.since", params)
             page = json.loads(bytes(answer.result))
             yield from page["events"]
             if len(page["events"]) < 10_000:
@@ -130,3 +132,21 @@ def test_markdown_has_a_section_per_task_and_keeps_agents_text_as_text(
     assert future.returncode == 0 and "\n## #" not in future.stdout
     bad = coord("export", "--since", "yesterday-ish", socket=daemon.socket_path)
     assert bad.returncode == 1 and "not an ISO time" in bad.stderr
+
+
+def test_the_trail_keeps_what_is_not_a_task_event_messages_and_slots(
+    daemon: DaemonProcess,
+) -> None:
+    """1.2's events with no task reach only callers that name their types: the export
+    names them all, so a thread's messages and a slot's lease are in the trail."""
+    with daemon.client() as client:
+        task = client.post("migrate the schema", project=PROJECT, agent="claude-1").task
+        client.send_message("which table first?", task_id=task.id, agent="codex-2",
+                            project=PROJECT, kind="question")  # fmt: skip
+        client.acquire_slot("migrations", agent="codex-2", project=PROJECT)
+    lines = coord("--project", PROJECT, "export", "--format", "jsonl", socket=daemon.socket_path)
+    assert lines.returncode == 0, lines.stderr
+    types = [json.loads(line)["type"] for line in lines.stdout.splitlines()]
+    assert types == ["task.posted", "message.sent", "slot.granted"]
+    markdown = coord("--project", PROJECT, "export", socket=daemon.socket_path)
+    assert "**question** #" in markdown.stdout and "which table first?" in markdown.stdout

@@ -1,7 +1,9 @@
 """`coord export`: the event log as an audit trail, streamed so a large log never sits
-in memory: JSONL for tools (each line one event exactly as `events.since` sent it),
-or Markdown for people (one section per task: who posted, claimed, released,
-completed or failed it, when, with its body and result).
+in memory: JSONL for tools (each line one event exactly as `events.since` sent it,
+every type named, so the 1.2 events with no task are in it too: edits, messages,
+slots, landings), or Markdown for people (one section per task: who posted,
+claimed, released, completed or failed it, when, with its body, result and the
+messages on its thread).
 
 Memory is bounded by one page: JSONL holds one page of events (1,000), Markdown one
 page of tasks and one task's history at a time. The pure pieces (`task_section`,
@@ -20,7 +22,8 @@ import msgspec
 
 from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
-from coordd_client.protocol.wire import Event, Task
+from coordd_client.protocol.talk import MessageEvent
+from coordd_client.protocol.wire import EVENT_TYPES, Event, Task
 from coordd_client.render import clean, clean_block, parse_time
 from coordd_client.rpc import unwrap
 
@@ -70,13 +73,17 @@ def jsonl_line(event: Event | msgspec.Raw) -> bytes:
     return msgspec.json.encode(event) + b"\n"
 
 
+ALL_TYPES = list(EVENT_TYPES)
+
+
 def raw_events(
     client: Client, *, project: str | None = None, task_id: int | None = None
 ) -> Iterator[msgspec.Raw]:
     """Every stored event from seq 0, one page in memory at a time, as the daemon sent it."""
     after = 0
     while True:
-        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE}
+        # Every type named: with `types` omitted a daemon sends only task events.
+        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "types": ALL_TYPES}
         params.update({k: v for k, v in (("project", project), ("task_id", task_id)) if v})
         page = unwrap(client.call_raw("events.since", params), _RawPage)
         yield from page.events
@@ -132,8 +139,21 @@ def _step(event: Event) -> str:
     return line
 
 
-def task_section(task: Task, events: Sequence[Event]) -> str:
-    """One task as Markdown: heading, facts, body, the history in order, the result."""
+def _message_step(event: MessageEvent) -> str:
+    message = event.message
+    what = {"question": "question", "answer": "answer", "request": "release request"}.get(
+        message.kind, "message"
+    )
+    line = f"- {event.at} **{what}** #{message.id} from {_md(message.sender)} (seq {event.seq})"
+    if message.reply_to is not None:
+        line += f", replying to #{message.reply_to}"
+    first = message.body.splitlines()[0][:200] if message.body else ""
+    return line + f": {_md(first)}"
+
+
+def task_section(task: Task, events: Sequence[Event], messages: Sequence[MessageEvent] = ()) -> str:
+    """One task as Markdown: heading, facts, body, the history in order (with the
+    messages on its thread), the result."""
     lines = [
         f"## #{task.id} {_md(task.title)}",
         "",
@@ -148,7 +168,10 @@ def task_section(task: Task, events: Sequence[Event]) -> str:
     if task.body:
         lines += ["", _fenced(clean_block(task.body))]
     lines += ["", "### History", ""]
-    lines += [_step(e) for e in events] or ["- (no events in this range)"]
+    steps = sorted(
+        [(e.seq, _step(e)) for e in events] + [(m.seq, _message_step(m)) for m in messages]
+    )
+    lines += [text for _, text in steps] or ["- (no events in this range)"]
     if task.result is not None:
         lines += ["", "### Result", "", _fenced(clean_block(task.result))]
     return "\n".join(lines) + "\n\n"
@@ -169,9 +192,10 @@ def write_markdown(
     written = 0
     for task in _tasks(client, project=project, task_id=task_id):
         events = in_range(task_history(client, task.id), span)
-        if not events and (span.since or span.until):
+        messages = [m for m in thread(client, task.id) if span.admits(m.at)]
+        if not events and not messages and (span.since or span.until):
             continue
-        out.write(task_section(task, events).encode())
+        out.write(task_section(task, events, messages).encode())
         written += 1
     return written
 
@@ -188,3 +212,24 @@ def _tasks(client: Client, *, project: str | None, task_id: int | None) -> Itera
         if page.next_after_id is None:
             return
         after = page.next_after_id
+
+
+class _MessagePage(msgspec.Struct):
+    events: list[MessageEvent]
+    last_seq: int
+
+
+def thread(client: Client, task_id: int) -> list[MessageEvent]:
+    """The messages on one task's thread (1.2 section 12); none from an older daemon."""
+    if not client.supports("messages"):
+        return []
+    found: list[MessageEvent] = []
+    after = 0
+    while True:
+        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "task_id": task_id}
+        params["types"] = ["message.sent"]
+        page = unwrap(client.call_raw("events.since", params), _MessagePage)
+        found += page.events
+        if len(page.events) < EVENT_PAGE:
+            return found
+        after = page.last_seq
