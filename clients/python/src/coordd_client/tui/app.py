@@ -32,7 +32,7 @@ from coordd_client.client import Client
 from coordd_client.human import human_agent
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, SlotLease, Task
-from coordd_client.tui import edits, layout, talk
+from coordd_client.tui import edits, layout, talk, talk_actions
 from coordd_client.tui.board import Board, plain
 from coordd_client.tui.follow import Follower
 from coordd_client.tui.model import STATES, BoardModel, Filter, age, feed_line
@@ -348,10 +348,12 @@ class TopApp(TalkActions):
         self.push_screen(Ask("Search titles", [("text", "text (empty: all)")]), searched)
 
     def action_help(self) -> None:
-        """Each binding once, by the key as typed (`/`, `?`), not its name (`slash`)."""
+        """Each binding once, by the key as typed (`/`, `?`), not its name (`slash`); the
+        Messages tab's four on one line."""
         keys = "\n".join(
             f"{self.get_key_display(b):<7} {b.tooltip or b.description}"
             for b in self.BINDINGS
-            if isinstance(b, Binding)
+            if isinstance(b, Binding) and b.action not in talk_actions.ACTIONS
         )
+        keys += "\n" + talk_actions.HELP_LINE  # the Messages tab's keys, on one line
         self.push_screen(Detail("Keys\n\n" + keys))

@@ -16,6 +16,10 @@ from coordd_client.tui.actions import HumanActions
 from coordd_client.tui.board import plain
 from coordd_client.tui.screens import Ask, Confirm
 
+#: The tab's actions, listed by `?` on one line (`HELP_LINE`) so the keys fit 24 rows.
+ACTIONS = frozenset({"reply", "approve", "deny", "mark_read"})
+HELP_LINE = "w g d k Messages: reply, approve, deny, mark read"
+
 
 class TalkActions(HumanActions):
     """The Messages tab's keys; TopApp fills `_messages` at each refresh."""
