@@ -144,3 +144,25 @@ def test_the_human_denies_with_a_reason_and_replies(daemon: DaemonProcess) -> No
         assert client.reservations(project=PROJECT).reservations[0].agent == HUMAN
         bodies = [(m.sender, m.body) for m in client.read_messages().messages]
         assert (HUMAN, "yes, [/] all of it") in bodies
+
+
+def test_mark_read_never_acknowledges_another_projects_message(daemon: DaemonProcess) -> None:
+    """The read cursor is the agent's across projects: `k` on one project's board stops
+    below another project's unread message rather than mark it read unseen."""
+    with Client(daemon.socket_path, agent="codex-3") as client:
+        first = client.send_message("here", to=HUMAN, project=PROJECT).message
+        client.send_message("elsewhere", to=HUMAN, project="/top-talk-other")
+        client.send_message("here again", to=HUMAN, project=PROJECT)
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: table(app).row_count == 2, pilot)
+        await pilot.press("k")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: [row[5] for row in shown(app)] == ["here again"], pilot)
+
+    run(scenario, daemon.socket_path)
+    with Client(daemon.socket_path, agent=HUMAN) as client:
+        unread = client.read_messages().messages
+        assert [m.body for m in unread] == ["elsewhere", "here again"]
+        assert client.ack_messages(first.id).cursor == first.id  # the cursor stopped there

@@ -10,6 +10,7 @@ No Textual here, so the demo board (which has no messages) renders as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from coordd_client import render, talk_render
 from coordd_client.client import Client
@@ -22,16 +23,29 @@ INBOX_READ = 100
 COLUMNS = ("ID", "FROM", "KIND", "STATE", "TASK", "MESSAGE")
 
 
-def inbox(client: Client, agent: str, project: str | None) -> list[Message]:
+class Inbox(NamedTuple):
+    """What the tab shows, and how far `k` may acknowledge."""
+
+    messages: list[Message]
+    #: The newest id whose acknowledgement marks only shown messages read: the cursor
+    #: is the agent's, across projects, so it stops below another project's unread one.
+    ack_up_to: int | None
+
+
+def inbox(client: Client, agent: str, project: str | None) -> Inbox:
     """`agent`'s unread messages in `project` (None: every project), those waiting for an
     answer first; none from a daemon without messages."""
     try:
-        messages = client.read_messages(agent=agent, limit=INBOX_READ).messages
+        unread = client.read_messages(agent=agent, limit=INBOX_READ).messages
     except MethodNotFound:
-        return []
-    if project is not None:
-        messages = [m for m in messages if m.project == project]
-    return sorted(messages, key=lambda m: (not m.open, m.id))
+        return Inbox([], None)
+    up_to = None
+    for m in unread:  # ascending id
+        if project is not None and m.project != project:
+            break
+        up_to = m.id
+    shown = [m for m in unread if project is None or m.project == project]
+    return Inbox(sorted(shown, key=lambda m: (not m.open, m.id)), up_to)
 
 
 def state(message: Message) -> str:

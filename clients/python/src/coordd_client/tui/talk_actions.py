@@ -26,12 +26,14 @@ class TalkActions(HumanActions):
 
     #: The Messages tab's rows, in order (to find the one under the cursor).
     _messages: list[Message]
+    _ack_up_to: int | None = None
 
-    def _show_messages(self, messages: list[Message]) -> None:
+    def _show_messages(self, inbox: talk.Inbox) -> None:
         """Redraw the tab (keeping the cursor's row) and count what waits in its label."""
         if not self.query("#messages"):
             return  # the app is closing
-        self._messages = messages
+        messages = self._messages = inbox.messages
+        self._ack_up_to = inbox.ack_up_to
         table = self.query_one("#messages", DataTable)
         row = table.cursor_row
         table.clear()
@@ -111,13 +113,15 @@ class TalkActions(HumanActions):
         return message
 
     def action_mark_read(self) -> None:
-        """Acknowledge every message shown: they leave the tab, and no hook shows them again."""
-        if not self._messages:
+        """Acknowledge the messages shown: they leave the tab, and no hook shows them again
+        (those above another project's unread message wait for the next `k`)."""
+        up_to = self._ack_up_to
+        if up_to is None:
             return
-        newest = max(m.id for m in self._messages)
+        count = sum(1 for m in self._messages if m.id <= up_to)
 
         def go(yes: bool | None) -> None:
             if yes:
-                self._do("mark read", "ack_messages", newest, agent=self.agent)
+                self._do("mark read", "ack_messages", up_to, agent=self.agent)
 
-        self.push_screen(Confirm(f"Mark the {len(self._messages)} messages shown as read?"), go)
+        self.push_screen(Confirm(f"Mark {count} message{'s' if count != 1 else ''} read?"), go)
