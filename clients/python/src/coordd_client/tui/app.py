@@ -1,4 +1,4 @@
-"""The Textual app: board, agents, reservations and the live feed, and the keys.
+"""The Textual app: board, agents, reservations, messages and the live feed, and the keys.
 
 The app lays the panes out, follows the daemon (follow.py) and applies what
 arrived once per frame; the board table's rows are board.py's, the modal
@@ -32,13 +32,13 @@ from coordd_client.client import Client
 from coordd_client.human import human_agent
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, SlotLease, Task
-from coordd_client.tui import edits, layout
-from coordd_client.tui.actions import HumanActions
+from coordd_client.tui import edits, layout, talk, talk_actions
 from coordd_client.tui.board import Board, plain
 from coordd_client.tui.follow import Follower
 from coordd_client.tui.model import STATES, BoardModel, Filter, age, feed_line
 from coordd_client.tui.screens import Ask, Confirm, Detail
 from coordd_client.tui.slots import lease_rows, slot_leases
+from coordd_client.tui.talk_actions import TalkActions
 
 #: The app, and the modal screens it shows where callers have always imported them.
 __all__ = ["Confirm", "Detail", "TopApp"]
@@ -47,7 +47,8 @@ __all__ = ["Confirm", "Detail", "TopApp"]
 #: redraw of a changed DataTable costs time linear in its rows (measured: 10,000 rows
 #: at 50 events/s took most of a core at 20 frames/s), so five a second.
 FRAME_S = 0.2
-#: Reservations and agents carry no events (PROTOCOL.md section 7): re-read this often.
+#: Reservations and agents carry no events (PROTOCOL.md section 7), nor does a request
+#: expiring (tui/talk.py): re-read this often.
 SIDE_REFRESH_S = 2.0
 STATE_FILTERS = (
     ("open", frozenset({"pending", "claimed", "failed"})),
@@ -58,7 +59,7 @@ STATE_FILTERS = (
 )
 
 
-class TopApp(HumanActions):
+class TopApp(TalkActions):
     """`coord top`: the board, agents, reservations and the feed of one project (or all)."""
 
     CSS = """
@@ -84,6 +85,10 @@ class TopApp(HumanActions):
             key_display="enter",
             tooltip="task detail and history",
         ),
+        Binding("w", "reply", "reply", show=False, tooltip="reply to the selected message"),
+        Binding("g", "approve", "grant", show=False, tooltip="approve the selected request"),
+        Binding("d", "deny", "deny", show=False, tooltip="deny the selected request"),
+        Binding("k", "mark_read", "read", show=False, tooltip="mark the messages read"),
         Binding("f", "cycle_states", "states", tooltip="states: open, all, pending, ..."),
         Binding("slash", "search", "search", tooltip="search titles"),
         Binding("r", "ready_only", "ready", show=False, tooltip="ready tasks only"),
@@ -125,6 +130,7 @@ class TopApp(HumanActions):
         self._state_filter = 0
         self._reservations: list[Reservation] = []
         self._agents = []
+        self._messages = []
         #: Files edited in 2+ worktrees lately (`tui/edits.py`, issue 33).
         self._edited_elsewhere = 0
 
@@ -144,6 +150,8 @@ class TopApp(HumanActions):
                 yield DataTable(id="agents", cursor_type="row")
             with TabPane("Reservations", id="tab-reservations"):
                 yield DataTable(id="reservations", cursor_type="row")
+            with TabPane("Messages", id="tab-messages"):  # issue 34: tui/talk.py
+                yield DataTable(id="messages", cursor_type="row")
         yield RichLog(id="feed", max_lines=500, markup=False)
         with Horizontal(id="status"):
             yield Static(id="counts")
@@ -158,6 +166,7 @@ class TopApp(HumanActions):
         self.query_one("#reservations", DataTable).add_columns(
             "ID", "PATTERN", "HOLDER", "MODE", "EXPIRES", "TASK"
         )
+        self.query_one("#messages", DataTable).add_columns(*talk.COLUMNS)
         self.set_interval(FRAME_S, self._frame)
         self.set_interval(1.0, self.board.tick)
         if self._follow:
@@ -258,10 +267,12 @@ class TopApp(HumanActions):
                 agents = client.agents().agents
                 elsewhere = edits.edited_in_several_worktrees(client, self.project)
                 leases = slot_leases(client, self.project)
+                messages = talk.inbox(client, self.agent, self.project)
         except CoordError:
             return
         self._edited_elsewhere = elsewhere  # shown at the next frame's status line
         self.call_from_thread(self._show_side, reservations, agents, leases)
+        self.call_from_thread(self._show_messages, messages)
 
     def _show_side(
         self,
@@ -337,10 +348,12 @@ class TopApp(HumanActions):
         self.push_screen(Ask("Search titles", [("text", "text (empty: all)")]), searched)
 
     def action_help(self) -> None:
-        """Each binding once, by the key as typed (`/`, `?`), not its name (`slash`)."""
+        """Each binding once, by the key as typed (`/`, `?`), not its name (`slash`); the
+        Messages tab's four on one line."""
         keys = "\n".join(
             f"{self.get_key_display(b):<7} {b.tooltip or b.description}"
             for b in self.BINDINGS
-            if isinstance(b, Binding)
+            if isinstance(b, Binding) and b.action not in talk_actions.ACTIONS
         )
+        keys += "\n" + talk_actions.HELP_LINE  # the Messages tab's keys, on one line
         self.push_screen(Detail("Keys\n\n" + keys))

@@ -1,0 +1,88 @@
+"""`coord top`'s Messages tab (issue 34, docs/PROTOCOL-1.2.md section 12): the human's
+unread messages, open release requests and questions first, as plain rows.
+
+Read on the side panes' cadence rather than from a `message.sent` subscription: a
+request's state changes with no event of its own (an open request past `expires_at`
+is `expired` only when read), and the board's follower decodes task events alone.
+No Textual here, so the demo board (which has no messages) renders as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from coordd_client import render, talk_render
+from coordd_client.client import Client
+from coordd_client.protocol.errors import MethodNotFound
+from coordd_client.protocol.talk import Message
+
+#: Unread messages read per refresh (the protocol's default page).
+INBOX_READ = 100
+#: The Messages table's columns, as `rows` fills them.
+COLUMNS = ("ID", "FROM", "KIND", "STATE", "TASK", "MESSAGE")
+
+
+class Inbox(NamedTuple):
+    """What the tab shows, and how far `k` may acknowledge."""
+
+    messages: list[Message]
+    #: The newest id whose acknowledgement marks only shown messages read: the cursor
+    #: is the agent's, across projects, so it stops below another project's unread one.
+    ack_up_to: int | None
+
+
+def inbox(client: Client, agent: str, project: str | None) -> Inbox:
+    """`agent`'s unread messages in `project` (None: every project), those waiting for an
+    answer first; none from a daemon without messages."""
+    try:
+        unread = client.read_messages(agent=agent, limit=INBOX_READ).messages
+    except MethodNotFound:
+        return Inbox([], None)
+    up_to = None
+    for m in unread:  # ascending id
+        if project is not None and m.project != project:
+            break
+        up_to = m.id
+    shown = [m for m in unread if project is None or m.project == project]
+    return Inbox(sorted(shown, key=lambda m: (not m.open, m.id)), up_to)
+
+
+def state(message: Message) -> str:
+    """`open`, a request's status, `answered`, or empty for a plain message."""
+    if message.request is not None:
+        return message.request.status
+    if message.kind == "question":
+        return "open" if message.open else "answered"
+    return ""
+
+
+def kind(message: Message) -> str:
+    """A request says what it asks for: `release src/**` or `release #42`."""
+    request = message.request
+    if request is None:
+        return message.kind
+    asked = (
+        f"#{request.task_id}" if request.task_id is not None else " ".join(request.patterns or ())
+    )
+    return f"release {asked}"
+
+
+def rows(messages: Sequence[Message]) -> list[tuple[str, ...]]:
+    """One row per message, every cell cleaned of controls (they are agents' text)."""
+    return [
+        (
+            str(m.id),
+            render.clean(m.sender),
+            render.clean(kind(m)),
+            state(m),
+            f"#{m.task_id}" if m.task_id else "",
+            talk_render.summary(m.body),
+        )
+        for m in messages
+    ]
+
+
+def is_open_request(message: Message) -> bool:
+    """Only an open request can be answered (anything else is -32002 or -32001)."""
+    return message.request is not None and message.request.status == "open"

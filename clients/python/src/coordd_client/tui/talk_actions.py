@@ -1,0 +1,127 @@
+"""What the human does on the Messages tab (issue 34): reply to a message, approve or
+deny a release request (a denial with a reason), and mark what is shown as read.
+
+Each is confirmed and done as `human-<user>` through actions.py's `_do`, as every
+other action of `coord top`; only the holder answers a request, so the keys act on
+requests sent to the human, which are the ones this tab lists.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, TabbedContent
+
+from coordd_client.protocol.talk import Message
+from coordd_client.tui import talk
+from coordd_client.tui.actions import HumanActions
+from coordd_client.tui.board import plain
+from coordd_client.tui.screens import Ask, Confirm
+
+#: The tab's actions, listed by `?` on one line (`HELP_LINE`) so the keys fit 24 rows.
+ACTIONS = frozenset({"reply", "approve", "deny", "mark_read"})
+HELP_LINE = "w g d k Messages: reply, approve, deny, mark read"
+
+
+class TalkActions(HumanActions):
+    """The Messages tab's keys; TopApp fills `_messages` at each refresh."""
+
+    #: The Messages tab's rows, in order (to find the one under the cursor).
+    _messages: list[Message]
+    _ack_up_to: int | None = None
+
+    def _show_messages(self, inbox: talk.Inbox) -> None:
+        """Redraw the tab (keeping the cursor's row) and count what waits in its label."""
+        if not self.query("#messages"):
+            return  # the app is closing
+        messages = self._messages = inbox.messages
+        self._ack_up_to = inbox.ack_up_to
+        table = self.query_one("#messages", DataTable)
+        row = table.cursor_row
+        table.clear()
+        for cells in talk.rows(messages):
+            table.add_row(*map(plain, cells))  # agents' text, never markup
+        if messages:
+            table.move_cursor(row=min(max(row, 0), len(messages) - 1))
+        waiting = sum(1 for m in messages if m.open)
+        tab = self.query_one(TabbedContent).get_tab("tab-messages")
+        tab.label = f"Messages ({waiting})" if waiting else "Messages"
+
+    def _selected_message(self) -> Message | None:
+        """The message under the cursor, on the Messages tab only."""
+        if self.query_one(TabbedContent).active != "tab-messages":
+            return None
+        row = self.query_one("#messages", DataTable).cursor_row
+        return self._messages[row] if 0 <= row < len(self._messages) else None
+
+    def action_reply(self) -> None:
+        message = self._selected_message()
+        if message is None:
+            return
+        sender = talk.rows([message])[0][1]
+
+        def written(values: dict[str, str] | None) -> None:
+            body = (values or {}).get("body", "").strip()
+            if not body:
+                return
+
+            def go(yes: bool | None) -> None:
+                if yes:
+                    self._do(f"reply to #{message.id}", "send_message", body,
+                             reply_to=message.id, agent=self.agent,
+                             project=message.project)  # fmt: skip
+
+            self.push_screen(Confirm(f"Reply to #{message.id} from {sender}: {body[:60]!r}?"), go)
+
+        self.push_screen(Ask(f"Reply to #{message.id} from {sender}", [("body", "reply")]), written)
+
+    def action_approve(self) -> None:
+        message = self._open_request()
+        if message is None:
+            return
+
+        def go(yes: bool | None) -> None:
+            if yes:
+                self._do(f"approve #{message.id}", "answer_request", message.id, "approve",
+                         reason="approved from coord top", agent=self.agent)  # fmt: skip
+
+        what = talk.rows([message])[0]
+        self.push_screen(Confirm(f"Approve #{message.id}: {what[2]} to {what[1]}?"), go)
+
+    def action_deny(self) -> None:
+        message = self._open_request()
+        if message is None:
+            return
+
+        def reasoned(values: dict[str, str] | None) -> None:
+            if values is None:
+                return
+            reason = values["reason"].strip() or None
+
+            def go(yes: bool | None) -> None:
+                if yes:
+                    self._do(f"deny #{message.id}", "answer_request", message.id, "deny",
+                             reason=reason, agent=self.agent)  # fmt: skip
+
+            self.push_screen(Confirm(f"Deny #{message.id} ({reason or 'no reason'})?"), go)
+
+        self.push_screen(Ask(f"Deny #{message.id}", [("reason", "reason (optional)")]), reasoned)
+
+    def _open_request(self) -> Message | None:
+        message = self._selected_message()
+        if message is not None and not talk.is_open_request(message):
+            self.notify(f"#{message.id} is not an open release request", severity="warning")
+            return None
+        return message
+
+    def action_mark_read(self) -> None:
+        """Acknowledge the messages shown: they leave the tab, and no hook shows them again
+        (those above another project's unread message wait for the next `k`)."""
+        up_to = self._ack_up_to
+        if up_to is None:
+            return
+        count = sum(1 for m in self._messages if m.id <= up_to)
+
+        def go(yes: bool | None) -> None:
+            if yes:
+                self._do("mark read", "ack_messages", up_to, agent=self.agent)
+
+        self.push_screen(Confirm(f"Mark {count} message{'s' if count != 1 else ''} read?"), go)

@@ -1,0 +1,168 @@
+"""`coord top`'s Messages tab (issue 34) against a real daemon: a message another process
+sends appears without a key press, the human approves a release request and the
+reservation changes hands, denies one with a reason, replies, and every body is shown
+as text (never Rich markup)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.css.query import NoMatches
+from textual.widgets import DataTable, Input, TabbedContent
+from textual.widgets.data_table import CellDoesNotExist
+
+from coordd_client import Client
+from coordd_client.tui.app import Confirm, TopApp
+from coordd_client.tui.screens import Ask
+from support import DaemonProcess, coord
+
+PROJECT = "/top-talk"
+HUMAN = "human-test"
+#: Bodies Rich would read as markup: a closing tag with nothing open, and a link.
+MARKUP = "[/]x and [link=https://example.com]click[/link] [b]bold"
+
+
+async def until(check: Callable[[], bool], pilot: object, timeout_s: float = 60) -> None:
+    """Let the app run until `check` holds; a check that raises because its row is not
+    on screen yet is a no."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+
+    def holds() -> bool:
+        try:
+            return check()
+        except (LookupError, CellDoesNotExist, NoMatches):
+            return False
+
+    while not holds():
+        assert loop.time() < deadline, "the screen never showed it"
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+def run(scenario: Callable[[TopApp, object], Awaitable[None]], socket: Path) -> None:
+    async def main() -> None:
+        app = TopApp(socket, PROJECT, agent=HUMAN)
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.query_one(TabbedContent).active = "tab-messages"
+            await scenario(app, pilot)
+
+    asyncio.run(main())
+
+
+def table(app: TopApp) -> DataTable[object]:
+    return app.query_one("#messages", DataTable)
+
+
+def shown(app: TopApp) -> list[list[str]]:
+    t = table(app)
+    return [[str(c) for c in t.get_row_at(i)] for i in range(t.row_count)]
+
+
+def state_of(app: TopApp, message_id: int) -> str:
+    """The STATE cell of message `message_id` (rows reorder: open ones first)."""
+    return next(row[3] for row in shown(app) if row[0] == str(message_id))
+
+
+def test_a_message_from_another_process_appears_as_text(daemon: DaemonProcess) -> None:
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await pilot.pause(0.2)  # type: ignore[attr-defined]
+        assert table(app).row_count == 0
+        sent = coord("msg", "--to", HUMAN, "--agent", "codex-3", "--project", PROJECT, MARKUP,
+                     socket=daemon.socket_path)  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        await until(lambda: table(app).row_count == 1, pilot)  # no key pressed
+        [row] = shown(app)
+        assert row[1:3] == ["codex-3", "message"]
+        assert row[5] == MARKUP  # the text as sent, not parsed
+        # Read: acknowledged, and gone from the tab.
+        await pilot.press("k")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: table(app).row_count == 0, pilot)
+
+    run(scenario, daemon.socket_path)
+    with Client(daemon.socket_path, agent=HUMAN) as client:
+        assert client.read_messages().messages == []
+
+
+def test_the_human_approves_a_release_request_and_the_paths_change_hands(
+    daemon: DaemonProcess,
+) -> None:
+    with Client(daemon.socket_path, agent=HUMAN, project=PROJECT) as client:
+        client.reserve(["src/auth/**"])
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as client:
+        request = client.request_release(patterns=["src/auth/**"], body="need it for #7").request
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: table(app).row_count == 1, pilot)
+        assert shown(app)[0][:4] == [str(request.id), "claude-1", "release src/auth/**", "open"]
+        await pilot.press("g", "n")  # type: ignore[attr-defined]  # no: nothing happens
+        await pilot.press("g")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: state_of(app, request.id) == "approved", pilot)
+
+    run(scenario, daemon.socket_path)
+    with Client(daemon.socket_path, project=PROJECT) as client:
+        holders = [(r.agent, r.pattern) for r in client.reservations(project=PROJECT).reservations]
+        assert holders == [("claude-1", "src/auth/**")]
+        answer = client.get_message(request.id).message
+        assert answer.request is not None and answer.request.status == "approved"
+
+
+def test_the_human_denies_with_a_reason_and_replies(daemon: DaemonProcess) -> None:
+    with Client(daemon.socket_path, agent=HUMAN, project=PROJECT) as client:
+        client.reserve(["docs/**"])
+    with Client(daemon.socket_path, agent="codex-2", project=PROJECT) as client:
+        request = client.request_release(patterns=["docs/**"]).request
+        question = client.send_message("is the lexer in scope?", to=HUMAN, kind="question")
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: table(app).row_count == 2, pilot)
+        await pilot.press("d")  # type: ignore[attr-defined]  # the request: oldest open first
+        await until(lambda: isinstance(app.screen, Ask), pilot)
+        app.screen.query_one(Input).value = "still editing"
+        await pilot.press("enter")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: state_of(app, request.id) == "denied", pilot)
+        assert shown(app)[0][0] == str(question.message.id)  # open ones first
+        await pilot.press("w")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Ask), pilot)
+        app.screen.query_one(Input).value = "yes, [/] all of it"
+        await pilot.press("enter")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: state_of(app, question.message.id) == "answered", pilot)
+
+    run(scenario, daemon.socket_path)
+    with Client(daemon.socket_path, agent="codex-2", project=PROJECT) as client:
+        denied = client.get_message(request.id).message.request
+        assert denied is not None and (denied.status, denied.reason) == ("denied", "still editing")
+        assert client.reservations(project=PROJECT).reservations[0].agent == HUMAN
+        bodies = [(m.sender, m.body) for m in client.read_messages().messages]
+        assert (HUMAN, "yes, [/] all of it") in bodies
+
+
+def test_mark_read_never_acknowledges_another_projects_message(daemon: DaemonProcess) -> None:
+    """The read cursor is the agent's across projects: `k` on one project's board stops
+    below another project's unread message rather than mark it read unseen."""
+    with Client(daemon.socket_path, agent="codex-3") as client:
+        first = client.send_message("here", to=HUMAN, project=PROJECT).message
+        client.send_message("elsewhere", to=HUMAN, project="/top-talk-other")
+        client.send_message("here again", to=HUMAN, project=PROJECT)
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: table(app).row_count == 2, pilot)
+        await pilot.press("k")  # type: ignore[attr-defined]
+        await until(lambda: isinstance(app.screen, Confirm), pilot)
+        await pilot.press("y")  # type: ignore[attr-defined]
+        await until(lambda: [row[5] for row in shown(app)] == ["here again"], pilot)
+
+    run(scenario, daemon.socket_path)
+    with Client(daemon.socket_path, agent=HUMAN) as client:
+        unread = client.read_messages().messages
+        assert [m.body for m in unread] == ["elsewhere", "here again"]
+        assert client.ack_messages(first.id).cursor == first.id  # the cursor stopped there
