@@ -214,6 +214,10 @@ class TopApp(TalkActions):
 
     def _frame(self) -> None:
         """Apply whatever arrived since the last frame, in one redraw."""
+        if not self.query("#board"):
+            # Not mounted yet, or the app is closing (its widgets gone) when a frame's
+            # timer fires: both seen on a loaded machine. The next frame applies it.
+            return
         follower = self.follower
         if follower.loaded is not None:
             tasks, seq = follower.loaded
