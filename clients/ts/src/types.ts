@@ -72,10 +72,11 @@ export interface Event {
   seq: number;
   at: string;
   type: EventType;
-  /** Null on a slot or landing event (issue 35), which has no task. */
+  /** Null on 1.2's events with no task (edits, messages off a thread, slots, landings). */
   task_id: number | null;
   agent: string | null;
-  task: Task | null;
+  /** Null or absent on those events, which reach only a caller naming their types. */
+  task?: Task | null;
   /** Protocol 1.2 `agent.release` (feature `agent_release`): whose holding went, and why. */
   of?: string | null;
   reason?: string | null;
@@ -83,7 +84,14 @@ export interface Event {
   project?: string | null;
   slot?: SlotLease | null;
   landing?: Landing | null;
+  /** 1.2 `file.edited` (section 11): what was edited, where. */
+  paths?: string[] | null;
+  worktree?: string | null;
+  /** 1.2 `message.sent` (section 12): the message, as far as an event line shows it. */
+  message?: MessageRef | null;
 }
+/** What an event line shows of a `message.sent` event's message (`Message` has all). */
+export interface MessageRef { id: number; sender: string; kind: string; to?: string | null; body: string }
 
 export interface Reservation {
   id: number;

@@ -23,7 +23,7 @@ import msgspec
 from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
 from coordd_client.protocol.talk import MessageEvent
-from coordd_client.protocol.wire import EVENT_TYPES, Event, Task
+from coordd_client.protocol.wire import Event, Task, served_event_types
 from coordd_client.render import clean, clean_block, parse_time
 from coordd_client.rpc import unwrap
 
@@ -73,17 +73,15 @@ def jsonl_line(event: Event | msgspec.Raw) -> bytes:
     return msgspec.json.encode(event) + b"\n"
 
 
-ALL_TYPES = list(EVENT_TYPES)
-
-
 def raw_events(
     client: Client, *, project: str | None = None, task_id: int | None = None
 ) -> Iterator[msgspec.Raw]:
     """Every stored event from seq 0, one page in memory at a time, as the daemon sent it."""
+    types = served_event_types(client.server_info().features)
     after = 0
     while True:
         # Every type named: with `types` omitted a daemon sends only task events.
-        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "types": ALL_TYPES}
+        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "types": types}
         params.update({k: v for k, v in (("project", project), ("task_id", task_id)) if v})
         page = unwrap(client.call_raw("events.since", params), _RawPage)
         yield from page.events

@@ -155,7 +155,7 @@ def task_detail(task: Task) -> str:
 
 def history_line(event: Event) -> str:
     """One step of a task's history: when, what, who, and the outcome it left."""
-    if event.task is None:  # a slot or landing event (issue 35)
+    if event.task is None:  # an event with no task (1.2: edits, messages, slots, landings)
         return f"{event.seq:>6}  {relative(event.at):<22}  {event.type}  {subject(event)}"
     outcome = ""
     if event.type in ("task.completed", "task.failed", "task.cancelled") and event.task.result:
@@ -224,7 +224,7 @@ def reservation_table(reservations: Sequence[Reservation], *, with_project: bool
 
 
 def subject(event: Event) -> str:
-    """What a slot or landing event is about, in a few words (a task event: '')."""
+    """What an event with no task is about, in a few words (a task event: '')."""
     if event.slot is not None:
         lease = event.slot
         held = f"port {lease.port}" if lease.port is not None else "slot"
@@ -232,4 +232,12 @@ def subject(event: Event) -> str:
         return f"{held} {lease.name}{why}"
     if event.landing is not None:
         return f"{event.landing.branch} -> {event.landing.onto}"
+    if event.message is not None:
+        note = event.message
+        to = f" to {note.to}" if note.to else ""
+        first = note.body.splitlines()[0][:120] if note.body else ""
+        return f"{note.kind} #{note.id} from {note.sender}{to}: {first}"
+    if event.paths is not None:
+        where = f" in {event.worktree}" if event.worktree else ""
+        return ", ".join(event.paths[:3]) + (" ..." if len(event.paths) > 3 else "") + where
     return ""

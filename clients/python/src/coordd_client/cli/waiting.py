@@ -15,7 +15,7 @@ from coordd_client.cli.context import EXIT_OK, EXIT_TIMEOUT, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.client import Client
 from coordd_client.protocol.bounds import MAX_TIMEOUT_S
-from coordd_client.protocol.wire import Task, WaitResult
+from coordd_client.protocol.wire import Task, WaitResult, served_event_types
 
 #: `wait` without --timeout blocks in chained waits of this many seconds (the protocol's maximum).
 LONGEST_WAIT_S = float(MAX_TIMEOUT_S)
@@ -119,9 +119,14 @@ def _chained_wait(
     arg("--all-projects", action="store_true", help="every project's events"),
 )
 def watch(ctx: Context) -> int:
-    ctx.client().close()  # start a daemon first if needed
+    with ctx.client() as client:  # starts a daemon first if needed
+        types = served_event_types(client.server_info().features)
+    # Every type named: 1.2's events with no task (edits, messages, slots, landings)
+    # reach only a subscriber that asks for them.
     stream = Client(ctx.socket).subscribe(
-        after_seq=ctx.args.since, project=None if ctx.args.all_projects else ctx.project
+        after_seq=ctx.args.since,
+        project=None if ctx.args.all_projects else ctx.project,
+        types=types,
     )
     try:
         for event in stream:

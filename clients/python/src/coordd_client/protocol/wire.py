@@ -5,6 +5,7 @@ Frozen, keyword-only msgspec Structs; the clients decode results into them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, get_args
 
 import msgspec
@@ -39,6 +40,22 @@ EventType = Literal[
     "land.failed",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
+#: The 1.2 event types a daemon appends only with a feature (`server.info.features`);
+#: a daemon without it refuses the type in a `types` filter.
+FEATURE_OF_EVENT: dict[str, str] = {
+    "file.edited": "file_edits",
+    "message.sent": "messages",
+    **{t: "slots" for t in ("slot.granted", "slot.released")},
+    **{t: "landing_queue" for t in EVENT_TYPES if t.startswith("land.")},
+}
+
+
+def served_event_types(features: Sequence[str]) -> list[EventType]:
+    """Every event type a daemon serving `features` appends: what a caller names in
+    `types` to get them all, since with `types` omitted it gets task events only."""
+    return [t for t in EVENT_TYPES if FEATURE_OF_EVENT.get(t, "") in ("", *features)]
+
+
 #: What `task.post` may start a task as: pending, or done for an announcement (an ack).
 PostState = Literal["pending", "done"]
 
@@ -118,16 +135,28 @@ class Landing(msgspec.Struct, frozen=True, kw_only=True):
     ttl_s: float
 
 
+class MessageRef(msgspec.Struct, frozen=True, kw_only=True):
+    """What an event line shows of a `message.sent` event's message."""
+
+    id: int
+    sender: str
+    kind: str
+    to: str | None = None
+    body: str
+
+
 class Event(msgspec.Struct, frozen=True, kw_only=True):
     """One committed state change (PROTOCOL.md section 7)."""
 
     seq: int
     at: str
     type: EventType
-    #: None on a slot or landing event (1.2, issue 35), which has no task.
+    #: None on 1.2's events with no task (edits, messages off a thread, slots,
+    #: landings), which reach only a caller that names their types.
     task_id: int | None
     agent: str | None
-    task: Task | None
+    #: None (or absent) on those events.
+    task: Task | None = None
     #: 1.2 `agent.release` (feature `agent_release`): `agent` let go of what this
     #: agent held, and why. None on every other event.
     of: str | None = None
@@ -136,6 +165,12 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     project: str | None = None
     slot: SlotLease | None = None
     landing: Landing | None = None
+    #: 1.2 `file.edited` (section 11): what was edited, where.
+    paths: list[str] | None = None
+    worktree: str | None = None
+    #: 1.2 `message.sent` (section 12): the message, as far as one line shows it
+    #: (`protocol.talk.MessageEvent` has all of it).
+    message: MessageRef | None = None
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):

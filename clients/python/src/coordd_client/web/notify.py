@@ -7,7 +7,8 @@ the exact body bytes under the secret (as GitHub's `X-Hub-Signature-256`); the
 receiver recomputes it and compares in constant time. `X-Coord-Event` names the
 kind and `X-Coord-Seq` the event's seq, so a receiver can drop a repeat.
 
-Kinds: any event type (`task.failed`, `task.completed`, ...), and `gate`: a task
+Kinds: any event type of the page's feed (`task.*`, `message.sent`, `slot.*`,
+`land.*`: `task.failed`, `land.failed`, ...), and `gate`: a task
 that starts waiting for the human (posted or assigned to `human-<user>`). The feed
 starts at the newest seq when `coord web` starts and resumes by seq across daemon
 restarts; a delivery that fails is reported on stderr and not retried.
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import trio
 
+from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event
 
 if TYPE_CHECKING:
@@ -42,14 +44,15 @@ def sign(secret: bytes, body: bytes) -> str:
     return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
-def kinds_of(event: Event, human: str) -> list[str]:
+def kinds_of(event: Event | MessageEvent, human: str) -> list[str]:
     """The kinds this event is: its type, and `gate` when it starts a wait for the human."""
     found: list[str] = [event.type]
+    task = event.task if isinstance(event, Event) else None
     if (
         event.type in ("task.posted", "task.assigned")
-        and event.task is not None
-        and event.task.assignee == human
-        and event.task.state == "pending"
+        and task is not None
+        and task.assignee == human
+        and task.state == "pending"
     ):
         found.append(GATE)
     return found
@@ -57,7 +60,7 @@ def kinds_of(event: Event, human: str) -> list[str]:
 
 class _Body(msgspec.Struct):
     kind: str
-    event: Event
+    event: Event | MessageEvent
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ class Webhook:
         """Deliver every chosen event after `after_seq` (read before the address was
         printed, so whatever happens once the page can be opened is delivered)."""
         from coordd_client.web.daemon import Feed
+        from coordd_client.web.live import LIVE_TYPES
 
         async def deliver(event: Event) -> None:
             for kind in kinds_of(event, site.human):
@@ -87,7 +91,9 @@ class Webhook:
         async def status(word: str) -> None:
             return None
 
-        await Feed(site.socket, site.project, deliver, status).run(after_seq)
+        # The page's types: task events, messages, slots and landings (1.2's events with
+        # no task reach only a subscriber that names them).
+        await Feed(site.socket, site.project, deliver, status, LIVE_TYPES).run(after_seq)
 
     def send(self, kind: str, event: Event) -> bool:
         """One signed POST; whether the receiver answered 2xx."""
