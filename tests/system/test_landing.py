@@ -178,6 +178,28 @@ def test_a_failing_check_leaves_the_target_untouched_and_the_queue_moving(
     ]  # fmt: skip
 
 
+def test_a_dirty_target_or_nothing_to_land_is_refused_before_the_check_runs(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """A check can take minutes (`make test`): what would refuse the landing after it
+    (a target checkout with uncommitted changes, a branch already in the target) is
+    found first, and the check never runs."""
+    repo = make_repo(workdir, {"feat": {"d.txt": "new\n"}})
+    ran = workdir / "check-ran"
+    git(repo, "config", "coord.landCheck", f"touch {ran}")
+    (repo / "a.txt").write_text("edited, not committed\n")
+    dirty = run_land(daemon, repo, "a", "feat")
+    assert dirty.returncode == 3 and "with uncommitted changes" in dirty.stderr, dirty.stderr
+    assert not ran.exists()
+    git(repo, "checkout", "-q", "--", "a.txt")
+    assert run_land(daemon, repo, "a", "feat").returncode == 0 and ran.exists()
+    ran.unlink()
+    again = run_land(daemon, repo, "a", "feat")
+    assert again.returncode != 0 and "nothing to land: feat is already in main" in again.stderr
+    assert not ran.exists()
+    assert_clean_and_current(repo)
+
+
 def test_a_lander_killed_mid_landing_lapses_and_the_next_lands(
     daemon: DaemonProcess, workdir: Path
 ) -> None:

@@ -39,6 +39,16 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
     return done.stdout.rstrip("\n")
 
 
+def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
+    """Whether `older` is already in `newer`'s history (`git merge-base --is-ancestor`)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    done = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", older, newer],
+        cwd=cwd, capture_output=True, env=env, check=False,
+    )  # fmt: skip
+    return done.returncode == 0
+
+
 def top_level(cwd: Path) -> Path:
     return Path(git(cwd, "rev-parse", "--show-toplevel"))
 

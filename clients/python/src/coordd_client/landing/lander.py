@@ -92,6 +92,9 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
     for ref in (plan.branch, plan.onto):
         if not git.resolve(repo, f"refs/heads/{ref}"):
             raise git.GitFailed(f"no local branch {ref!r} in {repo}")
+    if plan.branch == plan.onto or git.is_ancestor(repo, plan.branch, plan.onto):
+        # Nothing would land, and a rebase would reset the branch to the target's tip.
+        raise git.GitFailed(f"nothing to land: {plan.branch} is already in {plan.onto}")
     paths = git.changed_paths(repo, plan.onto, plan.branch)
     enqueued = client.enqueue_landing(
         plan.branch, plan.onto, paths, task_id=plan.task_id, ttl_s=plan.ttl_s
@@ -146,6 +149,7 @@ def _land_holding(
     try:
         target = git.resolve(repo, f"refs/heads/{plan.onto}")
         branch_was = git.resolve(repo, f"refs/heads/{plan.branch}")
+        _require_clean_target(repo, plan.onto)  # before a check that may take minutes
         commit = _prepare(repo, place, plan, target, merge=merge)
         say(f"  {'merged into' if merge else 'rebased onto'} {plan.onto}: {commit[:12]}")
         if check:
@@ -209,11 +213,20 @@ def _move_target(repo: Path, onto: str, was: str, commit: str) -> None:
     if holder is None:
         git.git(repo, "update-ref", f"refs/heads/{onto}", commit, was)  # compare and swap
         return
-    if not git.is_clean(holder):
-        raise git.GitFailed(f"{onto} is checked out in {holder} with uncommitted changes")
+    _require_clean_target(repo, onto)  # again: the check ran meanwhile
     if git.resolve(holder, "HEAD") != was:
         raise git.GitFailed(f"{onto} moved while it was landing; land again")
     git.git(holder, "merge", "--ff-only", "--quiet", commit)
+
+
+def _require_clean_target(repo: Path, onto: str) -> None:
+    """A target checked out with uncommitted changes cannot be fast-forwarded: say so."""
+    holder = git.checked_out(repo, onto)
+    if holder is not None and not git.is_clean(holder):
+        raise git.GitFailed(
+            f"{onto} is checked out in {holder} with uncommitted changes:"
+            " commit or stash them, then land again"
+        )
 
 
 def _follow_branch(repo: Path, branch: str, was: str, commit: str, *, merge: bool) -> None:
