@@ -314,3 +314,27 @@ async def _waiter_count(client: AsyncClient) -> int:
 
     raw = await client.call_raw("server.info")
     return int(msgspec.json.decode(raw.result)["waiters"])
+
+
+def test_events_with_no_task_reach_only_a_caller_that_names_them(daemon: DaemonProcess) -> None:
+    """1.2's slot, message and landing events are opt-in: a 1.1 subscriber, which asks
+    for no types and decodes every event as a task event, never meets one."""
+    with Client(daemon.socket_path, agent="a", project="/optin") as client:
+        plain = client.subscribe(after_seq=0, project="/optin", reconnect=False)
+        named = client.subscribe(
+            after_seq=0, project="/optin", types=["slot.granted", "message.sent", "task.posted"],
+            reconnect=False,
+        )  # fmt: skip
+        client.acquire_slot("db")
+        client.send_message("hello", to="b")
+        client.post("after")
+        try:
+            seen_plain = [next(iter(plain)).type]
+            seen_named = [next(iter(named)).type for _ in range(3)]
+        finally:
+            plain.close()
+            named.close()
+        since = client.events_since(after_seq=0, project="/optin").events
+    assert seen_plain == ["task.posted"]  # the first event a plain subscriber gets
+    assert seen_named == ["slot.granted", "message.sent", "task.posted"]
+    assert [e.type for e in since] == ["task.posted"]
