@@ -166,11 +166,14 @@ def test_prime_is_bounded_on_a_large_board(daemon: DaemonProcess) -> None:
     conn.close()
     coord("claim", "5", "--agent", "me", "--project", "default", socket=s)
     coord("claim", "6", "--agent", "other", "--project", "default", socket=s)
+    coord("reserve", "src/**", "--agent", "other", "--project", "default", socket=s)
+    coord("reserve", "docs/a.md", "--agent", "third", "--project", "default", socket=s)
     text = coord("prime", "--agent", "me", "--project", "default", socket=s).stdout
     assert len(text.splitlines()) < 40 and len(text) < 4000, text
     assert "Your claims (1):" in text and "#5 " in text
     assert "Ready to claim (9998, most urgent first):" in text
-    assert "other: holds #6" in text
+    assert "other: holds #6; 1 reservation" in text
+    assert "third: holds 1 reservation" in text  # not "nothing": its reservation counts
     assert all(len(line) < 140 for line in text.splitlines())
 
 

@@ -125,7 +125,7 @@ def summarize(
         _elsewhere(elsewhere, project),
         _assigned(for_me),
         _ready(ready, len(pending) if cut_short else None),
-        _others(others, holding),
+        _others(others, holding, reserved),
         _acks(acks[::-1][:ACKS_SHOWN]),
     ]
     hint = SHELL_HINT if shell_is_the_agent else TOOLS_HINT.format(agent=cut(agent, NAME_CHARS))
@@ -228,15 +228,27 @@ def _ready(ready: list[Task], read: int | None) -> list[str]:
     return lines
 
 
-def _others(others: list[str], holding: dict[str, list[int]]) -> list[str]:
-    """Who else is at work here, and what each holds."""
+def _others(
+    others: list[str], holding: dict[str, list[int]], reserved: list[Reservation]
+) -> list[str]:
+    """Who else is at work here, and what each holds: claims, and how many reservations
+    (with edits reserving files on their own, most agents at work hold some)."""
     if not others:
         return []
+    patterns: dict[str, int] = {}
+    for r in reserved:
+        patterns[r.agent] = patterns.get(r.agent, 0) + 1
     lines = ["Other agents:"]
     for name in others[:AGENTS_SHOWN]:
         ids = holding.get(name, [])
-        what = ", ".join(f"#{i}" for i in ids[:5]) + (" ..." if len(ids) > 5 else "")
-        lines.append(f"  {cut(name, NAME_CHARS)}: " + (f"holds {what}" if ids else "holds nothing"))
+        held = (
+            [", ".join(f"#{i}" for i in ids[:5]) + (" ..." if len(ids) > 5 else "")] if ids else []
+        )
+        if patterns.get(name):
+            count = patterns[name]
+            held.append(f"{count} reservation{'s' if count != 1 else ''}")
+        what = f"holds {'; '.join(held)}" if held else "holds nothing"
+        lines.append(f"  {cut(name, NAME_CHARS)}: {what}")
     _more(lines, len(others) - AGENTS_SHOWN, "coord agents")
     return lines
 
