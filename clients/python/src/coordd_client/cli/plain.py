@@ -18,7 +18,7 @@ OPTION_OF = {
     "agent": "--agent",
     "project": "--project",
     "title": "the title",
-    "body": "--body",
+    "body": "the body text",
     "kind": "--kind",
     "priority": "--priority",
     "tags": "--tag",
@@ -34,6 +34,17 @@ OPTION_OF = {
     "limit": "--limit",
     "after_id": "--after",
     "then_post.title": "--ack",
+    # 1.2 (sections 12 to 14): coord msg / request / slot / port / land.
+    "to": "--to",
+    "reply_to": "--reply",
+    "wait_s": "--wait",
+    "ttl_s": "--ttl",
+    "capacity": "--capacity",
+    "low": "--range's low end",
+    "high": "--range's high end",
+    "onto": "--onto",
+    "branch": "the branch",
+    "patterns": "the PATTERNs",
 }
 
 #: What a field's pattern allows, said once per field.
