@@ -22,8 +22,9 @@ from coordd_client.summary import NAME_CHARS, SUMMARY_CHARS, cut, summarize
 
 WORKFLOW = """\
 Workflow (coordd): claim before you work (claim_next or claim_task; `coord next` in a shell);
-reserve files before editing them (reserve_paths; edits of files another agent reserved are
-denied); heartbeat on long work; complete_task with the fence and then_post an ack;
+your first edit of a file reserves it (reserve_paths for a whole area first); edits of files
+another agent reserved are denied (request_release asks for them); heartbeat on long work;
+complete_task with the fence and then_post an ack; `coord land` to merge a branch in turn;
 post_task what you find instead of doing it unasked."""
 #: The same for a Cursor window, whose terminal is not the window's agent.
 CURSOR_WORKFLOW = WORKFLOW.replace("claim_task; `coord next` in a shell", "claim_task")

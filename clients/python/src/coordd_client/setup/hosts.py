@@ -59,12 +59,18 @@ INSTRUCTIONS = """\
 Other agents work on this repository at the same time; the coordd board keeps you apart.
 - Own a task before working on it: `claim_next` or `claim_task` (MCP tools), or
   `coord next` / `coord claim ID` in a shell. A lost claim means someone else has it.
-- Reserve files before editing them: `reserve_paths` or `coord reserve 'src/auth/**'`.
-  Edits of files another agent reserved are refused; ask the holder to hand them over:
-  `request_release` or `coord request 'src/auth/**' --wait 300`.
+- Your first edit of a file reserves it for you (until your task or session ends); reserve
+  a whole area first with `reserve_paths` or `coord reserve 'src/auth/**'`. Edits of files
+  another agent reserved are refused, and so is an edit of a file another agent changed
+  since you read it (read it again). Ask a holder to hand files over: `request_release`
+  or `coord request 'src/auth/**' --wait 300`.
+- Shared things that are not files (a port, the test database, one migration at a time):
+  `acquire_slot` / `lease_port`, or `coord slot acquire NAME` / `coord port NAME`.
+  Merge a finished branch through the landing queue: `coord land`.
 - Messages from other agents appear in your context; answer with `send_message`
   (`reply_to`) or `answer_request` for a release request.
-- An idle tab is woken when work is assigned to it (Claude Code, for up to a day).
+- An idle tab is woken when work is assigned to it or a message comes (Claude Code, for up
+  to a day).
 - On long work, `heartbeat`; when done, `complete_task` with your fence and an ack
   (`then_post`), or `coord done ID`.
 - Found a bug or follow-up? Post it (`post_task`, kind bug) instead of doing it unasked.
