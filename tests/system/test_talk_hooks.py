@@ -184,3 +184,12 @@ def test_ask_answer_hand_over_from_the_shell(daemon: DaemonProcess, repo: Path) 
     sent = coord("msg", "thanks", "--to", "holder", "--agent", "asker",
                  socket=daemon.socket_path, env=env)  # fmt: skip
     assert sent.returncode == 0 and "to holder" in sent.stdout
+
+
+def test_a_request_nobody_answers_says_it_expired(daemon: DaemonProcess, repo: Path) -> None:
+    with Client(daemon.socket_path, agent="holder", project=str(repo)) as holder:
+        holder.reserve(["docs/**"])
+    asked = coord("request", "docs/**", "--ttl", "1", "--wait", "60", "--agent", "asker",
+                  socket=daemon.socket_path, env={"COORD_PROJECT": str(repo)})  # fmt: skip
+    assert asked.returncode == 2, asked.stderr  # no answer: the timeout's exit status
+    assert "expired unanswered" in asked.stdout, asked.stdout

@@ -105,7 +105,12 @@ def request(ctx: Context) -> int:
             return EXIT_OK
         answer = _wait_for_answer(client, ctx.agent, asked, args.wait)
         if answer is None:
-            ctx.emit(result, f"no answer to request #{asked.id} from {asked.to} yet")
+            state = client.get_message(asked.id).message.request
+            if state is not None and state.status == "expired":
+                said = f"request #{asked.id} to {asked.to} expired unanswered; ask again or wait"
+            else:
+                said = f"no answer to request #{asked.id} from {asked.to} yet"
+            ctx.emit(result, said)
             return EXIT_TIMEOUT
         if _only_unread(client, ctx.agent, answer):
             client.ack_messages(answer.id, agent=ctx.agent)
