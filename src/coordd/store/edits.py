@@ -27,7 +27,7 @@ from coordd.protocol import params as P
 from coordd.protocol import params_edits as E
 from coordd.store import reservations
 from coordd.store.sql import Db
-from coordd.store.transaction import OPT_IN_EVENT_TYPES, CommittedEvent, Txn, encoder, in_list
+from coordd.store.transaction import OPT_IN_EVENT_TYPES, Txn, encoder, in_list
 
 #: The `reason` of a reservation taken on first edit: how renewals find them, and how a
 #: board tells them from those an agent asked for (which are never touched here).
@@ -276,15 +276,16 @@ def _upsert_seen(tx: Txn, p: E._FileParams, path: str, content: str) -> None:
 
 def _emit_edited(tx: Txn, p: E._FileParams, paths: list[str]) -> None:
     """Append `file.edited`: an event with no task (`task_id` null, no `task`)."""
-    seq = tx.next_seq
-    tx.next_seq += 1
-    data = encoder.encode(
-        _FileEdited(
-            seq=seq, at=tx.now_text, type=FILE_EDITED, task_id=None, agent=p.agent,
-            project=p.project, worktree=p.worktree, paths=paths,
-        )
+    tx.emit_untasked(
+        FILE_EDITED,
+        p.project,
+        lambda seq: encoder.encode(
+            _FileEdited(
+                seq=seq, at=tx.now_text, type=FILE_EDITED, task_id=None, agent=p.agent,
+                project=p.project, worktree=p.worktree, paths=paths,
+            )
+        ),
     )  # fmt: skip
-    tx.events.append(CommittedEvent(seq, FILE_EDITED, p.project, "", data, 0, tx.now_text))
 
 
 # --- reads and retention --------------------------------------------------------

@@ -26,7 +26,7 @@ from coordd.clock import format_time, parse_time
 from coordd.protocol import params_slots as S
 from coordd.store.reservations import require_task_held
 from coordd.store.sql import Db
-from coordd.store.transaction import CommittedEvent, Txn, in_list
+from coordd.store.transaction import Txn, in_list
 from coordd_client.protocol.errors import Conflict
 
 #: The task-bound half of liveness, in SQL (the time half is `_end`).
@@ -90,21 +90,12 @@ def _public(lease: dict[str, Any]) -> dict[str, Any]:
 
 def emit(tx: Txn, event_type: str, project: str, agent: str | None, **member: Any) -> None:
     """Append a non-task event (`slot.*`, `land.*`): `task: null`, its object by name."""
-    seq = tx.next_seq
-    tx.next_seq += 1
-    body = {
-        "seq": seq,
-        "at": tx.now_text,
-        "type": event_type,
-        "task_id": None,
-        "agent": agent,
-        "task": None,
-        "project": project,
-        **member,
-    }
-    tx.events.append(
-        CommittedEvent(seq, event_type, project, "", _encoder.encode(body), 0, tx.now_text)
-    )
+
+    def encode(seq: int) -> bytes:
+        body = {"seq": seq, "at": tx.now_text, "type": event_type, "task_id": None}
+        return _encoder.encode({**body, "agent": agent, "task": None, "project": project, **member})
+
+    tx.emit_untasked(event_type, project, encode)
 
 
 def _lease_event(tx: Txn, event_type: str, lease: dict[str, Any], why: str | None) -> None:

@@ -20,7 +20,7 @@ from coordd.clock import format_time
 from coordd.protocol import params_talk as T
 from coordd.store.reservations import LIVE
 from coordd.store.sql import Db
-from coordd.store.transaction import CommittedEvent, Txn, encoder, require_row
+from coordd.store.transaction import Txn, encoder, require_row
 from coordd_client.protocol.errors import InvalidParams, NotFound
 
 #: The event type of every message, question, request and answer.
@@ -197,27 +197,26 @@ class _MessageEvent(msgspec.Struct, kw_only=True):
 
 def emit_message(tx: Txn, message: dict[str, Any], recipients: list[str]) -> None:
     """Append `message.sent`. It has no `task` member (a message changes no task), so
-    its `CommittedEvent.task_json` is empty: `task.wait` never matches it. On a task's
-    thread it joins that task's history chain (`events.since` with `task_id`)."""
-    seq = tx.next_seq
-    tx.next_seq += 1
+    `task.wait` never matches it. On a task's thread it joins that task's history
+    chain (`events.since` with `task_id`)."""
     task_id = message["task_id"]
     prev_seq = None
     if task_id is not None:
         (prev_seq,) = tx.conn.execute(
             "SELECT event_seq FROM tasks WHERE id = ?", (task_id,)
         ).fetchone()
-    data = encoder.encode(
-        _MessageEvent(
-            seq=seq, at=tx.now_text, type=MESSAGE_SENT, task_id=task_id, agent=message["sender"],
-            message=message, recipients=recipients,
-        )
+    tx.emit_untasked(
+        MESSAGE_SENT,
+        message["project"],
+        lambda seq: encoder.encode(
+            _MessageEvent(
+                seq=seq, at=tx.now_text, type=MESSAGE_SENT, task_id=task_id,
+                agent=message["sender"], message=message, recipients=recipients,
+            )
+        ),
+        task_id=task_id,
+        prev_seq=prev_seq,
     )  # fmt: skip
-    tx.events.append(
-        CommittedEvent(
-            seq, MESSAGE_SENT, message["project"], "", data, task_id or 0, tx.now_text, prev_seq
-        )
-    )
 
 
 def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:

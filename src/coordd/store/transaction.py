@@ -8,7 +8,7 @@ never builds a Python dict per row. Every write appends its events to the
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -200,6 +200,30 @@ class Txn:
             # transaction as its task leaves `claimed`. Done here, with the
             # event every such transition appends, so none can forget it.
             self.conn.execute("DELETE FROM reservations WHERE task_id = ?", (row.id,))
+
+    def emit_untasked(
+        self,
+        event_type: str,
+        project: str,
+        encode: Callable[[int], bytes],
+        *,
+        task_id: int | None = None,
+        prev_seq: int | None = None,
+    ) -> None:
+        """Append an event that changes no task (`file.edited`, `message.sent`, `slot.*`,
+        `land.*`): `encode(seq)` gives its wire bytes. Its `task_json` is empty, so
+        `task.wait` never matches it, and its type must be one of `OPT_IN_EVENT_TYPES`,
+        which only reach a subscriber that names them. With `task_id` (a message on a
+        task's thread) it joins that task's history chain after `prev_seq`."""
+        if event_type not in OPT_IN_EVENT_TYPES:
+            raise ValueError(f"{event_type} is a task-less event type not in OPT_IN_EVENT_TYPES")
+        seq = self.next_seq
+        self.next_seq += 1
+        self.events.append(
+            CommittedEvent(
+                seq, event_type, project, "", encode(seq), task_id or 0, self.now_text, prev_seq
+            )
+        )
 
     def touch_agent(self, agent: str | None, *, force: bool = False) -> None:
         """Write `agent`'s last-seen, unless it was written less than a resolution ago."""
