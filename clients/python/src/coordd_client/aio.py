@@ -32,6 +32,9 @@ from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 if TYPE_CHECKING:
     from coordd_client import methods_slots, methods_talk
+else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
+    methods_slots = methods.later_module("methods_slots")
+    methods_talk = methods.later_module("methods_talk")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -250,43 +253,24 @@ class AsyncClient:
     record_edit = _async(methods_edits.record_edit)
     record_read = _async(methods_edits.record_read)
     recent_edits = _async(methods_edits.recent_edits)
-    # 1.2 section 12 (issue 34): messages and release requests. Their builders load
-    # on first use (`methods.talk`): a hook that never talks keeps its imports.
-    if TYPE_CHECKING:
-        send_message = _async(methods_talk.send_message)
-        read_messages = _async(methods_talk.read_messages)
-        ack_messages = _async(methods_talk.ack_messages)
-        wait_messages = _async(methods_talk.wait_messages)
-        get_message = _async(methods_talk.get_message)
-        request_release = _async(methods_talk.request_release)
-        answer_request = _async(methods_talk.answer_request)
-    else:
-        send_message = _async(methods.later("methods_talk", "send_message"))
-        read_messages = _async(methods.later("methods_talk", "read_messages"))
-        ack_messages = _async(methods.later("methods_talk", "ack_messages"))
-        wait_messages = _async(methods.later("methods_talk", "wait_messages"))
-        get_message = _async(methods.later("methods_talk", "get_message"))
-        request_release = _async(methods.later("methods_talk", "request_release"))
-        answer_request = _async(methods.later("methods_talk", "answer_request"))
+    # 1.2 section 12 (issue 34): messages and release requests; builders load at
+    # first use (`methods.later_module`), so a hook that never talks keeps its imports.
+    send_message = _async(methods_talk.send_message)
+    read_messages = _async(methods_talk.read_messages)
+    ack_messages = _async(methods_talk.ack_messages)
+    wait_messages = _async(methods_talk.wait_messages)
+    get_message = _async(methods_talk.get_message)
+    request_release = _async(methods_talk.request_release)
+    answer_request = _async(methods_talk.answer_request)
     # Issue 35: slots, ports and the landing queue; their builders load at first use.
-    if TYPE_CHECKING:
-        acquire_slot = _async(methods_slots.acquire_slot)
-        release_slots = _async(methods_slots.release_slots)
-        slots = _async(methods_slots.slots)
-        lease_port = _async(methods_slots.lease_port)
-        enqueue_landing = _async(methods_slots.enqueue_landing)
-        start_landing = _async(methods_slots.start_landing)
-        finish_landing = _async(methods_slots.finish_landing)
-        landings = _async(methods_slots.landings)
-    else:
-        acquire_slot = _async(methods.later("methods_slots", "acquire_slot"))
-        release_slots = _async(methods.later("methods_slots", "release_slots"))
-        slots = _async(methods.later("methods_slots", "slots"))
-        lease_port = _async(methods.later("methods_slots", "lease_port"))
-        enqueue_landing = _async(methods.later("methods_slots", "enqueue_landing"))
-        start_landing = _async(methods.later("methods_slots", "start_landing"))
-        finish_landing = _async(methods.later("methods_slots", "finish_landing"))
-        landings = _async(methods.later("methods_slots", "landings"))
+    acquire_slot = _async(methods_slots.acquire_slot)
+    release_slots = _async(methods_slots.release_slots)
+    slots = _async(methods_slots.slots)
+    lease_port = _async(methods_slots.lease_port)
+    enqueue_landing = _async(methods_slots.enqueue_landing)
+    start_landing = _async(methods_slots.start_landing)
+    finish_landing = _async(methods_slots.finish_landing)
+    landings = _async(methods_slots.landings)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

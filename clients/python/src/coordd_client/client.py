@@ -39,6 +39,9 @@ from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 if TYPE_CHECKING:
     from coordd_client import methods_slots, methods_talk
+else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
+    methods_slots = methods.later_module("methods_slots")
+    methods_talk = methods.later_module("methods_talk")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -240,43 +243,24 @@ class Client:
     record_edit = _sync(methods_edits.record_edit)
     record_read = _sync(methods_edits.record_read)
     recent_edits = _sync(methods_edits.recent_edits)
-    # 1.2 section 12 (issue 34): messages and release requests. Their builders load
-    # on first use (`methods.talk`): a hook that never talks keeps its imports.
-    if TYPE_CHECKING:
-        send_message = _sync(methods_talk.send_message)
-        read_messages = _sync(methods_talk.read_messages)
-        ack_messages = _sync(methods_talk.ack_messages)
-        wait_messages = _sync(methods_talk.wait_messages)
-        get_message = _sync(methods_talk.get_message)
-        request_release = _sync(methods_talk.request_release)
-        answer_request = _sync(methods_talk.answer_request)
-    else:
-        send_message = _sync(methods.later("methods_talk", "send_message"))
-        read_messages = _sync(methods.later("methods_talk", "read_messages"))
-        ack_messages = _sync(methods.later("methods_talk", "ack_messages"))
-        wait_messages = _sync(methods.later("methods_talk", "wait_messages"))
-        get_message = _sync(methods.later("methods_talk", "get_message"))
-        request_release = _sync(methods.later("methods_talk", "request_release"))
-        answer_request = _sync(methods.later("methods_talk", "answer_request"))
+    # 1.2 section 12 (issue 34): messages and release requests; builders load at
+    # first use (`methods.later_module`), so a hook that never talks keeps its imports.
+    send_message = _sync(methods_talk.send_message)
+    read_messages = _sync(methods_talk.read_messages)
+    ack_messages = _sync(methods_talk.ack_messages)
+    wait_messages = _sync(methods_talk.wait_messages)
+    get_message = _sync(methods_talk.get_message)
+    request_release = _sync(methods_talk.request_release)
+    answer_request = _sync(methods_talk.answer_request)
     # Issue 35: slots, ports and the landing queue; their builders load at first use.
-    if TYPE_CHECKING:
-        acquire_slot = _sync(methods_slots.acquire_slot)
-        release_slots = _sync(methods_slots.release_slots)
-        slots = _sync(methods_slots.slots)
-        lease_port = _sync(methods_slots.lease_port)
-        enqueue_landing = _sync(methods_slots.enqueue_landing)
-        start_landing = _sync(methods_slots.start_landing)
-        finish_landing = _sync(methods_slots.finish_landing)
-        landings = _sync(methods_slots.landings)
-    else:
-        acquire_slot = _sync(methods.later("methods_slots", "acquire_slot"))
-        release_slots = _sync(methods.later("methods_slots", "release_slots"))
-        slots = _sync(methods.later("methods_slots", "slots"))
-        lease_port = _sync(methods.later("methods_slots", "lease_port"))
-        enqueue_landing = _sync(methods.later("methods_slots", "enqueue_landing"))
-        start_landing = _sync(methods.later("methods_slots", "start_landing"))
-        finish_landing = _sync(methods.later("methods_slots", "finish_landing"))
-        landings = _sync(methods.later("methods_slots", "landings"))
+    acquire_slot = _sync(methods_slots.acquire_slot)
+    release_slots = _sync(methods_slots.release_slots)
+    slots = _sync(methods_slots.slots)
+    lease_port = _sync(methods_slots.lease_port)
+    enqueue_landing = _sync(methods_slots.enqueue_landing)
+    start_landing = _sync(methods_slots.start_landing)
+    finish_landing = _sync(methods_slots.finish_landing)
+    landings = _sync(methods_slots.landings)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

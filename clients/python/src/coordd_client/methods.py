@@ -144,6 +144,25 @@ def later(module: str, name: str) -> Any:
     return builder
 
 
+class _LaterModule:
+    """A feature's builder module whose attributes are `later` builders: a client class
+    names them as `methods_talk.send_message` once, typed by the real module under
+    TYPE_CHECKING, without importing it."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return later(self._module, name)
+
+
+def later_module(module: str) -> Any:
+    """`module`'s builders, each imported on its first call (see `later`)."""
+    return _LaterModule(module)
+
+
 def _clean(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 

@@ -44,13 +44,7 @@ def record_edit(
     project: str | None = None,
 ) -> Call[wire_edits.RecordResult]:
     """An edit made (content hashes after it); appends `file.edited`."""
-    params = {
-        "paths": list(paths),
-        "hashes": list(hashes),
-        "worktree": worktree,
-        "agent": agent,
-        "project": project,
-    }
+    params = _recorded(paths, hashes, worktree, agent, project)
     return Call("file.record_edit", params, wire_edits.RecordResult)
 
 
@@ -63,14 +57,25 @@ def record_read(
     project: str | None = None,
 ) -> Call[wire_edits.RecordResult]:
     """A read made (content hashes read): the agent's baseline for stale writes."""
-    params = {
+    params = _recorded(paths, hashes, worktree, agent, project)
+    return Call("file.record_read", params, wire_edits.RecordResult)
+
+
+def _recorded(
+    paths: Sequence[str],
+    hashes: Sequence[str],
+    worktree: str,
+    agent: str | None,
+    project: str | None,
+) -> dict[str, object]:
+    """The params both records take (section 11.3): paths, their hashes, and whose."""
+    return {
         "paths": list(paths),
         "hashes": list(hashes),
         "worktree": worktree,
         "agent": agent,
         "project": project,
     }
-    return Call("file.record_read", params, wire_edits.RecordResult)
 
 
 def recent_edits(
