@@ -2,79 +2,69 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import {
   Blocked, checkSocketPath, CoorddClient, DaemonUnavailable, defaultSocketPath, InvalidParams,
   LeaseLost, MethodNotFound, NotFound, Reserved,
 } from "../src/index.js";
-import { Daemon } from "./daemon.js";
+import { shareBoard } from "./daemon.js";
 
-let daemon: Daemon;
-let client: CoorddClient;
+const board = shareBoard();
 const P = "/ts-repo";
 
-before(async () => {
-  daemon = await new Daemon().start();
-  client = await CoorddClient.connect({ socketPath: daemon.socketPath });
-});
-after(async () => {
-  client.close();
-  await daemon.destroy();
-});
-
 test("every method, with typed results and typed errors", async () => {
-  assert.deepEqual(await client.ping(), { pong: true });
-  const info = await client.serverInfo();
+  assert.deepEqual(await board.client.ping(), { pong: true });
+  const info = await board.client.serverInfo();
   assert.ok(info.features.includes("reservations") && info.protocol === 1);
-  const a = (await client.post({ title: "migrate", project: P, agent: "ts" })).task;
-  const b = (await client.post({ title: "switch", project: P, depends_on: [a.id], assignee: "ts" })).task;
+  const a = (await board.client.post({ title: "migrate", project: P, agent: "ts" })).task;
+  const b = (await board.client.post({ title: "switch", project: P, depends_on: [a.id], assignee: "ts" })).task;
   assert.deepEqual(b.blocked_by, [a.id]);
-  assert.equal((await client.get(a.id)).task.title, "migrate");
-  assert.deepEqual((await client.list({ project: P, ready: true })).tasks.map((t) => t.id), [a.id]);
-  await assert.rejects(client.claim({ id: b.id, agent: "ts" }), Blocked);
-  const won = await client.claim({ id: a.id, agent: "ts" });
+  assert.equal((await board.client.get(a.id)).task.title, "migrate");
+  assert.deepEqual((await board.client.list({ project: P, ready: true })).tasks.map((t) => t.id), [a.id]);
+  await assert.rejects(board.client.claim({ id: b.id, agent: "ts" }), Blocked);
+  const won = await board.client.claim({ id: a.id, agent: "ts" });
   assert.ok(won.won);
-  const lost = await client.claim({ id: a.id, agent: "other" });
+  const lost = await board.client.claim({ id: a.id, agent: "other" });
   assert.equal(lost.won, false);
   assert.equal(lost.task.claimed_by, "ts");
-  await client.renew({ id: a.id, agent: "ts", fence: won.task.fence, lease_s: 900 });
-  assert.equal((await client.heartbeat({ agent: "ts" })).renewed, 1);
-  await assert.rejects(client.complete({ id: a.id, agent: "other" }), LeaseLost);
-  const done = await client.complete({
+  await board.client.renew({ id: a.id, agent: "ts", fence: won.task.fence, lease_s: 900 });
+  assert.equal((await board.client.heartbeat({ agent: "ts" })).renewed, 1);
+  await assert.rejects(board.client.complete({ id: a.id, agent: "other" }), LeaseLost);
+  const done = await board.client.complete({
     id: a.id, agent: "ts", fence: won.task.fence,
     then_post: { title: "migrated", kind: "ack", state: "done", project: P },
   });
   assert.equal(done.posted?.kind, "ack");
-  const next = await client.claimNext({ agent: "ts", project: P });
+  const next = await board.client.claimNext({ agent: "ts", project: P });
   assert.equal(next.task?.id, b.id);
-  await client.release({ id: b.id, agent: "ts", assignee: "someone" });
-  assert.equal((await client.assign({ id: b.id, assignee: null })).task.assignee, null);
-  const c = (await client.claim({ id: b.id, agent: "ts" })).task;
-  await client.fail({ id: b.id, agent: "ts", fence: c.fence, retry: true });
-  await client.cancel({ id: b.id, reason: "no" });
-  assert.equal((await client.reopen({ id: b.id })).task.state, "pending");
-  const waited = await client.wait({ timeout_s: 0.1, kind: "never" });
+  await board.client.release({ id: b.id, agent: "ts", assignee: "someone" });
+  assert.equal((await board.client.assign({ id: b.id, assignee: null })).task.assignee, null);
+  const c = (await board.client.claim({ id: b.id, agent: "ts" })).task;
+  await board.client.fail({ id: b.id, agent: "ts", fence: c.fence, retry: true });
+  await board.client.cancel({ id: b.id, reason: "no" });
+  assert.equal((await board.client.reopen({ id: b.id })).task.state, "pending");
+  const waited = await board.client.wait({ timeout_s: 0.1, kind: "never" });
   assert.equal(waited.task, null);
-  const history = await client.eventsSince({ task_id: a.id });
+  const history = await board.client.eventsSince({ task_id: a.id });
   assert.ok(history.events.every((e) => e.task_id === a.id));
-  assert.ok((await client.agents()).agents.some((x) => x.agent === "ts"));
-  const held = await client.reserve({ agent: "ts", project: P, patterns: ["src/**"] });
+  assert.ok((await board.client.agents()).agents.some((x) => x.agent === "ts"));
+  const held = await board.client.reserve({ agent: "ts", project: P, patterns: ["src/**"] });
   assert.equal(held.reservations[0]?.pattern, "src/**");
-  const refused = await client.reserve({ agent: "b", project: P, patterns: ["src/a.ts"] }).catch((e) => e);
+  const refused = await board.client.reserve({ agent: "b", project: P, patterns: ["src/a.ts"] }).catch((e) => e);
   assert.ok(refused instanceof Reserved && Array.isArray(refused.data.conflicts));
-  assert.equal((await client.checkPaths({ project: P, paths: ["src/x"], agent: "b" })).conflicts.length, 1);
-  assert.equal((await client.reservations({ project: P })).reservations.length, 1);
-  assert.equal((await client.unreserve({ agent: "ts", project: P })).released, 1);
-  await assert.rejects(client.get(99999), NotFound);
-  await assert.rejects(client.call("task.get", { id: "x" }), InvalidParams);
-  await assert.rejects(client.call("no.such"), MethodNotFound);
-  const typo = await client.call("task.list", { projekt: P }).catch((e) => e);
+  assert.equal((await board.client.checkPaths({ project: P, paths: ["src/x"], agent: "b" })).conflicts.length, 1);
+  assert.equal((await board.client.reservations({ project: P })).reservations.length, 1);
+  assert.equal((await board.client.unreserve({ agent: "ts", project: P })).released, 1);
+  await assert.rejects(board.client.get(99999), NotFound);
+  await assert.rejects(board.client.call("task.get", { id: "x" }), InvalidParams);
+  await assert.rejects(board.client.call("no.such"), MethodNotFound);
+  const typo = await board.client.call("task.list", { projekt: P }).catch((e) => e);
   assert.ok(typo instanceof InvalidParams && typo.data.field === "projekt");
 });
 
 test("batches answer in the order asked", async () => {
-  const answers = await client.batch([
+  const answers = await board.client.batch([
     { method: "ping" }, { method: "task.get", params: { id: 99999 } }, { method: "ping" },
   ]);
   assert.deepEqual(answers[0], { result: { pong: true } });
@@ -83,19 +73,19 @@ test("batches answer in the order asked", async () => {
 
 test("1,000 concurrent calls pipelined on one connection", async () => {
   const results = await Promise.all(
-    Array.from({ length: 1000 }, (_, n) => (n % 2 ? client.ping() : client.post({ title: `p${n}`, project: "/pipe" }))),
+    Array.from({ length: 1000 }, (_, n) => (n % 2 ? board.client.ping() : board.client.post({ title: `p${n}`, project: "/pipe" }))),
   );
   const ids = results.filter((r) => "task" in r).map((r) => (r as { task: { id: number } }).task.id);
   assert.equal(new Set(ids).size, 500);
 });
 
 test("a timeout and an abort end a call without ending the connection", async () => {
-  await assert.rejects(client.call("task.wait", { timeout_s: 5, kind: "never" }, { timeoutMs: 100 }), DaemonUnavailable);
+  await assert.rejects(board.client.call("task.wait", { timeout_s: 5, kind: "never" }, { timeoutMs: 100 }), DaemonUnavailable);
   const controller = new AbortController();
-  const waiting = client.wait({ timeout_s: 30, kind: "never" }, { signal: controller.signal });
+  const waiting = board.client.wait({ timeout_s: 30, kind: "never" }, { signal: controller.signal });
   controller.abort();
   await assert.rejects(waiting, /aborted/);
-  assert.deepEqual(await client.ping(), { pong: true });
+  assert.deepEqual(await board.client.ping(), { pong: true });
 });
 
 test("no daemon: the error says how to start one", async () => {
@@ -115,7 +105,7 @@ test("socket paths resolve as PROTOCOL.md section 1 says, and long ones are refu
 });
 
 test("a daemon that closes mid-frame fails the call, outcome unknown", async () => {
-  const socketPath = path.join(daemon.dir, "liar.sock");
+  const socketPath = path.join(board.daemon.dir, "liar.sock");
   const server = net.createServer((conn) => {
     conn.once("data", () => {
       conn.write(Buffer.from([0, 0, 0, 50, 123]));

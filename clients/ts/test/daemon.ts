@@ -5,7 +5,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
+
+import { CoorddClient } from "../src/index.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** The repository's root (build-test/test -> clients/ts -> repo). */
@@ -22,7 +25,8 @@ export class Daemon {
   async start(): Promise<this> {
     this.proc = spawn(PYTHON, ["-m", "coordd", "serve", "--socket", this.socketPath, "--db", this.dbPath,
       "--log-level", "warning"], { stdio: ["ignore", "ignore", "inherit"] });
-    const deadline = Date.now() + 20_000;
+    // Generous: CI may run on a busy machine, where a Python start-up takes seconds.
+    const deadline = Date.now() + 90_000;
     while (!(await this.answers())) {
       if (Date.now() > deadline) throw new Error("coordd did not start");
       if (this.proc.exitCode !== null) throw new Error(`coordd exited with ${this.proc.exitCode}`);
@@ -51,4 +55,32 @@ export class Daemon {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** One daemon and one connected client shared by a test file's tests: `before` starts
+ * them, `after` ends them; read `board.client` and `board.daemon` inside a test. */
+export interface Board {
+  readonly daemon: Daemon;
+  readonly client: CoorddClient;
+}
+
+export function shareBoard(): Board {
+  let daemon: Daemon | undefined;
+  let client: CoorddClient | undefined;
+  before(async () => {
+    daemon = await new Daemon().start();
+    client = await CoorddClient.connect({ socketPath: daemon.socketPath });
+  });
+  after(async () => {
+    client?.close();
+    await daemon?.destroy();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the board is read before its before() hook ran");
+    return value;
+  };
+  return {
+    get daemon() { return started(daemon); },
+    get client() { return started(client); },
+  };
 }

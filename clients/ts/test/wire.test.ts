@@ -4,13 +4,13 @@
  */
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import {
   BOUNDS, CLIENT_ERROR_KINDS, CoorddClient, CoorddError, DaemonUnavailable, ERROR_KINDS, errorFromWire,
   EVENT_TYPES, METHODS, STATES, TASK_KEYS, UntrustedSocket, type Task, type TaskKey,
 } from "../src/index.js";
-import { Daemon } from "./daemon.js";
+import { shareBoard } from "./daemon.js";
 
 /** The named members of `T`, without an index signature's `string` or `number`. */
 type KnownKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
@@ -18,28 +18,18 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 // Compile-time parity: a member added to `Task` or to the wire's Task only fails the build.
 const taskKeysMatch: Same<KnownKeys<Task>, TaskKey> = true;
 
-let daemon: Daemon;
-let client: CoorddClient;
-
-before(async () => {
-  daemon = await new Daemon().start();
-  client = await CoorddClient.connect({ socketPath: daemon.socketPath });
-});
-after(async () => {
-  client.close();
-  await daemon.destroy();
-});
+const board = shareBoard();
 
 test("a task from the daemon has exactly the generated keys, in order", async () => {
   assert.ok(taskKeysMatch);
-  const task = (await client.post({ title: "keys", project: "/ts-wire" })).task;
+  const task = (await board.client.post({ title: "keys", project: "/ts-wire" })).task;
   assert.deepEqual(Object.keys(task), [...TASK_KEYS]);
   assert.ok(STATES.includes(task.state));
 });
 
 test("every generated method is one the daemon serves", async () => {
   for (const method of METHODS) {
-    const answer = await client.call(method, {}).catch((e: unknown) => e);
+    const answer = await board.client.call(method, {}).catch((e: unknown) => e);
     // Empty params are wrong for most methods; only an unknown method is -32601.
     assert.ok(!(answer instanceof CoorddError) || answer.code !== -32601, method);
   }
@@ -59,9 +49,9 @@ test("every kind maps to its own error class, and client kinds are set by the cl
 
 test("the daemon refuses one past a generated bound", async () => {
   assert.equal(EVENT_TYPES.length, BOUNDS.event_type_list.maxLength);
-  const all = await client.eventsSince({ types: [...EVENT_TYPES], limit: BOUNDS.events_limit.maximum });
+  const all = await board.client.eventsSince({ types: [...EVENT_TYPES], limit: BOUNDS.events_limit.maximum });
   assert.ok(Array.isArray(all.events));
   const long = "x".repeat(BOUNDS.title.maxLength + 1);
-  const refused = await client.post({ title: long }).catch((e: unknown) => e);
+  const refused = await board.client.post({ title: long }).catch((e: unknown) => e);
   assert.ok(refused instanceof CoorddError && refused.data.field === "title");
 });
