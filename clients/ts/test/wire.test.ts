@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  BOUNDS, CLIENT_ERROR_KINDS, CoorddClient, CoorddError, DaemonUnavailable, ERROR_KINDS, errorFromWire,
+  BOUNDS, CLIENT_ERROR_KINDS, CoorddError, DaemonUnavailable, ERROR_KINDS, errorFromWire,
   EVENT_TYPES, METHODS, STATES, TASK_KEYS, UntrustedSocket, type Task, type TaskKey,
 } from "../src/index.js";
 import { shareBoard } from "./daemon.js";
