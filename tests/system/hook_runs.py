@@ -1,5 +1,6 @@
 """Running `coord hook ...` as a host does, for the hook tests (test_hooks.py,
-test_guard_boards.py): the recorded payloads, the hook's environment, one run per tab."""
+test_guard_boards.py, test_talk_hooks.py): the recorded payloads, the hook's environment,
+one run per tab, and the Stop hook's waiter started in the background."""
 
 from __future__ import annotations
 
@@ -46,3 +47,20 @@ def hook(
     return run_as_new_tab(
         [COORD, "hook", event, "--host", host], env=hook_env(socket, **env), stdin=stdin
     )
+
+
+def start_wake(socket_path: Path, repo: Path, session: str) -> subprocess.Popen[str]:
+    """The Stop hook as Claude Code starts it with asyncRewake: in the background."""
+    process = subprocess.Popen(
+        [COORD, "hook", "wake", "--host", "claude", "--max-wait", "60"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=hook_env(socket_path),
+    )
+    assert process.stdin is not None
+    process.stdin.write(payload("claude-stop", CWD=str(repo), SESSION=session))
+    process.stdin.close()
+    process.stdin = None  # written and closed, as the host does; communicate() must not flush
+    return process

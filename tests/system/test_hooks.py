@@ -10,12 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-from hook_runs import AGENT_A, AGENT_B, SESSION_A, SESSION_B, hook, hook_env, payload
+from hook_runs import AGENT_A, AGENT_B, SESSION_A, SESSION_B, hook, payload, start_wake
 
 from coordd_client import Client
 from coordd_client.identity import cursor_agent
 from support import (
-    COORD,
     DaemonProcess,
     RawConnection,
     coord,
@@ -154,23 +153,6 @@ def waiting(daemon: DaemonProcess) -> int:
         conn.close()
 
 
-def start_wake(daemon: DaemonProcess, repo: Path, session: str) -> subprocess.Popen[str]:
-    """The Stop hook as Claude Code starts it with asyncRewake: in the background."""
-    process = subprocess.Popen(
-        [COORD, "hook", "wake", "--host", "claude", "--max-wait", "60"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=hook_env(daemon.socket_path),
-    )
-    assert process.stdin is not None
-    process.stdin.write(payload("claude-stop", CWD=str(repo), SESSION=session))
-    process.stdin.close()
-    process.stdin = None  # written and closed, as the host does; communicate() must not flush
-    return process
-
-
 def wait_for_waiters(daemon: DaemonProcess, count: int) -> None:
     deadline = time.monotonic() + 15
     while waiting(daemon) < count and time.monotonic() < deadline:
@@ -181,7 +163,7 @@ def wait_for_waiters(daemon: DaemonProcess, count: int) -> None:
 def test_the_wake_hook_exits_2_when_work_is_assigned_to_the_tab(
     daemon: DaemonProcess, repo: Path
 ) -> None:
-    waiter = start_wake(daemon, repo, SESSION_A)
+    waiter = start_wake(daemon.socket_path, repo, SESSION_A)
     try:
         wait_for_waiters(daemon, 1)
         coord("post", "not for you", "--to", AGENT_B, "--project", str(repo),
@@ -200,7 +182,7 @@ def test_the_wake_hook_exits_2_when_work_is_assigned_to_the_tab(
         assert "'review the migration' was assigned to you by codex-3" in stderr
         assert "claim_task" in stderr
         # Reported once: the next waiter is not woken for the same task.
-        again = start_wake(daemon, repo, SESSION_A)
+        again = start_wake(daemon.socket_path, repo, SESSION_A)
         wait_for_waiters(daemon, 1)
         time.sleep(0.5)
         assert again.poll() is None
@@ -217,15 +199,15 @@ def test_a_task_assigned_before_the_waiter_started_wakes_it_at_once(
 ) -> None:
     with Client(daemon.socket_path, agent="lead", project=str(repo)) as client:
         client.post("already yours", assignee=AGENT_B)
-    waiter = start_wake(daemon, repo, SESSION_B)
+    waiter = start_wake(daemon.socket_path, repo, SESSION_B)
     _, stderr = waiter.communicate(timeout=15)
     assert waiter.returncode == 2 and "'already yours'" in stderr
 
 
 def test_a_second_waiter_replaces_the_first(daemon: DaemonProcess, repo: Path) -> None:
-    first = start_wake(daemon, repo, SESSION_A)
+    first = start_wake(daemon.socket_path, repo, SESSION_A)
     wait_for_waiters(daemon, 1)
-    second = start_wake(daemon, repo, SESSION_A)
+    second = start_wake(daemon.socket_path, repo, SESSION_A)
     try:
         first.communicate(timeout=10)
         assert first.returncode == 0

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hook_runs import AGENT_A, SESSION_A, hook, hook_env, payload
+from hook_runs import AGENT_A, SESSION_A, hook, hook_env, payload, start_wake
 
 from coordd_client import Client
 from coordd_client.identity import host_agent
@@ -97,22 +97,6 @@ def test_the_pre_edit_deny_names_the_holder_and_how_to_ask(
     assert "request_release" in reason and "coord request 'src/auth/**'" in reason
 
 
-def start_wake(daemon: DaemonProcess, repo: Path) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
-        [COORD, "hook", "wake", "--host", "claude", "--max-wait", "60"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=hook_env(daemon.socket_path),
-    )
-    assert process.stdin is not None
-    process.stdin.write(payload("claude-stop", CWD=str(repo), SESSION=SESSION_A))
-    process.stdin.close()
-    process.stdin = None
-    return process
-
-
 def message_waiters(daemon: DaemonProcess) -> int:
     conn = RawConnection(daemon.socket_path)
     try:
@@ -124,7 +108,7 @@ def message_waiters(daemon: DaemonProcess) -> int:
 def test_a_message_wakes_an_idle_tab_and_a_second_one_is_not_lost(
     daemon: DaemonProcess, repo: Path
 ) -> None:
-    waiter = start_wake(daemon, repo)
+    waiter = start_wake(daemon.socket_path, repo, SESSION_A)
     try:
         deadline = time.monotonic() + 30
         while message_waiters(daemon) < 1:

@@ -16,9 +16,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from rich.text import Text
-from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label, RichLog, Static, TabbedContent
-from textual.widgets.data_table import CellDoesNotExist
+from top_pilot import until
 
 from coordd_client import Client, LeaseLost, presence
 from coordd_client.protocol.wire import AgentInfo, Task
@@ -27,24 +26,6 @@ from coordd_client.tui.app import Confirm, Detail, TopApp
 from support import DaemonProcess, coord
 
 PROJECT = "/top"
-
-
-async def until(check: Callable[[], bool], pilot: object, timeout_s: float = 60) -> None:
-    """Let the app run (frames, the feed thread) until `check` holds; a check that
-    raises because what it reads is not on screen yet (a row still to come, or the
-    board itself before its screen is mounted, as on a busy machine) is a no."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-
-    def holds() -> bool:
-        try:
-            return check()
-        except (LookupError, CellDoesNotExist, NoMatches):
-            return False
-
-    while not holds():
-        assert loop.time() < deadline, "the screen never showed it"
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
 
 
 def run(app: TopApp, scenario: Callable[[TopApp, object], Awaitable[None]]) -> None:

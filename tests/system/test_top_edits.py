@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from textual.widgets import Static
+from top_pilot import until
 
 from coordd_client import Client
 from coordd_client.tui.app import TopApp
@@ -27,16 +28,10 @@ def test_files_edited_in_two_worktrees_are_counted_on_the_status_line(
 
     async def main() -> None:
         async with app.run_test(size=(160, 40)) as pilot:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 30  # only a hang crosses it: the side refreshes at 2 s
-            while "daemon " not in status():
-                assert loop.time() < deadline, status()
-                await pilot.pause(0.05)
+            await until(lambda: "daemon " in status(), pilot)
             assert "worktrees" not in status()  # one worktree each: nothing to say
             with Client(daemon.socket_path, project=PROJECT) as client:
                 client.record_edit(["src/x.py"], ["h2"], worktree="/wt/b", agent="codex-b")
-            while "1 file edited in 2+ worktrees" not in status():
-                assert loop.time() < deadline, status()
-                await pilot.pause(0.05)
+            await until(lambda: "1 file edited in 2+ worktrees" in status(), pilot)
 
     asyncio.run(main())

@@ -4,31 +4,15 @@ daemon, as text (never markup), and drops them when they are released."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist
+from top_pilot import until
 
 from coordd_client import Client
 from coordd_client.tui.app import TopApp
 from support import DaemonProcess
 
 PROJECT = "/top-slots"
-
-
-async def until(check: Callable[[], bool], pilot: object, timeout_s: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-
-    def holds() -> bool:
-        try:
-            return check()
-        except (LookupError, CellDoesNotExist):
-            return False
-
-    while not holds():
-        assert loop.time() < deadline, "the screen never showed it"
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
 
 
 def rows(table: DataTable[object]) -> list[list[str]]:

@@ -9,9 +9,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from textual.css.query import NoMatches
 from textual.widgets import DataTable, Input, TabbedContent
-from textual.widgets.data_table import CellDoesNotExist
+from top_pilot import until
 
 from coordd_client import Client
 from coordd_client.tui.app import Confirm, TopApp
@@ -22,23 +21,6 @@ PROJECT = "/top-talk"
 HUMAN = "human-test"
 #: Bodies Rich would read as markup: a closing tag with nothing open, and a link.
 MARKUP = "[/]x and [link=https://example.com]click[/link] [b]bold"
-
-
-async def until(check: Callable[[], bool], pilot: object, timeout_s: float = 60) -> None:
-    """Let the app run until `check` holds; a check that raises because its row is not
-    on screen yet is a no."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-
-    def holds() -> bool:
-        try:
-            return check()
-        except (LookupError, CellDoesNotExist, NoMatches):
-            return False
-
-    while not holds():
-        assert loop.time() < deadline, "the screen never showed it"
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
 
 
 def run(scenario: Callable[[TopApp, object], Awaitable[None]], socket: Path) -> None:
