@@ -209,6 +209,37 @@ def test_the_advisory_switch_is_per_repository(daemon: DaemonProcess, repo: Path
     assert [r.pattern for r in held(daemon, AGENT_A)] == ["src/x.py"]
 
 
+def test_doctor_names_a_switch_the_hooks_pass_over(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """A malformed `.coord/config.json` leaves edits protected (the hooks must not fail
+    on it), and `coord doctor`, run in any worktree, says so and what to do."""
+    linked = workdir / "wt-b"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    (repo / ".coord").mkdir()
+    (repo / ".coord" / "config.json").write_text('{"auto_reserve": "off"}\n')
+
+    def edits_finding() -> dict[str, Any]:
+        done = coord("doctor", "--json", socket=daemon.socket_path, cwd=linked)
+        document: dict[str, Any] = json.loads(done.stdout)
+        (found,) = [c for c in document["checks"] if c["section"] == "edits"]
+        assert isinstance(found, dict)
+        # Its fix is in the summary (other checks fail here too: no git guard, no hosts).
+        assert (found["fix"] in document["fixes"]) == (found["status"] == "missing")
+        return found
+
+    wrong = edits_finding()
+    assert wrong["status"] == "missing" and wrong["auto_reserve"] is True
+    assert "auto_reserve must be true or false" in wrong["detail"]
+    assert "a first edit reserves the file" in wrong["detail"]
+    assert wrong["fix"].startswith(f"fix or remove {repo / '.coord' / 'config.json'}")
+    pre_edit(daemon, SESSION_A, repo, repo / "src" / "x.py")  # still reserved on first edit
+    assert [r.pattern for r in held(daemon, AGENT_A)] == ["src/x.py"]
+    advisory(repo)
+    fixed = edits_finding()
+    assert fixed["auto_reserve"] is False and fixed["detail"].startswith("advisory")
+
+
 def test_a_stopped_daemon_never_bricks_a_recorded_edit(workdir: Path, repo: Path) -> None:
     stdin = tool("PostToolUse", "Edit", SESSION_A, repo, repo / "src" / "x.py")
     done = hook("post-tool", "claude", stdin, workdir / "absent.sock")

@@ -10,7 +10,13 @@ import pytest
 
 from coordd.patterns import parse
 from coordd.store.edits import literal_pattern
-from coordd_client.hooks.files import CONFIG_FILE, Config, content_hash, repository_config
+from coordd_client.hooks.files import (
+    CONFIG_FILE,
+    Config,
+    content_hash,
+    read_config,
+    repository_config,
+)
 
 
 @pytest.mark.parametrize("path", ["src/x.py", "src/[ab].py", "a/*/b?.txt", "!bang.md", "we\\ird"])
@@ -44,6 +50,31 @@ def test_the_repository_config(tmp_path: Path, text: str | None, expected: Confi
         (tmp_path / CONFIG_FILE).parent.mkdir()
         (tmp_path / CONFIG_FILE).write_text(text)
     assert repository_config(str(tmp_path)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (None, None),
+        ('{"auto_reserve": false, "auto_reserve_ttl_s": 60, "other": 1}', None),
+        ('{"auto_reserve": "no"}', "auto_reserve must be true or false"),
+        ('{"auto_reserve_ttl_s": "1h"}', "auto_reserve_ttl_s must be a number of seconds"),
+        ("[false]", "is not a JSON object"),
+        ("{not json", "is not JSON"),
+        ('{"pad": "' + "x" * 5000 + '"}', "is over 4096 bytes"),
+    ],
+)
+def test_why_a_config_is_passed_over(tmp_path: Path, text: str | None, problem: str | None) -> None:
+    """What `coord doctor` says of the file the hooks read silently."""
+    if text is not None:
+        (tmp_path / CONFIG_FILE).parent.mkdir()
+        (tmp_path / CONFIG_FILE).write_text(text)
+    config, said = read_config(str(tmp_path))
+    assert config == repository_config(str(tmp_path))
+    if problem is None:
+        assert said is None
+    else:
+        assert said is not None and problem in said
 
 
 def test_a_config_that_is_not_a_regular_file_is_passed_over(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from coordd_client import doctor
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_client.cli.registry import command, package_version
 
-SECTIONS = ("daemon", "claude", "codex", "worktrees")
+SECTIONS = ("daemon", "claude", "codex", "worktrees", "edits")
 
 
 @command("doctor", "check the daemon and each host's coord setup; name the fixes", "coord doctor")

@@ -16,7 +16,9 @@ is a finding ("did not answer within N s"), never a hung doctor.
   JSON-RPC: `mcpServerStatus/list` (Codex starts the server as a session
   would) and `hooks/list`, which gives each hook's source and trust status;
 - every worktree of the repository (`worktrees`): is each host's setup one
-  that covers it.
+  that covers it;
+- the repository's edit-protection switch (`edits`): `.coord/config.json` as the
+  hooks read it, and why they pass over one they cannot use.
 
 This module only runs them in order; the names below are re-exported so that
 `coordd_client.doctor.X` keeps meaning what it meant when this was one module.
@@ -56,6 +58,7 @@ from coordd_client.doctor.daemon import (
     reduced_environment,
     reduced_socket,
 )
+from coordd_client.doctor.edits import check_edit_config
 from coordd_client.doctor.findings import (
     VERSION_TIMEOUT_S,
     Finding,
@@ -87,6 +90,7 @@ __all__ = [
     "check_claude",
     "check_codex",
     "check_daemon",
+    "check_edit_config",
     "check_worktrees",
     "claude_coverage",
     "claude_hooks_found",
@@ -123,6 +127,8 @@ def run_checks(
         findings += found
         codex_state = (answers_, configured)
     findings += check_worktrees(top, home, worktrees, claude is not None, codex_state)
+    if worktrees:  # the first is the main worktree: the project's directory
+        findings += check_edit_config(worktrees[0])
     return findings
 
 

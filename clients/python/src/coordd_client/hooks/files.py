@@ -106,34 +106,51 @@ class Config(msgspec.Struct, frozen=True):
 
 
 def repository_config(project: str) -> Config:
-    """The repository's switch (`CONFIG_FILE`): on unless it says `"auto_reserve": false`.
+    """The repository's switch (`CONFIG_FILE`): on unless it says `"auto_reserve": false`."""
+    return read_config(project)[0]
 
-    Read only as a regular file, and only `CONFIG_BYTES` of it; a file that is not
-    JSON, or not an object, or a value of the wrong type, leaves the default (the
-    daemon refuses a TTL out of its range, and the hook then allows, as on any error).
+
+def read_config(project: str) -> tuple[Config, str | None]:
+    """The repository's `CONFIG_FILE` and, when it is there but not used as written, why.
+
+    Read only as a regular file, and only `CONFIG_BYTES` of it. A file that is not
+    JSON, or not an object, or a value of the wrong type, leaves the default, which
+    protects (a hook must not fail on the repository's file); `coord doctor` says why
+    (the daemon refuses a TTL out of its range, and the hook then allows, as on any error).
     """
+    path = Path(project) / CONFIG_FILE
     try:
-        fd = os.open(Path(project) / CONFIG_FILE, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return Config()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return Config(), None
+    except OSError as exc:
+        return Config(), f"cannot be read ({exc.strerror})"
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return Config()
-        raw = os.read(fd, CONFIG_BYTES)
-    except OSError:
-        return Config()
+            return Config(), "is not a regular file"
+        raw = os.read(fd, CONFIG_BYTES + 1)
+    except OSError as exc:
+        return Config(), f"cannot be read ({exc.strerror})"
     finally:
         os.close(fd)
+    if len(raw) > CONFIG_BYTES:
+        return Config(), f"is over {CONFIG_BYTES} bytes"
     try:
         config = json.loads(raw)
-    except ValueError:
-        return Config()
+    except ValueError as exc:
+        return Config(), f"is not JSON ({exc})"
     if not isinstance(config, dict):
-        return Config()
+        return Config(), 'is not a JSON object such as {"auto_reserve": false}'
+    wrong = []
+    switch = config.get("auto_reserve", True)
+    if not isinstance(switch, bool):
+        wrong.append("auto_reserve must be true or false")
     ttl = config.get("auto_reserve_ttl_s")
-    if not isinstance(ttl, (int, float)) or isinstance(ttl, bool):
+    if ttl is not None and (not isinstance(ttl, (int, float)) or isinstance(ttl, bool)):
+        wrong.append("auto_reserve_ttl_s must be a number of seconds")
         ttl = None
-    return Config(config.get("auto_reserve") is not False, None if ttl is None else float(ttl))
+    found = Config(switch is not False, None if ttl is None else float(ttl))
+    return found, "; ".join(wrong) or None
 
 
 def other_line(edit: FileEdit, project: str, now: float | None = None) -> str:
