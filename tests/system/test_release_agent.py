@@ -1,11 +1,13 @@
 """Protocol 1.2 `agent.release` over a real daemon (docs/PROTOCOL-1.2.md section 2):
-a human lets go of a dead tab's claims, reservations and assignments as itself."""
+a human lets go of a dead tab's claims, reservations, assignments and slots as itself."""
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from test_slots import wait_until_waiting
 
 from coordd_client import Client, LeaseLost
 from coordd_client.paging import task_history
@@ -139,7 +141,7 @@ def test_coord_release_agent_records_the_human(daemon: DaemonProcess) -> None:
         socket=daemon.socket_path,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == {"claims": 1, "reservations": 1, "unassigned": 0}
+    assert json.loads(out.stdout) == {"claims": 1, "reservations": 1, "unassigned": 0, "slots": 0}
     human = coord("--agent", HUMAN, "release-agent", DEAD, socket=daemon.socket_path)
     assert human.returncode == 0, human.stderr
     assert f"released {DEAD} in every project: 0 claim(s)" in human.stdout
@@ -174,3 +176,32 @@ def test_coord_names_an_assignee_never_seen(daemon: DaemonProcess) -> None:
     assert "has been seen" not in known.stderr
     assigned = coord("--agent", HUMAN, "assign", "1", DEAD + "y", socket=daemon.socket_path)
     assert f"no agent named {DEAD}y has been seen" in assigned.stderr
+
+
+def test_release_ends_the_dead_tabs_slots_and_wakes_their_waiters(daemon: DaemonProcess) -> None:
+    """A dead tab's lock (and port) would hold until its time ran out: releasing the
+    agent ends them at once, says who did, and the waiter behind the lock gets it. The
+    slot at the head of a landing queue stays with its landing."""
+    with (
+        client_for(daemon, DEAD) as dead,
+        client_for(daemon, "codex-2") as other,
+        client_for(daemon, HUMAN) as human,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        lock = dead.acquire_slot("migrations", ttl_s=3600).lease
+        dead.lease_port("web", ttl_s=3600)
+        queued = dead.enqueue_landing("feature", "main", ["src/a.py"]).landing
+        landing = dead.start_landing(queued.id).landing
+        waiting = pool.submit(other.acquire_slot, "migrations", wait_s=120)
+        wait_until_waiting(daemon, 1)
+        result = human.release_agent(DEAD, reason="tab crashed")
+        assert result.slots == 2  # the lock and the port, not the landing's slot
+        granted = waiting.result(timeout=120).lease
+        assert granted.agent == "codex-2" and granted.fence > lock.fence
+        left = [lease.name for lease in human.slots(project=PROJECT).leases]
+        assert sorted(left) == sorted(["migrations", f"land:{landing.onto}"])
+        ended = human.events_since(types=["slot.released"]).events
+        assert {(e.slot.name, e.reason) for e in ended if e.slot is not None} == {
+            ("migrations", f"released by {HUMAN}: tab crashed"),
+            ("web", f"released by {HUMAN}: tab crashed"),
+        }

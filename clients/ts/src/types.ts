@@ -200,7 +200,11 @@ export interface AgentsResult { agents: AgentInfo[] }
 export interface ReservationsResult { reservations: Reservation[] }
 export interface ReleasedResult { released: number }
 /** `agent.release` (protocol 1.2, feature `agent_release`): what was let go. */
-export interface ReleaseAgentResult { claims: number; reservations: number; unassigned: number }
+export interface ReleaseAgentResult {
+  claims: number; reservations: number; unassigned: number;
+  /** Its slot and port leases ended (protocol 1.2 section 13); absent from an older daemon. */
+  slots?: number;
+}
 export interface PathConflict { path: string; reservation: Reservation }
 export interface CheckResult { conflicts: PathConflict[] }
 export interface SubscribeResult { subscription: number; last_seq: number }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from coordd.protocol import params as P
+from coordd.store import slots
 from coordd.store.reservations import LIVE
 from coordd.store.transaction import (
     CLEAR_CLAIM,
@@ -156,9 +157,10 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
     `p.agent` lets go of what `p.of` holds in `p.project` (omitted: every
     project): each claim is released as `task.release` would (pending, the
     claim cleared, the fence kept, so the old holder's later calls are
-    refused), its reservations end, and its assignment of pending tasks is
-    cleared. Each event names `p.agent` as its agent, and carries `of` and
-    `reason`. An agent holding nothing gets zeros.
+    refused), its reservations end, its assignment of pending tasks is
+    cleared, and its slot and port leases end. Each task event names `p.agent`
+    as its agent, and carries `of` and `reason`; each `slot.released` says who
+    released it, and why. An agent holding nothing gets zeros.
     """
     args: dict[str, Any] = {"of": p.of, "project": p.project, "now": tx.now_text}
     in_project = "" if p.project is None else " AND project = :project"
@@ -193,11 +195,14 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
     )
     for row in unassigned:
         tx.emit("task.assigned", row, p.agent, of=p.of, reason=p.reason)
+    why = f"released by {p.agent}" + ("" if p.reason is None else f": {p.reason}")
+    ended_slots = slots.release_of(tx, p.of, p.project, why)
     tx.touch_agent(p.agent)
     return {
         "claims": len(released),
         "reservations": sum(n for _, n in live),
         "unassigned": len(unassigned),
+        "slots": ended_slots,
     }
 
 

@@ -273,6 +273,24 @@ def release(tx: Txn, p: S.SlotReleaseParams) -> dict[str, Any]:
     return {"released": len(live)}
 
 
+def release_of(tx: Txn, of: str, project: str | None, why: str) -> int:
+    """1.2 `agent.release`: end `of`'s slot and port leases (in `project`, or every
+    project), each with a `slot.released` that says `why`. A landing's own slot is
+    left to its landing (`land.finish`, or the landing's time running out): ending it
+    here would let the next landing start while this one is still `landing`."""
+    args: dict[str, Any] = {"agent": of, "prefix": S.LANDING_SLOT_PREFIX}
+    # The prefix's length as a literal: a bare parameter in length() is ambiguous to PostgreSQL.
+    where = f"s.agent = :agent AND substr(s.name, 1, {len(S.LANDING_SLOT_PREFIX)}) <> :prefix"
+    if project is not None:
+        where += " AND s.project = :project"
+        args["project"] = project
+    found = _leases(tx.conn, tx.now_text, where, args)
+    live = [lease for lease in found if lease["live"]]
+    _end_leases(tx, live, why)
+    _end_leases(tx, [lease for lease in found if not lease["live"]])
+    return len(live)
+
+
 def release_landing_slot(tx: Txn, project: str, agent: str, name: str) -> None:
     release(tx, S.SlotReleaseParams(agent=agent, project=project, names=[name]))
 

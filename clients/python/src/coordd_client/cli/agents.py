@@ -93,7 +93,8 @@ def release_agent(ctx: Context) -> int:
     where = "here" if project is not None else "in every project"
     human = (
         f"released {render.clean(ctx.args.of)} {where}: {result.claims} claim(s),"
-        f" {result.reservations} reservation(s), {result.unassigned} assignment(s);"
+        f" {result.reservations} reservation(s), {result.unassigned} assignment(s),"
+        f" {result.slots} slot(s);"
         f" recorded as {render.clean(ctx.agent)}"
     )
     ctx.emit(result, human)
@@ -101,4 +102,4 @@ def release_agent(ctx: Context) -> int:
 
 
 def _released_nothing(result: ReleaseAgentResult) -> bool:
-    return result.claims == result.reservations == result.unassigned == 0
+    return result.claims == result.reservations == result.unassigned == result.slots == 0

@@ -258,6 +258,9 @@ class ReleaseAgentResult(msgspec.Struct, frozen=True, kw_only=True):
     claims: int
     reservations: int
     unassigned: int
+    #: Its slot and port leases ended (docs/PROTOCOL-1.2.md section 13); 0 from a
+    #: daemon older than issue 35's, which leaves them to their time.
+    slots: int = 0
 
 
 class HeartbeatResult(msgspec.Struct, frozen=True, kw_only=True):

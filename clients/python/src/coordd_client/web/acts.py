@@ -186,7 +186,7 @@ async def _release_agent(site: Site, client: AsyncClient, form: Form, target: st
     )
     return Outcome(
         f"released {target}: {done.claims} claims, {done.reservations} reservations, "
-        f"{done.unassigned} assignments",
+        f"{done.unassigned} assignments, {done.slots} slots",
         "/agents",
     )
 
