@@ -7,6 +7,7 @@ move time without sleeping.
 
 from __future__ import annotations
 
+import math
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -93,3 +94,18 @@ def format_time(moment: datetime) -> str:
 
 def parse_time(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def time_left(until: str, now: str) -> str:
+    """How long from `now` to `until` (both as `format_time` writes them), for a refusal's
+    text: "in 40 s", "in 9 min", "in 2.5 h". A model reading "until 2026-...Z" seldom
+    knows what time it is; "" when either is not in that form."""
+    try:
+        seconds = (parse_time(until) - parse_time(now)).total_seconds()
+    except ValueError:
+        return ""
+    if seconds < 90:
+        return f"in {max(0, math.ceil(seconds))} s"
+    if seconds < 2 * 3600:
+        return f"in {round(seconds / 60)} min"
+    return f"in {seconds / 3600:.1f} h"

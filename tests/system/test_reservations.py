@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -56,6 +57,8 @@ def test_acquire_is_all_or_nothing_and_names_what_is_in_the_way(daemon: DaemonPr
             ("src/auth/login.py", held[0].id)
         ]
         assert "held by a" in refused.value.message
+        # How long that is, for a model that does not know the time: a 600 s TTL.
+        assert re.search(r"until \S+Z \(in (9|10) min\)", refused.value.message)
         # Nothing of the refused request was granted, not even the free `docs/**`.
         assert b.reservations(agent="b").reservations == []
         # Disjoint by the protocol's rule: literal segments differ before a wildcard.

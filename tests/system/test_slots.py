@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 from typing import Any
@@ -62,6 +63,8 @@ def test_a_lock_is_granted_once_renewed_by_its_holder_and_names_who_holds_it(
         with pytest.raises(Conflict) as refused:
             b.acquire_slot("migrations")
         assert refused.value.code == -32002 and "held by a" in refused.value.message
+        # How long from now: the renewal above took the default ttl, 600 s.
+        assert re.search(r"until \S+Z \(in (9|10) min\)", refused.value.message)
         assert [h["agent"] for h in refused.value.data["holders"]] == ["a"]
         # Another project is another namespace.
         with client_for(daemon, "b", "/other") as elsewhere:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from coordd.clock import time_left
 from coordd.limits import Limits
 from coordd.patterns import (
     Pattern,
@@ -82,7 +83,7 @@ def acquire(tx: Txn, p: P.AcquireParams) -> dict[str, Any]:
         tx.conn, tx.now_text, p.project, p.agent, patterns=patterns, exclusive=exclusive
     )
     if conflicts:
-        raise refusal(conflicts)
+        raise refusal(conflicts, tx.now_text)
     ttl_s = P.DEFAULT_TTL_S if p.ttl_s is None else p.ttl_s
     expires_at = tx.lease_until(ttl_s)
     args: dict[str, Any] = {"project": p.project, "agent": p.agent, "now": tx.now_text}
@@ -208,15 +209,18 @@ def _parsed(parsed: dict[str, Pattern], text: str) -> Pattern:
     return found
 
 
-def refusal(conflicts: list[dict[str, Any]]) -> Reserved:
-    """The -32002 `reserved` error, naming who holds what, until when, for which task."""
+def refusal(conflicts: list[dict[str, Any]], now: str) -> Reserved:
+    """The -32002 `reserved` error, naming who holds what, until when (and how long that
+    is from now), for which task."""
     first = conflicts[0]["reservation"]
+    left = time_left(first["expires_at"], now)
     task = f" for task #{first['task_id']}" if first["task_id"] is not None else ""
     others = len({c["reservation"]["id"] for c in conflicts}) - 1
     more = f" (and {others} more)" if others else ""
     return Reserved(
         f"reserved: {conflicts[0]['pattern']!r} overlaps {first['pattern']!r}, held by"
-        f" {first['agent']} until {first['expires_at']}{task}{more}; work elsewhere,"
+        f" {first['agent']} until {first['expires_at']}{f' ({left})' if left else ''}{task}"
+        f"{more}; work elsewhere,"
         " or wait for it (`wait_s`)",
         conflicts=conflicts,
     )

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from coordd.clock import format_time, parse_time
+from coordd.clock import format_time, parse_time, time_left
 from coordd.protocol import params_slots as S
 from coordd.store.reservations import require_task_held
 from coordd.store.sql import Db
@@ -140,7 +140,7 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
         )
     mine = next((lease for lease in held if lease["agent"] == p.agent), None)
     if mine is None and len(others) >= capacity:
-        raise busy(p.name, capacity, others)
+        raise busy(p.name, capacity, others, tx.now_text)
     lease = _upsert(
         tx, p.project, p.name, p.agent, capacity=capacity, port=None, task_id=p.task_id,
         ttl_s=p.ttl_s,
@@ -150,13 +150,15 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
     return {"lease": lease, "holders": len(others) + 1}
 
 
-def busy(name: str, capacity: int, holders: list[dict[str, Any]]) -> Conflict:
+def busy(name: str, capacity: int, holders: list[dict[str, Any]], now: str) -> Conflict:
     """-32002 `conflict`: the slot is full; `data.retry_at` is when a holder's time ends."""
     first = holders[0]
+    left = time_left(first["expires_at"], now)
     more = f" (and {len(holders) - 1} more)" if len(holders) > 1 else ""
     return Conflict(
         f"slot {name!r} is full ({len(holders)} of {capacity}): held by {first['agent']}"
-        f" until {first['expires_at']}{more}; wait for it (`wait_s`)",
+        f" until {first['expires_at']}{f' ({left})' if left else ''}{more};"
+        " wait for it (`wait_s`)",
         slot=name,
         holders=holders,
         retry_at=min(h["expires_at"] for h in holders),
