@@ -10,6 +10,7 @@ worktree's edit named, and the advisory switch.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -95,6 +96,8 @@ def test_two_tabs_editing_one_file_at_once_exactly_one_wins_50_times(
             (winner,) = {r.agent for a in sessions.values() for r in held(daemon, a)
                          if r.pattern == f"src/f{round_}.py"}  # fmt: skip
             assert f"by {winner}" in reason and f"src/f{round_}.py" in reason
+            # Until when, and how long that is (a model seldom knows the time): 1800 s.
+            assert re.search(r"until \d\d:\d\dZ \(in (29|30) min\)", reason), reason
 
 
 def test_a_multi_file_codex_patch_half_reserved_is_denied_whole(

@@ -4,6 +4,7 @@ repository's `.coord/config.json` as the hooks read it."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from coordd_client.hooks.files import (
     read_config,
     repository_config,
 )
+from coordd_client.hooks.guard import time_left
 
 
 @pytest.mark.parametrize("path", ["src/x.py", "src/[ab].py", "a/*/b?.txt", "!bang.md", "we\\ird"])
@@ -93,3 +95,14 @@ def test_content_hashes(tmp_path: Path) -> None:
     assert content_hash(str(file)) != first
     os.mkfifo(tmp_path / "fifo")
     assert content_hash(str(tmp_path / "fifo")) == ""
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [(-30, "in under a minute"), (29, "in under a minute"), (31, "in 1 min"),
+     (1800, "in 30 min"), (7100, "in 118 min"), (7260, "in 2 h")],
+)  # fmt: skip
+def test_a_deny_says_how_long_the_reservation_lasts(seconds: float, said: str) -> None:
+    now = 1_790_000_000.0  # 2026-09-21T13:33:20Z
+    at = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now + seconds))
+    assert time_left(at, now) == said

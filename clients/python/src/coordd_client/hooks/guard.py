@@ -11,6 +11,7 @@ pre-edit hook itself asks `file.guard` (`hooks/edits.py`).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 
 import msgspec
@@ -88,10 +89,23 @@ def line(path: str, conflict: PathConflict) -> str:
     why = f" ({r.reason})" if r.reason else ""
     return (
         f"{path} is reserved (exclusive, pattern {r.pattern}) by {r.agent} until"
-        f" {r.expires_at[11:16]}Z{task}{why}; ask {r.agent} to hand it over:"
+        f" {r.expires_at[11:16]}Z ({time_left(r.expires_at)}){task}{why};"
+        f" ask {r.agent} to hand it over:"
         f" request_release with patterns [{r.pattern!r}] (`coord request {_quoted(r.pattern)}"
         " --wait 300` in a shell), or pick other work"
     )
+
+
+def time_left(at: str, now: float | None = None) -> str:
+    """How long until an RFC 3339 UTC instant, in whole minutes: a model reading a deny
+    seldom knows what time it is ("in 9 min", "in under a minute", "in 3 h")."""
+    import calendar  # stdlib and small; not at the top, with the rest of a hook's imports
+
+    moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S"))
+    minutes = round((moment - (time.time() if now is None else now)) / 60)
+    if minutes < 1:
+        return "in under a minute"
+    return f"in {minutes} min" if minutes < 120 else f"in {minutes // 60} h"
 
 
 def _quoted(pattern: str) -> str:
