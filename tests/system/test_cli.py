@@ -253,6 +253,13 @@ def test_agents_heartbeat_status(daemon: DaemonProcess) -> None:
     assert doc(beat) == {"renewed": 1, "lost": []}
     agents = doc(coord("agents", "--json", socket=s))["agents"]
     assert {k: agents[0][k] for k in ("agent", "holding")} == {"agent": "holder", "holding": 1}
+    # Said whole for a person: a reservation or a lock is holding something too.
+    coord("reserve", "src/**", "--agent", "holder", socket=s)
+    coord("reserve", "docs/**", "--agent", "locksmith", socket=s)
+    coord("slot", "acquire", "migrations", "--agent", "locksmith", socket=s)
+    listed = coord("agents", socket=s).stdout
+    assert "holding 1 task, 1 reservation\n" in listed + "\n"
+    assert "holding 1 reservation, 1 slot" in listed
     status = doc(coord("status", "--json", socket=s))
     assert status["running"] is True and status["pid"] == daemon.pid and status["socket"] == str(s)
     human = coord("status", socket=s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 from coordd_client import render
@@ -56,6 +57,8 @@ def _shell_quote(text: str) -> str:
 def agents(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.agents()
+        reservations = Counter(r.agent for r in client.reservations().reservations)
+        slots = Counter(s.agent for s in client.slots().leases) if client.supports("slots") else {}
     now = datetime.now(UTC)
     shown = [
         a
@@ -64,7 +67,7 @@ def agents(ctx: Context) -> int:
     ]
     rows = [
         f"{render.clean(a.agent):<32}  last seen {render.relative(a.last_seen):<22}"
-        f"  holding {a.holding}"
+        f"  holding {_holdings(a.holding, reservations.get(a.agent, 0), slots.get(a.agent, 0))}"
         for a in shown
     ]
     hidden = len(result.agents) - len(shown)
@@ -99,6 +102,14 @@ def release_agent(ctx: Context) -> int:
     )
     ctx.emit(result, human)
     return EXIT_OK
+
+
+def _holdings(claims: int, reservations: int, slots: int) -> str:
+    """ "2 tasks, 1 reservation, 1 slot": `agent.list` counts claims alone, and an agent
+    holding nothing but a reservation or a lock is not idle."""
+    counts = [(claims, "task"), (reservations, "reservation"), (slots, "slot")]
+    said = [f"{n} {what}{'' if n == 1 else 's'}" for n, what in counts if n]
+    return ", ".join(said) or "nothing"
 
 
 def _released_nothing(result: ReleaseAgentResult) -> bool:
