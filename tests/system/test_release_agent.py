@@ -179,9 +179,10 @@ def test_coord_names_an_assignee_never_seen(daemon: DaemonProcess) -> None:
 
 
 def test_release_ends_the_dead_tabs_slots_and_wakes_their_waiters(daemon: DaemonProcess) -> None:
-    """A dead tab's lock (and port) would hold until its time ran out: releasing the
-    agent ends them at once, says who did, and the waiter behind the lock gets it. The
-    slot at the head of a landing queue stays with its landing."""
+    """A dead tab's lock (and port, and a slot bound to its claim) would hold until its
+    time ran out: releasing the agent ends them at once, in id order, says who did, and
+    the waiter behind the lock gets it. The slot its landing holds stays with the landing;
+    a `land:` slot it took by hand is not a landing's, and goes."""
     with (
         client_for(daemon, DEAD) as dead,
         client_for(daemon, "codex-2") as other,
@@ -190,18 +191,22 @@ def test_release_ends_the_dead_tabs_slots_and_wakes_their_waiters(daemon: Daemon
     ):
         lock = dead.acquire_slot("migrations", ttl_s=3600).lease
         dead.lease_port("web", ttl_s=3600)
+        task = dead.post("seed the test db").task
+        dead.claim(task.id, lease_s=3600)
+        dead.acquire_slot("test-db", task_id=task.id, ttl_s=3600)
+        dead.acquire_slot("land:release", ttl_s=3600)  # by hand: it stops that queue
         queued = dead.enqueue_landing("feature", "main", ["src/a.py"]).landing
         landing = dead.start_landing(queued.id).landing
         waiting = pool.submit(other.acquire_slot, "migrations", wait_s=120)
         wait_until_waiting(daemon, 1)
         result = human.release_agent(DEAD, reason="tab crashed")
-        assert result.slots == 2  # the lock and the port, not the landing's slot
+        assert (result.claims, result.slots) == (1, 4)  # all but the landing's slot
         granted = waiting.result(timeout=120).lease
         assert granted.agent == "codex-2" and granted.fence > lock.fence
         left = [lease.name for lease in human.slots(project=PROJECT).leases]
         assert sorted(left) == sorted(["migrations", f"land:{landing.onto}"])
         ended = human.events_since(types=["slot.released"]).events
-        assert {(e.slot.name, e.reason) for e in ended if e.slot is not None} == {
-            ("migrations", f"released by {HUMAN}: tab crashed"),
-            ("web", f"released by {HUMAN}: tab crashed"),
-        }
+        assert [(e.agent, e.slot.name, e.reason) for e in ended if e.slot is not None] == [
+            (DEAD, name, f"released by {HUMAN}: tab crashed")
+            for name in ("migrations", "web", "test-db", "land:release")
+        ]

@@ -64,6 +64,7 @@ def test_the_repository_config(tmp_path: Path, text: str | None, expected: Confi
         ("[false]", "is not a JSON object"),
         ("{not json", "is not JSON"),
         ('{"pad": "' + "x" * 5000 + '"}', "is over 4096 bytes"),
+        ("[" * 3000, "is nested too deep"),
     ],
 )
 def test_why_a_config_is_passed_over(tmp_path: Path, text: str | None, problem: str | None) -> None:
@@ -100,7 +101,7 @@ def test_content_hashes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("seconds", "said"),
     [(-30, "in under a minute"), (29, "in under a minute"), (31, "in 1 min"),
-     (1800, "in 30 min"), (7100, "in 118 min"), (7260, "in 2 h")],
+     (1800, "in 30 min"), (7100, "in 118 min"), (7260, "in 2 h"), (179 * 60, "in 3 h")],
 )  # fmt: skip
 def test_a_deny_says_how_long_the_reservation_lasts(seconds: float, said: str) -> None:
     now = 1_790_000_000.0  # 2026-09-21T13:33:20Z

@@ -68,7 +68,8 @@ export function shareBoard(): Board {
   let daemon: Daemon | undefined;
   let client: CoorddClient | undefined;
   before(async () => {
-    daemon = await new Daemon().start();
+    daemon = new Daemon(); // assigned before it starts: after() stops one that failed to
+    await daemon.start();
     client = await CoorddClient.connect({ socketPath: daemon.socketPath });
   });
   after(async () => {

@@ -172,6 +172,9 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
         " GROUP BY r.project",
         args,
     ).fetchall()
+    # Their slot and port leases as they are now: one bound to a claim released
+    # below is live until then, and is one of theirs that ended.
+    leases = slots.leases_of(tx, p.of, p.project)
     # Every claim of theirs, a lapsed one too: the reaper would only expire it.
     released = _updated_rows(
         tx,
@@ -196,7 +199,7 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
     for row in unassigned:
         tx.emit("task.assigned", row, p.agent, of=p.of, reason=p.reason)
     why = f"released by {p.agent}" + ("" if p.reason is None else f": {p.reason}")
-    ended_slots = slots.release_of(tx, p.of, p.project, why)
+    ended_slots = slots.end_released(tx, leases, why)
     tx.touch_agent(p.agent)
     return {
         "claims": len(released),

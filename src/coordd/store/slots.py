@@ -275,22 +275,34 @@ def release(tx: Txn, p: S.SlotReleaseParams) -> dict[str, Any]:
     return {"released": len(live)}
 
 
-def release_of(tx: Txn, of: str, project: str | None, why: str) -> int:
-    """1.2 `agent.release`: end `of`'s slot and port leases (in `project`, or every
-    project), each with a `slot.released` that says `why`. A landing's own slot is
-    left to its landing (`land.finish`, or the landing's time running out): ending it
-    here would let the next landing start while this one is still `landing`."""
-    args: dict[str, Any] = {"agent": of, "prefix": S.LANDING_SLOT_PREFIX}
-    # The prefix's length as a literal: a bare parameter in length() is ambiguous to PostgreSQL.
-    where = f"s.agent = :agent AND substr(s.name, 1, {len(S.LANDING_SLOT_PREFIX)}) <> :prefix"
+def leases_of(tx: Txn, of: str, project: str | None) -> list[dict[str, Any]]:
+    """1.2 `agent.release`: `of`'s slot and port leases (in `project`, or every project),
+    live or lapsed, ascending id, their liveness as of now: read before the release ends
+    `of`'s claims, so a lease bound to one of them is still live. A lease a landing
+    holds at the head of its queue (state `landing`) is left to that landing, which ends
+    it on `land.finish` or when its time runs out: ending it here would let the next
+    landing start while this one is under way. A `land:` slot taken by hand is not a
+    landing's, and goes like any other."""
+    args: dict[str, Any] = {"agent": of}
+    where = (
+        "s.agent = :agent AND NOT EXISTS (SELECT 1 FROM landings AS l"
+        " WHERE l.lease_id = s.id AND l.state = 'landing')"
+    )
     if project is not None:
         where += " AND s.project = :project"
         args["project"] = project
-    found = _leases(tx.conn, tx.now_text, where, args)
-    live = [lease for lease in found if lease["live"]]
-    _end_leases(tx, live, why)
-    _end_leases(tx, [lease for lease in found if not lease["live"]])
-    return len(live)
+    return _leases(tx.conn, tx.now_text, where, args)
+
+
+def end_released(tx: Txn, leases: list[dict[str, Any]], why: str) -> int:
+    """End `leases` (from `leases_of`) in one id-ordered pass: each live one with a
+    `slot.released` that says `why`, a lapsed one with its own reason, as the reaper
+    would have. The number that were live."""
+    for lease in leases:
+        if lease["live"]:
+            lease["ended"] = why
+    _end_leases(tx, leases)
+    return sum(1 for lease in leases if lease["live"])
 
 
 def release_landing_slot(tx: Txn, project: str, agent: str, name: str) -> None:

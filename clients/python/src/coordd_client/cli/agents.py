@@ -79,7 +79,7 @@ def agents(ctx: Context) -> int:
 
 @command(
     "release-agent",
-    "let go of everything a dead agent holds: claims, reservations, pending assignments",
+    "let go of everything a dead agent holds: claims, reservations, assignments, slots",
     "coord release-agent codex-mcp-client-4242-1a2b --reason 'tab crashed'",
     arg("of", metavar="NAME", help="the agent whose holdings go (see coord agents)"),
     arg("--reason", help="why, kept in each task's history"),

@@ -139,6 +139,8 @@ def read_config(project: str) -> tuple[Config, str | None]:
         config = json.loads(raw)
     except ValueError as exc:
         return Config(), f"is not JSON ({exc})"
+    except RecursionError:  # `[[[[...`: nested deeper than the parser goes
+        return Config(), "is nested too deep to read"
     if not isinstance(config, dict):
         return Config(), 'is not a JSON object such as {"auto_reserve": false}'
     wrong = []

@@ -98,14 +98,16 @@ def line(path: str, conflict: PathConflict) -> str:
 
 def time_left(at: str, now: float | None = None) -> str:
     """How long until an RFC 3339 UTC instant, in whole minutes: a model reading a deny
-    seldom knows what time it is ("in 9 min", "in under a minute", "in 3 h")."""
+    seldom knows what time it is ("in 9 min", "in under a minute", "in 3 h"). Measured
+    on this machine's clock against the daemon's instant: the same clock for a local
+    daemon; a team node's skew is seconds, below what whole minutes show."""
     import calendar  # stdlib and small; not at the top, with the rest of a hook's imports
 
     moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S"))
     minutes = round((moment - (time.time() if now is None else now)) / 60)
     if minutes < 1:
         return "in under a minute"
-    return f"in {minutes} min" if minutes < 120 else f"in {minutes // 60} h"
+    return f"in {minutes} min" if minutes < 120 else f"in {round(minutes / 60)} h"
 
 
 def _quoted(pattern: str) -> str:
