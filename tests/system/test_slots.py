@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -38,14 +39,15 @@ def slot_events(client: Client) -> list[Event]:
 
 
 def wait_until_waiting(daemon: DaemonProcess, count: int) -> None:
-    """Block until `count` calls wait in the daemon's slot queue (bounded: a hang fails)."""
+    """Block until `count` calls wait in the daemon's slot queue. Bounded in time, not in
+    tries: on a busy machine the waiter's thread may not run for many round trips of
+    this one; only a hang crosses a minute."""
     conn = RawConnection(daemon.socket_path)
+    deadline = time.monotonic() + 60
     try:
-        for _ in range(2000):
-            if conn.call("server.info")["result"]["slots"]["waiting"] >= count:
-                return
-            conn.call("ping")
-        raise AssertionError(f"{count} waiter(s) never arrived")
+        while conn.call("server.info")["result"]["slots"]["waiting"] < count:
+            assert time.monotonic() < deadline, f"{count} waiter(s) never arrived"
+            time.sleep(0.01)
     finally:
         conn.close()
 
