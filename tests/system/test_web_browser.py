@@ -70,6 +70,32 @@ def test_a_claim_by_another_process_appears_without_a_reload(
     page.context.close()
 
 
+def test_a_capped_board_shows_the_newest_and_adds_no_older_row_live(
+    daemon: DaemonProcess, browser: Browser
+) -> None:
+    """`--rows 2`: the two newest tasks, the rest counted; a change to a task below the
+    cap stays off the page (it would pop in out of order), a new task comes in."""
+    oldest, _, newer, newest = (post(daemon, f"task {n}") for n in range(4))
+    server = start_web(daemon.socket_path, PROJECT, "--rows", "2")
+    try:
+        page = open_board(browser, server)
+        assert [page.locator("#rows tr").nth(i).get_attribute("id") for i in (0, 1)] == [
+            f"t{newer}", f"t{newest}",
+        ]  # fmt: skip
+        note = "2 older ones too: narrow the filter"
+        assert note in page.locator("#count").inner_text()
+        claimed = coord("--agent", "cursor-2", "claim", str(oldest), socket=daemon.socket_path)
+        assert claimed.returncode == 0, claimed.stderr
+        fresh = post(daemon, "posted after the claim")  # its event comes after the claim's
+        page.wait_for_selector(f"#t{fresh}", timeout=WAIT_MS)
+        assert page.locator(f"#t{oldest}").count() == 0
+        assert page.locator("#rows tr").count() == 3
+        assert page.locator("#count").inner_text().startswith("3 tasks shown; 2 older")
+        page.context.close()
+    finally:
+        server.stop()
+
+
 def _decide(page: Page, gate: int, verb: str, reason: str = "") -> None:
     """Click Approve or Reject on a gate, then confirm."""
     line = page.locator(f"#g{gate}")

@@ -36,6 +36,8 @@ class Site:
     socket: Path
     project: str | None
     human: str
+    #: The board's row cap: the newest tasks that pass its filter (`coord web --rows`).
+    rows: int
 
 
 @dataclass(frozen=True)

@@ -70,14 +70,14 @@ def build(site: Site, keys: Secrets) -> Guard:
                 client, project=site.project, assignee=site.human, state=["pending", "claimed"]
             )
         admits = view.filter().admits
-        shown = [t for t in tasks if admits(t)]
+        shown = [t for t in tasks if admits(t)]  # ascending id: the newest last
+        older = max(0, len(shown) - site.rows)
         gates = [t for t in gates if is_gate(t, site.human)]
         now = datetime.now(UTC)
-        return page(
-            "coord web",
-            pages.board(shown, gates, view, now, csrf=keys.csrf, last_seq=last_seq),
-            live=True,
+        board = pages.board(
+            shown[older:], gates, view, now, csrf=keys.csrf, last_seq=last_seq, older=older
         )
+        return page("coord web", board, live=True)
 
     async def row(request: Request) -> Response:
         view = View.from_query(parse_qs(request.url.query))

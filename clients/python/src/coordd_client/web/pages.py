@@ -53,8 +53,12 @@ def board(
     *,
     csrf: str,
     last_seq: int,
+    older: int = 0,
 ) -> Html:
-    """Waiting for you at the top, the filter form, then the table."""
+    """Waiting for you at the top, the filter form, then the table: `tasks`, the newest
+    that pass the filter, with `older` more that do but are not shown (the row cap).
+    A capped board says so, and its script adds no row older than its oldest shown
+    (`data-floor`): a change to one of those would otherwise pop it in."""
     waiting = tag(
         "section",
         tag("h2", f"Waiting for you ({len(gates)})"),
@@ -92,13 +96,26 @@ def board(
         action="/",
         class_="filter",
     )
-    count = tag("p", f"{len(tasks)} tasks shown", id="count")
+    more = (
+        f"; {older:,} older ones too: narrow the filter (state, kind, title) to see them"
+        if older
+        else ""
+    )
+    count = tag("p", f"{len(tasks)} tasks shown{more}", id="count", data_more=more or None)
     table = board_table(tasks, now)
+    floor = str(tasks[0].id) if older and tasks else None
     return Html(
         waiting
         + form
         + count
-        + tag("div", table, id="board", data_seq=str(last_seq), data_view=view.query())
+        + tag(
+            "div",
+            table,
+            id="board",
+            data_seq=str(last_seq),
+            data_view=view.query(),
+            data_floor=floor,
+        )
     )
 
 

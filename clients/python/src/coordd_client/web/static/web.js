@@ -96,8 +96,11 @@
     while (after && Number(after.id.slice(prefix.length)) > id) after = after.previousElementSibling;
     if (after) after.after(fresh); else list.prepend(fresh);
   }
+  // A capped board (coord web --rows) shows the newest tasks only: no older row is added.
+  const floor = Number(board.dataset.floor || 0);
   function count() {
-    document.getElementById("count").textContent = rows.children.length + " tasks shown";
+    const shown = document.getElementById("count");
+    shown.textContent = rows.children.length + " tasks shown" + (shown.dataset.more || "");
     const waiting = document.getElementById("waiting");
     waiting.querySelector("h2").textContent = "Waiting for you (" + gates.children.length + ")";
     waiting.classList.toggle("empty", gates.children.length === 0);
@@ -112,7 +115,7 @@
   source.addEventListener("other", (e) => { board.dataset.seq = e.lastEventId; });
   source.addEventListener("task", (e) => {
     const m = JSON.parse(e.data);
-    place(rows, m.id, m.row, "t", "tbody");
+    if (m.id >= floor || document.getElementById("t" + m.id)) place(rows, m.id, m.row, "t", "tbody");
     place(gates, m.id, m.gate, "g", "ul");
     if (m.done_changed) {
       for (const row of rows.querySelectorAll("tr[data-deps]")) {
