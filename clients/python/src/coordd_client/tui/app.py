@@ -168,7 +168,7 @@ class TopApp(TalkActions):
         )
         self.query_one("#messages", DataTable).add_columns(*talk.COLUMNS)
         self.set_interval(FRAME_S, self._frame)
-        self.set_interval(1.0, self.board.tick)
+        self.set_interval(1.0, self._tick)
         if self._follow:
             self.follower.start()
             self.set_interval(SIDE_REFRESH_S, self._refresh_side)
@@ -212,11 +212,20 @@ class TopApp(TalkActions):
 
     # --- live updates ---------------------------------------------------------------
 
+    def _board_shown(self) -> bool:
+        """Whether the board is there for a timer to draw on: not yet mounted, or the
+        app closing (its widgets gone) when a timer fires, both seen on a loaded
+        machine, it is not, and the timer's work waits for the next tick."""
+        return bool(self.query("#board"))
+
+    def _tick(self) -> None:
+        """The clock moved: ages and lease countdowns (`Board.tick`)."""
+        if self._board_shown():
+            self.board.tick()
+
     def _frame(self) -> None:
         """Apply whatever arrived since the last frame, in one redraw."""
-        if not self.query("#board"):
-            # Not mounted yet, or the app is closing (its widgets gone) when a frame's
-            # timer fires: both seen on a loaded machine. The next frame applies it.
+        if not self._board_shown():
             return
         follower = self.follower
         if follower.loaded is not None:
