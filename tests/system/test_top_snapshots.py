@@ -9,6 +9,7 @@ fails on what matters.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog, Static
+from top_pilot import until
 
 from coordd_client.tui import demo, layout
 from coordd_client.tui.app import TopApp
@@ -35,7 +37,13 @@ async def show_demo(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, TopApp)
     app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS, demo.EVENTS)
+    # A shown feed is written after the first layout (a line is cut to the log's width;
+    # a hidden one waits to be shown): wait for it rather than trust one pause to be
+    # enough on a busy machine.
     await pilot.pause()
+    feed = app.query_one("#feed", RichLog)
+    if feed.display:
+        await until(lambda: len(feed.lines) > 0, pilot)
 
 
 def screen_text(pilot: Pilot[Any], selector: str) -> list[str]:
@@ -65,6 +73,19 @@ def check_the_board(pilot: Pilot[Any], width: int, height: int) -> None:
         assert any("task.failed" in line for line in screen_text(pilot, "#feed"))
     else:
         assert not feed.display  # a toggled pane: `e`
+
+
+def test_a_given_board_has_its_status_line_at_once() -> None:
+    """The status line of a board `show_fixed` gives is written with it, not at the next
+    frame: on a loaded machine the frame timer had not run when a snapshot was taken."""
+    app = demo_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)):
+            app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS, demo.EVENTS)
+            assert "pending 3 claimed 2" in str(app.query_one("#counts", Static).render())
+
+    asyncio.run(main())
 
 
 @pytest.mark.parametrize(

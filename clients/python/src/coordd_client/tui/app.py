@@ -190,6 +190,9 @@ class TopApp(TalkActions):
         self.call_after_refresh(self._write_feed, events or [])
         self.board.rebuild()
         self._show_side(reservations, agents)
+        # Now, not at the next frame: a given board is whole, and a picture taken of it
+        # (the snapshot tests, on a busy machine) must not depend on a timer's turn.
+        self._show_status()
 
     def on_unmount(self) -> None:
         self.follower.stop()
