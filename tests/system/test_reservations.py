@@ -299,9 +299,18 @@ def test_a_waiter_whose_task_leaves_claimed_is_refused(daemon: DaemonProcess) ->
         a.reserve(["web/**"])
         task = b.post("b's").task
         claimed = b.claim(task.id).task
-        threading.Timer(0.5, lambda: a.release(task.id, agent="b", fence=claimed.fence)).start()
+        released: list[str] = []
+        timer = threading.Timer(
+            0.5,
+            lambda: released.append(a.release(task.id, agent="b", fence=claimed.fence).task.state),
+        )
+        timer.start()
         with pytest.raises(LeaseLost):
             b.reserve(["web/x"], task_id=task.id, wait_s=20)
+        # The refusal can reach b before a has read its own reply; closing a
+        # then would fail the release in its thread (a loaded run's error).
+        timer.join()
+    assert released == ["pending"]
 
 
 def test_bad_reservation_input_is_refused_naming_the_field(daemon: DaemonProcess) -> None:
