@@ -2,6 +2,11 @@
  * `subscribe`: events as an async iterator, on a connection of its own, that
  * resumes from the last seq it yielded after `subscription.closed` (lagged,
  * shutdown) and after the connection drops: no gaps, no duplicates.
+ *
+ * It connects when the iterator first asks for an event, not when `subscribe`
+ * is called. Without `after_seq` it starts at the board's last seq as of that
+ * moment, so events committed before it are not seen; pass `after_seq` (0 for
+ * the whole log) to start from a known point.
  */
 
 import { CoorddClient, type ConnectOptions } from "./client.js";

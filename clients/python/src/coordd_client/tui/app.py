@@ -216,9 +216,11 @@ class TopApp(TalkActions):
     # --- live updates ---------------------------------------------------------------
 
     def _board_shown(self) -> bool:
-        """Whether the board is there for a timer to draw on: not yet mounted, or the
-        app closing (its widgets gone) when a timer fires, both seen on a loaded
-        machine, it is not, and the timer's work waits for the next tick."""
+        """Whether the board is there for a timer to draw on.
+
+        On a loaded machine a timer can fire before the board is mounted or while
+        the app is closing and its widgets are gone; the timer then skips its work
+        until the next tick."""
         return bool(self.query("#board"))
 
     def _tick(self) -> None:
