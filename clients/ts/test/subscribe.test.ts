@@ -16,7 +16,7 @@ async function take(iterator: AsyncIterator<Event>, n: number): Promise<Event[]>
 
 // Both subscriptions start from seq 0: without `after_seq` one starts where the board
 // is when the iterator first connects, and on a loaded machine the posts below could
-// commit before that (the test then waited forever for events it had been given).
+// commit before that (the test then waited forever for events from before it).
 test("a subscription resumes across a daemon restart without gaps or duplicates", async () => {
   const daemon = await new Daemon().start();
   const sub = subscribe({ after_seq: 0 }, { socketPath: daemon.socketPath });
