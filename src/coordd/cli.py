@@ -19,7 +19,7 @@ from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
 from coordd.limits import Limits
 from coordd.listener import ListenerError
-from coordd.paths import default_db_path, is_team_store, resolve_store
+from coordd.paths import DB_ENV, STORE_ENV, default_db_path, is_team_store, resolve_store
 from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.failures import NodeInUse, StoreUnavailable
@@ -208,6 +208,10 @@ def _serve(args: argparse.Namespace) -> int:
         ),
         max_db_pages=args.max_db_pages,
         restart_grace_s=args.restart_grace,
+        default_store=args.store is None
+        and args.db is None
+        and not os.environ.get(STORE_ENV)
+        and not os.environ.get(DB_ENV),
     )
     # The database, its WAL and lock file are the user's alone (like UMask=0077 in the unit).
     os.umask(0o077)

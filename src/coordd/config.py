@@ -27,6 +27,9 @@ class DaemonConfig:
     store_dsn: str | None = None
     #: This daemon's name on the team store (`--node`); default: `default_node_name`.
     node: str | None = None
+    #: The store is the user's default (no --store, --db, $COORDD_STORE or $COORDD_DB):
+    #: the daemon records it as the user's board (`coordd_client.protocol.rendezvous`).
+    default_store: bool = False
     #: In-process tests only: seconds added to the team store's clock.
     store_time_shift: Callable[[], float] | None = None
 

@@ -16,6 +16,7 @@ import trio
 
 from coordd import __version__
 from coordd.accepting import Acceptor
+from coordd.announce import Announcement
 from coordd.clock import Clock, format_time
 from coordd.config import DaemonConfig
 from coordd.connection import Connection, InflightTracker
@@ -38,7 +39,7 @@ from coordd.platform.launchd import adopt_launchd_socket
 from coordd.platform.systemd import Notifier, adopt_listen_fd
 from coordd.reservation_queue import ReservationQueue
 from coordd.slot_queue import SlotQueue
-from coordd.store import claims
+from coordd.store import claims, reads
 from coordd.store.backends import open_backend
 from coordd.store.transaction import CommittedEvent
 from coordd.store.writer import Writer
@@ -67,6 +68,9 @@ class Daemon:
         self.tracker = InflightTracker()
         self.bound: BoundSocket | None = None
         self.services: Services | None = None
+        #: The store's id (docs/PROTOCOL-1.2.md section 1b), read once the store is open.
+        self.board_id = ""
+        self.announcement = Announcement()
         self._stop_requested = trio.Event()
         self._acceptor = Acceptor(self._serve_connection, config.limits.max_connections)
 
@@ -111,6 +115,7 @@ class Daemon:
             self.writer.open()
             try:
                 await self.store.open(self.writer.last_committed_seq)
+                self.board_id = await self.readers.run(reads.board_id)
                 self.bound = (
                     BoundSocket(adopted, None, owned=False)
                     if adopted is not None
@@ -120,9 +125,17 @@ class Daemon:
                     self.store.served(served)
                 # A crashed daemon's clients restart this store, not the default one.
                 record_store(self.bound, self.store.recorded)
+                if served is not None:
+                    self.announcement.publish(
+                        served,
+                        self.board_id,
+                        self.store.recorded,
+                        users_board=config.default_store and self.store.db_path is not None,
+                    )
                 await self._serve(task_status)
                 stopped_cleanly = True
             finally:
+                self.announcement.withdraw()
                 await self.writer.stop()
                 await self.store.stop()
                 if self.bound is not None:
@@ -152,6 +165,7 @@ class Daemon:
             lifecycle=self.lifecycle,
             reservation_queue=self.reservation_queue,
             slot_queue=self.slot_queue,
+            board_id=self.board_id,
         )
         async with trio.open_nursery() as root:
             root.start_soon(self.hub.run_deliveries)

@@ -183,6 +183,8 @@ export interface ServerInfo {
   store?: { backend: "sqlite" | "postgresql"; location: string };
   node?: string;
   peers?: { node: string; last_seen: string }[];
+  /** 1.2 section 1b (feature `board_id`): the store's id; absent from an older daemon. */
+  board_id?: string;
   [more: string]: unknown;
 }
 

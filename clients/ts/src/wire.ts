@@ -132,7 +132,9 @@ export type ErrorKind = (typeof ERROR_KINDS)[number];
 /** Kinds a client raises itself. */
 export const CLIENT_ERROR_KINDS = [
   "daemon_unavailable",
+  "several_boards",
   "untrusted_socket",
+  "wrong_board",
 ] as const;
 
 /** The ranges, lengths and patterns of PROTOCOL.md's params (protocol/bounds.py). */

@@ -40,6 +40,8 @@ class Services:
     reservation_queue: ReservationQueue
     #: Waiting slot acquires and landing starts (issue 35).
     slot_queue: SlotQueue
+    #: The store's id (docs/PROTOCOL-1.2.md section 1b), read once at start: it never changes.
+    board_id: str
     pid: int = field(default_factory=os.getpid)
 
     @property

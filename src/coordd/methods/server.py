@@ -22,6 +22,7 @@ FEATURES = (
     "release_requests",
     "slots",  # issue 35: docs/PROTOCOL-1.2.md section 13
     "landing_queue",  # issue 35: section 14
+    "board_id",  # issue 43: section 1b
 )
 
 
@@ -42,6 +43,7 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> di
         "features": list(FEATURES),
         "pid": services.pid,
         "db_path": None if store.db_path is None else str(store.db_path),
+        "board_id": services.board_id,
         "store": {"backend": store.name, "location": store.location},
         "node": store.node,
         "peers": [{"node": peer.node, "last_seen": peer.last_seen} for peer in store.peers()],

@@ -93,6 +93,12 @@ def first_matching_task(conn: Db, p: P.WaitParams) -> tuple[msgspec.Raw | None, 
     return (msgspec.Raw(rows[0][0]) if rows else None), seq
 
 
+def board_id(conn: Db) -> str:
+    """The store's id, given once when its schema was made (`store/board_schema.py`)."""
+    row = conn.execute("SELECT board_id FROM board WHERE only_row = 1").fetchone()
+    return str(row[0])
+
+
 def last_seq(conn: Db) -> int:
     row = conn.execute(conn.last_seq_sql).fetchone()
     return int(row[0]) if row else 0

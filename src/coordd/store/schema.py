@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from coordd.store.board_schema import BOARD
 from coordd.store.edits_schema import EDITS
 from coordd.store.slots_schema import SLOTS
 from coordd.store.talk_schema import TALK
@@ -144,6 +145,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     EDITS,  # 1.2 section 11: recorded edits (issue 33)
     TALK,  # issue 34: messages and release requests
     SLOTS,  # issue 35: slot leases and the landing queue
+    BOARD,  # issue 43: the board's id (docs/PROTOCOL-1.2.md section 1b)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -31,8 +31,9 @@ from pathlib import Path
 from coordd_client.client import Client
 from coordd_client.discovery import answers, holder_record
 from coordd_client.protocol.errors import DaemonUnavailable
-from coordd_client.protocol.paths import default_db_path, state_dir
+from coordd_client.protocol.paths import DB_ENV, STORE_ENV, default_db_path, state_dir
 from coordd_client.protocol.record import SQLITE_PREFIX, read_store_record, store_record_path
+from coordd_client.protocol.rendezvous import users_board, users_board_path
 
 AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
 #: Seconds to wait for a daemon we started to answer a ping.
@@ -127,14 +128,39 @@ def recorded_board(socket_path: Path) -> Path | None:
     return db_path
 
 
+def the_users_board(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The user's board (`protocol.rendezvous.users_board`) to start, unless the
+    environment names a store itself (`$COORDD_STORE`, `$COORDD_DB`): None when
+    nothing is recorded. A recorded file that is gone is refused, naming it."""
+    env = os.environ if environ is None else environ
+    if env.get(STORE_ENV) or env.get(DB_ENV):
+        return None
+    board = users_board(env)
+    if board is None or not board.store.startswith(SQLITE_PREFIX):
+        return None
+    db_path = Path(board.store[len(SQLITE_PREFIX) :])
+    if not db_path.is_absolute() or not db_path.exists():
+        raise DaemonUnavailable(
+            f"no coordd answers, and your board {board.board_id} ({db_path}) is gone: not"
+            " starting an empty board in its place; restore it, or remove"
+            f" {users_board_path(env)} to start a new board",
+            reason="store_missing",
+            store=board.store,
+        )
+    return db_path
+
+
 def start_daemon(socket_path: Path, environ: Mapping[str, str] | None = None) -> SpawnedDaemon:
     """Spawn `coordd serve --socket PATH` detached, logging to the state directory.
 
-    On the board the socket served before (`recorded_board`), if it recorded one.
-    `environ` is the environment of the one asking (default: this process's): the
-    shared MCP server starts a daemon for a tab as that tab would have.
+    On the board the socket served before (`recorded_board`), if it recorded one,
+    else on the user's board (`the_users_board`), whatever this environment's
+    state directory says: a host that strips `$XDG_STATE_HOME` must not start
+    a second board beside the one the user's shell starts. `environ` is the
+    environment of the one asking (default: this process's): the shared MCP
+    server starts a daemon for a tab as that tab would have.
     """
-    db_path = recorded_board(socket_path)
+    db_path = recorded_board(socket_path) or the_users_board(environ)
     store = ["--store", SQLITE_PREFIX + str(db_path)] if db_path is not None else []
     log_dir = state_dir(environ)
     log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -6,18 +6,23 @@ Inspector; Codex, for every MCP server; Cursor, which curates it). Such a
 child derives `$TMPDIR/coordd-<uid>/coordd.sock` instead, finds nothing
 there, and would start a second daemon on a second board. So, only when the
 socket was derived (no `--socket`, no `$COORDD_SOCKET`) and nothing answers
-on it, a client looks in two more places before it gives up or autostarts
-(docs/PROTOCOL-1.2.md):
+on it, a client looks further before it gives up or autostarts
+(docs/PROTOCOL-1.2.md section 1a):
 
-1. the record in the lock file of the user's default database
-   (`protocol.record`): the pid of the daemon holding it and the socket it
-   serves, used only if that pid is alive;
-2. `/run/user/<uid>/coordd/coordd.sock`, where `$XDG_RUNTIME_DIR` usually points.
+1. the rendezvous (`protocol.rendezvous`): every live daemon of this user
+   announces itself under the home directory, which every host passes on.
+   One live board: it is used. More than one: the client cannot tell which
+   one its user means, and refuses (`SeveralBoards`) naming them all and the
+   command that ends the split; it never starts a third;
+2. for a daemon of an older coordd, which does not announce itself: the
+   record in the lock file of the user's default database
+   (`protocol.record`), then `/run/user/<uid>/coordd/coordd.sock`.
 
 A candidate is used only if its socket file is owned by this uid, its peer
 is this uid (`protocol.peercred`) and it answers a ping within
 `PROBE_TIMEOUT_S`. Anything else is skipped in silence: the fallback can
-only find a daemon, never make a call fail that would not have failed.
+only find a daemon, never make a call fail that would not have failed,
+except for the one refusal above.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pathlib import Path
 import msgspec
 
 from coordd_client.client import Client
-from coordd_client.protocol.errors import CoordError, DaemonUnavailable
+from coordd_client.protocol.errors import CoordError, DaemonUnavailable, SeveralBoards
 from coordd_client.protocol.paths import (
     default_db_path,
     default_socket_path,
@@ -39,6 +44,7 @@ from coordd_client.protocol.paths import (
     usual_runtime_socket,
 )
 from coordd_client.protocol.record import DaemonRecord, pid_alive, read_record
+from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons
 
 #: Seconds a candidate socket has to answer a ping before it is passed over.
 PROBE_TIMEOUT_S = 1.0
@@ -46,8 +52,10 @@ PROBE_TIMEOUT_S = 1.0
 
 class Found(msgspec.Struct, frozen=True):
     socket: Path
-    #: "record" (the database's lock file) or "runtime dir" (/run/user/<uid>).
+    #: "rendezvous", "record" (the database's lock file) or "runtime dir" (/run/user/<uid>).
     source: str
+    #: The board it serves, when the rendezvous said (None for an older daemon).
+    board_id: str | None = None
 
 
 def holder_record(
@@ -84,13 +92,50 @@ def answers(path: Path, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
     return True
 
 
+def live_boards(
+    environ: Mapping[str, str] | None = None, *, tried: Path | None = None
+) -> list[LiveDaemon]:
+    """The rendezvous's live daemons that answer here, but the one on `tried`."""
+    return [
+        record
+        for record in live_daemons(environ)
+        if Path(record.socket) != tried and answers(Path(record.socket))
+    ]
+
+
+def several_boards(live: list[LiveDaemon], tried: Path | None) -> SeveralBoards:
+    """The refusal when more than one board is live and the socket was not given."""
+    boards = {record.board_id: record for record in live}
+    listed = "; ".join(describe(record) for record in boards.values())
+    first = next(iter(boards.values()))
+    where = f"no coordd answers on {tried}, and " if tried is not None else ""
+    return SeveralBoards(
+        f"{where}{len(boards)} of your boards are live ({listed}): the socket was not given,"
+        " so this client cannot tell which one you mean and starts none. Pin the one you"
+        f" mean (--socket {first.socket}, or COORDD_SOCKET; `coord setup <host>` pins it for"
+        " a host), or stop the one nobody should use (`kill <its pid>`); `coord doctor`"
+        " shows which surfaces use which",
+        socket=None if tried is None else str(tried),
+        boards=[
+            {"board_id": r.board_id, "socket": r.socket, "store": r.store, "pid": r.pid}
+            for r in boards.values()
+        ],
+    )
+
+
 def discover(
     environ: Mapping[str, str] | None = None, *, tried: Path | None = None
 ) -> Found | None:
     """The user's daemon found outside section 1's order, or None.
 
-    `tried` is the socket that already failed; it is not probed again.
+    `tried` is the socket that already failed; it is not probed again. Raises
+    `SeveralBoards` when the rendezvous shows more than one live board.
     """
+    live = live_boards(environ, tried=tried)
+    if len({record.board_id for record in live}) > 1:
+        raise several_boards(live, tried)
+    if live:
+        return Found(Path(live[0].socket), "rendezvous", live[0].board_id)
     candidates: list[tuple[Path, str]] = []
     record = holder_record(environ)
     if record is not None and record.socket is not None:

@@ -64,6 +64,9 @@ class Tab(msgspec.Struct, frozen=True):
     host: str
     session: str
     process: int
+    #: The board its first session-start reached (docs/PROTOCOL-1.2.md section 1b): every
+    #: surface of the tab checks it reaches that board (`boards.py`); None until known.
+    board: str | None = None
 
 
 def process(pid: int) -> Process | None:
@@ -140,9 +143,25 @@ def _path(owner: Process, environ: Mapping[str, str] | None = None) -> Path:
 def _read(path: Path, owner: Process) -> Tab | None:
     try:
         record = json.loads(path.read_text())
-        return Tab(str(record["agent"]), str(record["host"]), str(record["session"]), owner.pid)
-    except (OSError, ValueError, KeyError, TypeError):
+        board = record.get("board")
+        return Tab(
+            str(record["agent"]),
+            str(record["host"]),
+            str(record["session"]),
+            owner.pid,
+            board if isinstance(board, str) else None,
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _write(path: Path, tab: Tab) -> None:
+    record = {"agent": tab.agent, "host": tab.host, "session": tab.session}
+    if tab.board is not None:
+        record["board"] = tab.board
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps(record))
+    temporary.replace(path)
 
 
 def find(environ: Mapping[str, str] | None = None, of: int | None = None) -> Tab | None:
@@ -181,10 +200,33 @@ def register(
         return existing
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     _prune(path.parent)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    temporary.write_text(json.dumps({"agent": agent, "host": host, "session": session}))
-    temporary.replace(path)
-    return Tab(agent, host, session, owner.pid)
+    tab = Tab(agent, host, session, owner.pid)
+    _write(path, tab)
+    return tab
+
+
+def bind_board(board_id: str, environ: Mapping[str, str] | None = None) -> Tab | None:
+    """Record the board this process's tab works on, unless it has one already.
+
+    Returns the tab as it stands (its first board wins), or None when this
+    process belongs to no registered tab.
+    """
+    owner = host_process(environ)
+    if owner is None:
+        return None
+    path = _path(owner, environ)
+    existing = _read(path, owner)
+    if existing is None or existing.board is not None:
+        return existing
+    tab = msgspec.structs.replace(existing, board=board_id)
+    _write(path, tab)
+    return tab
+
+
+def record_path(tab: Tab) -> Path | None:
+    """Where `tab`'s record is (to name it in a refusal), if its process still runs."""
+    owner = process(tab.process)
+    return None if owner is None else _path(owner)
 
 
 def forget(environ: Mapping[str, str] | None = None) -> None:

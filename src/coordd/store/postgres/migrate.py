@@ -122,6 +122,10 @@ def _copy(board: SqliteDb, target: str) -> dict[str, int]:
                 "UPDATE coordd_meta SET last_seq = %s, node = 'migrate' WHERE id = 1",
                 (reads.last_seq(board),),
             )
+            # A migrated board keeps its id: its clients' tabs and records name it.
+            conn.execute(
+                "UPDATE board SET board_id = %s WHERE only_row = 1", (reads.board_id(board),)
+            )
         return counts
 
 

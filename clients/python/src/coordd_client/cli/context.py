@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from coordd_client import render
+from coordd_client import boards, render
 from coordd_client.autostart import connect
 from coordd_client.client import Client
 from coordd_client.discovery import SocketRoute
@@ -65,8 +65,15 @@ class Context:
         return self.where.value
 
     def client(self) -> Client:
-        """A connected client, starting a daemon first unless told not to."""
-        return connect(self.socket, autostart=self.autostart)
+        """A connected client, starting a daemon first unless told not to; on the board
+        this shell's tab works on, if it runs in a host's tab (`boards.check`)."""
+        client = connect(self.socket, autostart=self.autostart)
+        try:
+            boards.check(client)
+        except BaseException:
+            client.close()
+            raise
+        return client
 
     def emit(self, result: Any, human: str) -> None:
         """One result: the JSON document with --json, else the human line(s)."""

@@ -14,10 +14,11 @@ import os
 import stat
 from pathlib import Path
 
-from coordd_client import render
+from coordd_client import boards, render, tabs
 from coordd_client.autostart import connect
+from coordd_client.client import Client
 from coordd_client.hooks import reported
-from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.errors import CoordError, SeveralBoards, WrongBoard
 from coordd_client.summary import NAME_CHARS, SUMMARY_CHARS, cut, summarize
 
 WORKFLOW = """\
@@ -53,11 +54,16 @@ def session_start_context(
     workflow = repository_workflow(project) or (WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW)
     try:
         with connect(Path(socket), autostart=autostart) as client:
+            bind_board(client)
             board = summarize(client, agent, project, shell_is_the_agent=shell_is_the_agent)
             # 1.2: what others said to this tab while it was away, shown (and acked) once.
             unread = reported.take_unread(client, agent)
     except CoordError as exc:
-        held = exc.data.get("reason") == "database_held"  # starting one would not help
+        # Starting a daemon would not help when one holds the board, or when the trouble
+        # is which board (section 1a's refusal, `boards.py`'s): the message says what does.
+        held = exc.data.get("reason") == "database_held" or isinstance(
+            exc, (SeveralBoards, WrongBoard)
+        )
         step = "" if held else " Start it with `coordd serve`."
         why, who = cut(exc.message, ERROR_CHARS), cut(agent, NAME_CHARS)
         return f"coordd board unavailable ({why}); you are {who}.{step}\n{workflow}"
@@ -65,6 +71,18 @@ def session_start_context(
     if unread:
         return f"{board.text}\n{unread}\n{workflow}"
     return f"{board.text}\n{workflow}"
+
+
+def bind_board(client: Client) -> None:
+    """Record the board this tab works on at its first session start, and refuse (loudly,
+    in the context the model reads) one that starts on another board than the tab's
+    (`boards.py`): /clear, /resume and compaction keep the tab, so they keep its board."""
+    reached = client.server_info().board_id
+    if reached is None:
+        return  # a daemon from before section 1b: nothing to compare
+    refusal = boards.mismatch(tabs.bind_board(reached), reached, client.socket_path)
+    if refusal is not None:
+        raise refusal
 
 
 def repository_workflow(project: str) -> str | None:

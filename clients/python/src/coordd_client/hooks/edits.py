@@ -16,10 +16,11 @@ import os
 
 import msgspec
 
+from coordd_client import boards as boards_module
 from coordd_client.client import Client
 from coordd_client.hooks import files, guard
 from coordd_client.hooks.payload import HookInput
-from coordd_client.protocol.errors import CoordError, MethodNotFound
+from coordd_client.protocol.errors import CoordError, MethodNotFound, WrongBoard
 from coordd_client.protocol.wire_edits import GuardResult, StaleFile
 
 #: Hosts whose hooks report reads, and so get the stale-write verdict.
@@ -55,6 +56,7 @@ def protect(socket: os.PathLike[str] | str, given: HookInput) -> Protection:
     notes: list[str] = []
     try:
         with Client(socket, timeout_s=guard.GUARD_TIMEOUT_S) as client:
+            boards_module.check(client)
             for board in boards:
                 keys = list(board.paths)
                 hashes = [files.content_hash(board.files[k]) for k in keys] if hashed else None
@@ -76,6 +78,8 @@ def protect(socket: os.PathLike[str] | str, given: HookInput) -> Protection:
                     continue
                 denials += _denials(found, board.paths)
                 notes += _notes(found, board.paths, board.project)
+    except WrongBoard as exc:  # not unreachable: reachable, and the wrong one
+        return Protection(False, exc.message)
     except CoordError as exc:
         why = f"coord could not check reservations ({exc.message})"
         if strict:

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 
 import msgspec
 
+from coordd_client import boards
 from coordd_client.client import Client
 from coordd_client.protocol.bounds import MAX_CHECK_PATHS
-from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.errors import CoordError, WrongBoard
 from coordd_client.protocol.wire import PathConflict
 
 #: Deny instead of allow when the daemon cannot be asked.
@@ -62,6 +63,7 @@ def check_projects(
     lines: list[str] = []
     try:
         with Client(socket, timeout_s=GUARD_TIMEOUT_S) as client:
+            boards.check(client)
             for project, asked in by_project.items():
                 keys = list(asked)
                 # One check takes at most MAX_CHECK_PATHS paths (PROTOCOL.md section 10):
@@ -72,6 +74,8 @@ def check_projects(
                     found = client.check_paths(chunk, project=project, agent=agent).conflicts
                     held = [c for c in found if c.reservation.exclusive]
                     lines.extend(line(asked.get(c.path, c.path), c) for c in held)
+    except WrongBoard as exc:  # reachable, and the wrong board: nothing to allow on
+        return Verdict(False, exc.message)
     except CoordError as exc:
         why = f"coord could not check reservations ({exc.message})"
         if strict:

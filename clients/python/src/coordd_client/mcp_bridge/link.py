@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 
-from coordd_client import methods
+from coordd_client import boards, methods, tabs
 from coordd_client.aio import AsyncClient
 from coordd_client.autostart import start_daemon, wait_until_ready
 from coordd_client.discovery import SocketRoute
@@ -35,8 +35,11 @@ class DaemonLink:
         *,
         autostart: bool,
         environ: Mapping[str, str] | None = None,
+        process: int | None = None,
     ) -> None:
         self._nursery = nursery
+        #: The tab's `coord mcp` process (None: this one): its tab's board is checked.
+        self._process = process
         #: The tab's environment (default: this process's): where it looks for the
         #: user's daemon and what a daemon it starts inherits.
         self._environ = environ
@@ -76,8 +79,25 @@ class DaemonLink:
             if self._client is not None:
                 await self._client.aclose()
                 self._client = None
-            self._client = await self._open()
-            return self._client
+            client = await self._open()
+            try:
+                await self._check_board(client)
+            except BaseException:
+                await client.aclose()
+                raise
+            self._client = client
+            return client
+
+    async def _check_board(self, client: AsyncClient) -> None:
+        """Refuse a daemon that serves another board than this tab's (`boards.py`):
+        this server may have found, or started, another one than the tab's hooks use."""
+        tab = await trio.to_thread.run_sync(lambda: tabs.find(of=self._process))
+        if tab is None or tab.board is None:
+            return
+        info = await client.request(methods.server_info())
+        refusal = boards.mismatch(tab, info.board_id, self.socket_path)
+        if refusal is not None:
+            raise refusal
 
     async def _open(self) -> AsyncClient:
         path = self.route.path

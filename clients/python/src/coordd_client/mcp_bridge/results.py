@@ -34,6 +34,14 @@ NEXT_STEP = {
         " $COORDD_SOCKET at the socket it serves"
     ),
     "untrusted_socket": "the socket belongs to another user: set $COORDD_SOCKET to your own",
+    "several_boards": (
+        "do not retry: nothing was done on any board; tell the user, who pins one board for"
+        " this host (`coord setup` pins the socket) or stops the other daemon"
+    ),
+    "wrong_board": (
+        "do not retry: nothing was done; tell the user this tab's surfaces reach two"
+        " boards (`coord doctor` in a terminal names them and the fix)"
+    ),
 }
 #: A `data.reason` whose next step differs from its kind's.
 NEXT_STEP_BY_REASON = {

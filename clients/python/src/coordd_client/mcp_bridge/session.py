@@ -81,7 +81,9 @@ class Tab:
 async def serve(server: MCPServer, stream: ByteStream, tab: Tab) -> None:
     """Serve `tab` on `stream` until its input ends, then close the stream."""
     async with trio.open_nursery() as nursery:
-        link = DaemonLink(nursery, tab.route, autostart=tab.autostart, environ=tab.env)
+        link = DaemonLink(
+            nursery, tab.route, autostart=tab.autostart, environ=tab.env, process=tab.process
+        )
         if tab.project:
             project = Resolved(tab.project, "--project")
         else:  # git runs here: in a thread, so other tabs' sessions go on meanwhile

@@ -149,6 +149,25 @@ class UntrustedSocket(CoordError):
     kind = "untrusted_socket"
 
 
+class SeveralBoards(CoordError):
+    """Client side only: the socket was derived, nobody answers on it, and more than one of
+    this user's boards is live elsewhere (docs/PROTOCOL-1.2.md section 1a): the client
+    cannot tell which one its user means, and starting a daemon would make a third.
+
+    Not a `DaemonUnavailable`: starting a daemon is exactly what must not happen."""
+
+    code = -32000
+    kind = "several_boards"
+
+
+class WrongBoard(CoordError):
+    """Client side only: the daemon reached serves another board than the one the
+    surface's tab works on (docs/PROTOCOL-1.2.md section 1b; `boards.py`)."""
+
+    code = -32000
+    kind = "wrong_board"
+
+
 _BY_KIND: dict[str, type[CoordError]] = {
     cls.kind: cls
     for cls in (
@@ -171,7 +190,9 @@ _BY_CODE: dict[int, type[CoordError]] = {cls.code: cls for cls in reversed(list(
 #: The kinds a daemon sends (PROTOCOL.md section 3), each rebuilt as its own exception.
 WIRE_KINDS = frozenset(_BY_KIND)
 #: The kinds a client raises itself, never sent by a daemon.
-CLIENT_KINDS = frozenset({DaemonUnavailable.kind, UntrustedSocket.kind})
+CLIENT_KINDS = frozenset(
+    {DaemonUnavailable.kind, UntrustedSocket.kind, SeveralBoards.kind, WrongBoard.kind}
+)
 
 
 def error_from_wire(error: dict[str, Any]) -> CoordError:

@@ -10,6 +10,9 @@ from pathlib import Path
 from coordd_client.protocol.location import SOCKET_ENV, SOCKET_NAME, socket_location
 
 DB_ENV = "COORDD_DB"
+#: The daemon's store (`coordd serve --store`'s variable): a client that must start a
+#: daemon leaves the store to it when set.
+STORE_ENV = "COORDD_STORE"
 
 
 def default_socket_path(

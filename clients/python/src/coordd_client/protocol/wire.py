@@ -246,6 +246,9 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     store: StoreInfo | None = None
     node: str | None = None
     peers: list[PeerInfo] = msgspec.field(default_factory=list)
+    #: 1.2 section 1b (feature `board_id`): the store's id, the same on every node of
+    #: a team store and kept by `coordd migrate`; None from an older daemon.
+    board_id: str | None = None
 
 
 class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,0 +1,183 @@
+"""The rendezvous: where every surface of one user finds that user's live boards.
+
+Section 1 derives the socket from `$XDG_RUNTIME_DIR` and `$TMPDIR`, and the
+default database from `$XDG_STATE_HOME`; hosts strip these from what they
+give their children (Codex passes MCP servers `HOME`, `LANG`, `PATH` and
+`TERM` only; Cursor curates; cron and login shells reset). A surface whose
+environment differs from the daemon's derives another socket and, finding
+nobody there, would start a second daemon on a second, empty board. So the
+daemon also announces itself in a place that depends on the user's uid and
+home directory only (docs/PROTOCOL-1.2.md section 1a):
+
+    <home>/.local/state/coordd/daemons/<pid>.json
+    (macOS: <home>/Library/Application Support/coordd/daemons/<pid>.json)
+
+`<home>` is `$HOME` when it is an absolute path, else the home directory of
+the uid's password entry. `$XDG_STATE_HOME` is never used here, as for the
+tab registry (`tabs.py`). Each live daemon has one file, written atomically
+once its socket is bound and removed at a clean stop: its pid and the
+process's start time (a reused pid is another process), the socket it
+serves, its board id (section 1b) and its store (a path, or a team DSN
+without its password). A record whose process is gone is stale: readers
+skip it and remove it.
+
+Beside it, `board` names **the user's board**: the store the last daemon
+started on its default store served (`coordd serve` with no `--store`,
+`--db`, `$COORDD_STORE` or `$COORDD_DB`). A client that must start a daemon
+starts that store, so a surface with a stripped environment starts the
+board the user's own shell would have started, not a new one beside it.
+
+Nothing here trusts a record: a client still checks the socket is this
+user's and answers before it uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+#: More than any record takes (a socket path is at most 108 bytes; a DSN a few hundred).
+MAX_RECORD_BYTES = 16384
+SUFFIX = ".json"
+
+
+class LiveDaemon(msgspec.Struct, frozen=True, kw_only=True):
+    """One daemon's announcement."""
+
+    pid: int
+    #: The process's start time as the kernel counts it (`/proc/<pid>/stat` field 22);
+    #: None where there is no `/proc` (macOS: the pid alone is checked).
+    started: str | None
+    socket: str
+    board_id: str
+    #: `sqlite:<path>`, or a team store's DSN without its password.
+    store: str
+
+
+class UsersBoard(msgspec.Struct, frozen=True, kw_only=True):
+    """The store a client starts when it must start a daemon (see the module's doc)."""
+
+    store: str
+    board_id: str
+
+
+def home_directory(environ: Mapping[str, str] | None = None) -> Path:
+    """`$HOME` if it is absolute, else the password entry's home for this uid."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME", "")
+    if home.startswith("/"):
+        return Path(home)
+    import pwd
+
+    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+
+
+def home_state_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """coordd's state directory as the home directory alone places it."""
+    home = home_directory(environ)
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "coordd"
+    return home / ".local" / "state" / "coordd"
+
+
+def rendezvous_dir(environ: Mapping[str, str] | None = None) -> Path:
+    return home_state_dir(environ) / "daemons"
+
+
+def users_board_path(environ: Mapping[str, str] | None = None) -> Path:
+    return home_state_dir(environ) / "board"
+
+
+def process_started(pid: int) -> str | None:
+    """The kernel's start time of `pid` (Linux), to tell a reused pid from the original."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            raw = stat.read().decode(errors="replace")
+    except OSError:
+        return None
+    return raw[raw.rindex(")") + 2 :].split()[19]
+
+
+def _alive(record: LiveDaemon) -> bool:
+    try:
+        os.kill(record.pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if record.started is None:
+        return True
+    return process_started(record.pid) == record.started
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(scratch, path)
+
+
+def announce(record: LiveDaemon, environ: Mapping[str, str] | None = None) -> Path:
+    """Write this daemon's record (the daemon's side); returns its path, to withdraw it."""
+    path = rendezvous_dir(environ) / f"{record.pid}{SUFFIX}"
+    _write_atomically(path, msgspec.json.encode(record) + b"\n")
+    return path
+
+
+def withdraw(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def _read(path: Path) -> LiveDaemon | None:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_RECORD_BYTES)
+        return msgspec.json.decode(raw, type=LiveDaemon)
+    except (OSError, msgspec.DecodeError):
+        return None
+
+
+def live_daemons(environ: Mapping[str, str] | None = None) -> list[LiveDaemon]:
+    """This user's live daemons, oldest pid first; stale records are removed on the way."""
+    directory = rendezvous_dir(environ)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    found: list[LiveDaemon] = []
+    for name in names:
+        if not name.endswith(SUFFIX) or name.startswith("."):
+            continue
+        path = directory / name
+        record = _read(path)
+        if record is None:
+            continue
+        if _alive(record):
+            found.append(record)
+        else:
+            withdraw(path)
+    return sorted(found, key=lambda record: record.pid)
+
+
+def record_users_board(board: UsersBoard, environ: Mapping[str, str] | None = None) -> None:
+    _write_atomically(users_board_path(environ), msgspec.json.encode(board) + b"\n")
+
+
+def users_board(environ: Mapping[str, str] | None = None) -> UsersBoard | None:
+    """The user's board, if a daemon on its default store ever recorded one."""
+    try:
+        with open(users_board_path(environ), "rb") as handle:
+            return msgspec.json.decode(handle.read(MAX_RECORD_BYTES), type=UsersBoard)
+    except (OSError, msgspec.DecodeError):
+        return None
+
+
+def describe(record: LiveDaemon) -> str:
+    """One line naming a live daemon: its board, store, socket and pid."""
+    return f"board {record.board_id} ({record.store}) on {record.socket}, pid {record.pid}"
