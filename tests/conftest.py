@@ -23,6 +23,20 @@ settings.register_profile("coordd", deadline=None)
 settings.load_profile("coordd")
 
 
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test has a home directory of its own, as every test has a database of its own.
+
+    Daemons announce themselves, and record the user's board, under the home
+    directory (`coordd_client.protocol.rendezvous`), and clients read both
+    before they start a daemon: with one home for the whole run, a test's client
+    would find another test's daemon, or start another test's board.
+    """
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def workdir() -> Iterator[Path]:
     path = short_tmpdir()

@@ -112,3 +112,29 @@ export class UntrustedSocket extends CoorddError {
     super(message, -32000, { kind: "untrusted_socket" });
   }
 }
+
+/**
+ * Client side (docs/PROTOCOL-1.2.md section 1a): the socket was derived, nobody answers on
+ * it, and more than one of the user's boards is live. This client follows section 1 only
+ * and never raises it; it is here so that code sharing errors with the Python client can
+ * name it.
+ */
+export class SeveralBoards extends CoorddError {
+  override name = "SeveralBoards";
+  constructor(message: string) {
+    super(message, -32000, { kind: "several_boards" });
+  }
+}
+
+/**
+ * Client side (section 1b): the daemon reached serves another board than the one the
+ * caller's tab works on. Raised by surfaces that know their tab (hooks, `coord`); a
+ * caller that knows which board it expects can raise it after comparing
+ * `serverInfo().board_id`.
+ */
+export class WrongBoard extends CoorddError {
+  override name = "WrongBoard";
+  constructor(message: string) {
+    super(message, -32000, { kind: "wrong_board" });
+  }
+}

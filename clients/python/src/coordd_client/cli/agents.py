@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from coordd_client import render
+from coordd_client import boards, render, tabs
 from coordd_client.cli.context import EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.cli.seen import note_if_unseen
+from coordd_client.client import Client
 from coordd_client.identity import AGENT_ENV
+from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import ReleaseAgentResult
 
 #: `agents` hides identities not seen for this long, unless --all.
@@ -28,18 +31,51 @@ def whoami(ctx: Context) -> int:
         line = f"export {AGENT_ENV}={_shell_quote(who.value)}"
         ctx.emit({"agent": who.value, "export": line}, line)
         return EXIT_OK
+    board = which_board(ctx)
     report = {
         "agent": who.value,
         "agent_source": who.source,
         "project": where.value,
         "project_source": where.source,
+        "board": board,
     }
     human = (
         f"agent:   {render.clean(who.value)}  (from {who.source})\n"
-        f"project: {render.clean(where.value)}  (from {where.source})"
+        f"project: {render.clean(where.value)}  (from {where.source})\n"
+        f"board:   {render.clean(_board_line(board))}"
     )
     ctx.emit(report, human)
     return EXIT_OK
+
+
+def which_board(ctx: Context) -> dict[str, Any]:
+    """The board this shell reaches (docs/PROTOCOL-1.2.md section 1b), asked without
+    starting a daemon: its id, socket and store, and the tab's board when they differ."""
+    try:
+        socket = ctx.socket
+        with Client(socket, timeout_s=5) as client:
+            info = client.server_info()
+    except CoordError as exc:
+        return {"board_id": None, "error": exc.message, "kind": exc.data.get("kind", exc.kind)}
+    tab = tabs.find()
+    board: dict[str, Any] = {
+        "board_id": info.board_id,
+        "socket": str(socket),
+        "store": info.store.location if info.store is not None else info.db_path,
+        "tab_board": tab.board if tab is not None else None,
+    }
+    refusal = boards.mismatch(tab, info.board_id, socket)
+    if refusal is not None:
+        board["error"] = refusal.message
+        board["kind"] = refusal.kind
+    return board
+
+
+def _board_line(board: dict[str, Any]) -> str:
+    if board["board_id"] is None and "error" in board:
+        return f"none reached ({board['error']})"
+    line = f"{board['board_id']}  ({board['store']}, on {board['socket']})"
+    return f"{line}\n         {board['error']}" if "error" in board else line
 
 
 def _shell_quote(text: str) -> str:
