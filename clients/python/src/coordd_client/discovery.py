@@ -193,7 +193,25 @@ class SocketRoute(msgspec.Struct, frozen=True):
     def locate(self, environ: Mapping[str, str] | None = None) -> Path:
         """The socket to use now: `path` if it was asked for or something accepts on it,
         else a daemon found by `fallback`, else `path` (where one may be started)."""
-        if self.explicit or connects(self.path):
+        if self.explicit:
+            return self.path
+        if connects(self.path):
+            self.require_one_board(environ)
             return self.path
         found = self.fallback(environ)
         return found.socket if found is not None else self.path
+
+    def require_one_board(self, environ: Mapping[str, str] | None = None) -> None:
+        """Refuse a derived socket while more than one board of this user is live.
+
+        A daemon answers on the derived socket, but another environment's surfaces
+        may reach another board: this one would then work on one half of a split
+        board without a word. Read from the rendezvous alone (a directory and its
+        small files, no round trip), so every call can afford it; never for an
+        asked-for socket, whose user said which board they mean.
+        """
+        if self.explicit:
+            return
+        live = live_daemons(environ)
+        if len({record.board_id for record in live}) > 1:
+            raise several_boards(live, None)

@@ -100,17 +100,27 @@ class DaemonLink:
             raise refusal
 
     async def _open(self) -> AsyncClient:
-        path = self.route.path
         try:
-            return await self._open_at(path)
-        except DaemonUnavailable:
-            found = await trio.to_thread.run_sync(self.route.fallback, self._environ)
-            if found is not None:
-                return await self._open_at(found.socket)
-            if not self._autostart:
-                raise
+            client = await self._open_at(self.route.path)
+        except DaemonUnavailable as unavailable:
+            return await self._elsewhere(unavailable)
+        try:  # a derived socket answers: only while it is the user's one live board
+            await trio.to_thread.run_sync(self.route.require_one_board, self._environ)
+        except BaseException:
+            await client.aclose()
+            raise
+        return client
+
+    async def _elsewhere(self, unavailable: DaemonUnavailable) -> AsyncClient:
+        """Nobody answers on the socket: the user's daemon found elsewhere (never for an
+        asked-for socket), else one started there if allowed."""
+        found = await trio.to_thread.run_sync(self.route.fallback, self._environ)
+        if found is not None:
+            return await self._open_at(found.socket)
+        if not self._autostart:
+            raise unavailable
         await trio.to_thread.run_sync(self._start_daemon)
-        return await self._open_at(path)
+        return await self._open_at(self.route.path)
 
     async def _open_at(self, path: Path) -> AsyncClient:
         self.socket_path = path

@@ -1,0 +1,336 @@
+"""One board, provably (issue 43): every surface of one user reaches the same board, whatever
+environment its host gives it, or refuses loudly; it never starts a second one in silence.
+
+The matrix: the user's own environment with each of `$XDG_RUNTIME_DIR`,
+`$XDG_STATE_HOME` and `$TMPDIR` set to a custom directory or unset (8
+combinations); the user's daemon started in it as `make run` does (`coordd
+serve`, no flags); then each surface (`coord` in a shell, a pre-edit hook,
+`coord mcp`) in the environment each host gives its children (HOSTS.md):
+Codex's MCP servers get `HOME`, `LANG`, `PATH` and `TERM` only; the MCP
+Inspector `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM` and `USER`; Cursor a
+curated list; a login shell resets `PATH`; cron and a systemd user service
+give no session variables (systemd its own `$XDG_RUNTIME_DIR`). Each must
+reach the one board: the same board id, a reservation on it denies the edit,
+its task is found by id, and no second daemon process appears.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from mcp import Client as MCPClient
+from mcp.client.stdio import StdioServerParameters
+
+from coordd_client.protocol.rendezvous import live_daemons, users_board
+from support import CALLER_VARS, COORD, git_repo
+
+#: Which of the three variables the user set to a directory of their own (else unset).
+COMBINATIONS = list(itertools.product((True, False), repeat=3))
+#: Seconds a daemon has to start and announce itself (two Python start-ups, a loaded machine).
+START_BOUND_S = 90.0
+#: The variables each host passes on (the rest of the user's environment is dropped).
+HOST_KEEPS = {
+    "codex-mcp": ("HOME", "LANG", "PATH", "TERM"),
+    "inspector": ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"),
+    "cursor": ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG"),
+    "cron": ("HOME", "LOGNAME", "SHELL"),
+    "systemd-user": ("HOME", "LOGNAME", "USER", "LANG", "PATH"),
+}
+HOSTS = ("shell", "login-shell", *HOST_KEEPS)
+UID = os.getuid()
+
+
+def combination_id(combination: tuple[bool, bool, bool]) -> str:
+    names = ("runtime", "state", "tmp")
+    return "-".join(
+        f"{n}={'custom' if custom else 'unset'}" for n, custom in zip(names, combination)
+    )
+
+
+class User:
+    """One user's home and environment, in a directory of the test's own."""
+
+    def __init__(self, root: Path, runtime: bool, state: bool, tmp: bool) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir(mode=0o700)
+        base = {k: v for k, v in os.environ.items() if not k.startswith(CALLER_VARS)}
+        for name in ("COORDD_SOCKET", "COORDD_DB", "COORDD_STORE", "XDG_RUNTIME_DIR"):
+            base.pop(name, None)
+        for name in ("XDG_STATE_HOME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            base.pop(name, None)
+        base.update(HOME=str(self.home), LANG="C.UTF-8", TERM="xterm", USER="u", LOGNAME="u")
+        base.setdefault("SHELL", "/bin/sh")
+        for name, custom in (("XDG_RUNTIME_DIR", runtime), ("XDG_STATE_HOME", state)):
+            if custom:
+                directory = root / name.lower()
+                directory.mkdir(mode=0o700)
+                base[name] = str(directory)
+        if tmp:
+            (root / "tmp").mkdir()
+            base["TMPDIR"] = str(root / "tmp")
+        self.env = base
+        self.repo = git_repo(root / "repo")
+        #: Daemons this test started itself (waited for at the end).
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def host_env(self, host: str) -> dict[str, str]:
+        """The environment `host` gives a child of the user's session."""
+        if host == "shell":
+            return dict(self.env)
+        if host == "login-shell":  # a login profile that resets PATH: coord by absolute path
+            return {**self.env, "PATH": "/usr/bin:/bin"}
+        kept = {k: self.env[k] for k in HOST_KEEPS[host] if k in self.env}
+        if host == "cron":
+            kept["PATH"] = "/usr/bin:/bin"
+        if host == "systemd-user":  # pam_systemd's runtime dir, whatever the user's dotfiles say
+            kept["XDG_RUNTIME_DIR"] = f"/run/user/{UID}"
+        return kept
+
+    def coord(self, *args: str, host: str = "shell", stdin: str | None = None) -> Any:
+        return subprocess.run(
+            [COORD, *args],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env=self.host_env(host),
+            cwd=self.repo,
+            input=stdin,
+            check=False,
+        )
+
+    def board_of(self, host: str) -> str:
+        """The board id `coord whoami` reaches from `host`'s environment."""
+        answer = self.coord("whoami", "--json", host=host)
+        assert answer.returncode == 0, (host, answer.stderr)
+        board = json.loads(answer.stdout)["board"]
+        assert board["board_id"], (host, board)
+        return str(board["board_id"])
+
+    def daemons(self) -> list[int]:
+        """Pids of every `coordd serve` process whose home is this user's."""
+        return daemon_pids(self.home)
+
+
+def daemon_pids(home: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"serve" not in words or not any(w.endswith(b"coordd") for w in words):
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if b"HOME=" + os.fsencode(home) in environ:
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def wait_for_announcement(user: User, count: int = 1) -> None:
+    """Until `count` daemons of the user are announced (the rendezvous is written once the
+    socket is bound): the event a starting daemon gives, not a guess at its start time."""
+    deadline = time.monotonic() + START_BOUND_S
+    while len(live_daemons(user.env)) < count:
+        assert time.monotonic() < deadline, "the daemon never announced itself"
+        time.sleep(0.05)
+
+
+def stop(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def nothing_on_the_shared_tmp_socket() -> None:
+    """With `$TMPDIR` unset, section 1 leads to /tmp/coordd-<uid>: another daemon there
+    (a developer's own) would be the very split these tests look for."""
+    shared = Path(f"/tmp/coordd-{UID}/coordd.sock")
+    assert not daemon_answering(shared), f"a daemon already serves {shared}: stop it first"
+
+
+def daemon_answering(path: Path) -> bool:
+    from coordd_client.discovery import answers
+
+    return answers(path)
+
+
+@pytest.fixture
+def user(request: pytest.FixtureRequest, workdir: Path) -> Iterator[User]:
+    runtime, state, tmp = request.param
+    nothing_on_the_shared_tmp_socket()
+    made = User(workdir, runtime, state, tmp)
+    yield made
+    for pid in made.daemons():  # those it started, and any a client started
+        stop(pid)
+    for process in made.started:
+        process.wait(30)
+
+
+def serve_as_make_run(user: User) -> subprocess.Popen[bytes]:
+    """The user's daemon as `make run` starts it: `coordd serve`, no flags, the user's env."""
+    log = open(user.root / "daemon.log", "ab")  # noqa: SIM115 (the daemon keeps it open)
+    process = subprocess.Popen(
+        [str(Path(COORD).with_name("coordd")), "serve"],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        env=user.env,
+    )
+    log.close()
+    user.started.append(process)
+    wait_for_announcement(user)
+    return process
+
+
+def pre_edit_stdin(user: User, session: str) -> str:
+    fixture = Path(__file__).parent.parent / "fixtures" / "hooks" / "claude-pre-edit.json"
+    text = fixture.read_text().replace("SESSION", session)
+    text = text.replace('"CWD"', json.dumps(str(user.repo)))
+    return text.replace('"FILE"', json.dumps(str(user.repo / "src" / "owned.py")))
+
+
+async def mcp_task_title(user: User, host: str, task_id: int) -> str:
+    """`get_task` through `coord mcp` started with `host`'s environment."""
+    env = user.host_env(host)
+    params = StdioServerParameters(command=COORD, args=["mcp"], env=env, cwd=str(user.repo))
+    with trio.fail_after(START_BOUND_S):
+        async with MCPClient(params) as client:
+            result = await client.call_tool("get_task", {"id": task_id})
+    assert not result.is_error, (host, result.content)
+    assert result.structured_content is not None
+    return str(result.structured_content["task"]["title"])
+
+
+@pytest.mark.parametrize("user", COMBINATIONS, ids=map(combination_id, COMBINATIONS), indirect=True)
+async def test_every_surface_reaches_the_one_board(user: User) -> None:
+    serve_as_make_run(user)
+    (board,) = {record.board_id for record in live_daemons(user.env)}
+    posted = json.loads(user.coord("post", "the one board's task", "--json").stdout)["task"]
+    reserved = user.coord("reserve", "src/owned.py", "--agent", "the-human")
+    assert reserved.returncode == 0, reserved.stderr
+
+    for host in HOSTS:
+        assert user.board_of(host) == board, host
+    # A hook: the reservation on the one board denies the edit from every environment.
+    for number, host in enumerate(("shell", "codex-mcp", "cursor", "cron")):
+        stdin = pre_edit_stdin(user, f"{number:08x}-4380-4f6e-9a1b-0123456789ab")
+        denied = user.coord("hook", "pre-edit", "--host", "claude", host=host, stdin=stdin)
+        assert denied.returncode == 0, (host, denied.stderr)
+        decision = json.loads(denied.stdout)["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny", (host, decision)
+        assert "the-human" in decision["permissionDecisionReason"], host
+    # An MCP server as Codex starts one: the task is found on the one board.
+    assert await mcp_task_title(user, "codex-mcp", posted["id"]) == "the one board's task"
+    assert len(user.daemons()) == 1, "a second daemon was started"
+    assert len(live_daemons(user.env)) == 1
+
+
+ALL_CUSTOM = [(True, True, True)]
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+async def test_the_inspector_and_cursor_mcp_servers_reach_it_too(user: User) -> None:
+    serve_as_make_run(user)
+    posted = json.loads(user.coord("post", "seen by every MCP host", "--json").stdout)["task"]
+    for host in ("inspector", "cursor", "cron"):
+        assert await mcp_task_title(user, host, posted["id"]) == "seen by every MCP host"
+    assert len(user.daemons()) == 1
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+def test_a_stripped_environment_starts_the_users_board_not_a_new_one(user: User) -> None:
+    """Before: Codex's MCP server, first to run, started a fresh board in
+    ~/.local/state/coordd beside the user's own in `$XDG_STATE_HOME`."""
+    first = serve_as_make_run(user)
+    (board,) = {record.board_id for record in live_daemons(user.env)}
+    user.coord("post", "yesterday's work")
+    recorded = users_board(user.env)
+    assert recorded is not None and recorded.board_id == board
+    stop(first.pid)
+    assert not live_daemons(user.env)
+
+    listed = user.coord("ls", "--json", host="codex-mcp")  # starts a daemon: the user's board
+    assert listed.returncode == 0, listed.stderr
+    assert [t["title"] for t in json.loads(listed.stdout)["tasks"]] == ["yesterday's work"]
+    assert user.board_of("codex-mcp") == board == user.board_of("shell")
+    assert not (user.home / ".local" / "state" / "coordd" / "coord.db").exists()
+    assert len(user.daemons()) == 1
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+def test_two_live_boards_are_refused_loudly_never_joined_by_a_third(user: User) -> None:
+    serve_as_make_run(user)
+    other_socket = user.root / "other.sock"
+    second = subprocess.Popen(
+        [str(Path(COORD).with_name("coordd")), "serve", "--db", str(user.root / "other.db"),
+         "--socket", str(other_socket)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=user.env,
+    )  # fmt: skip
+    user.started.append(second)
+    wait_for_announcement(user, 2)
+    boards = {record.board_id for record in live_daemons(user.env)}
+    assert len(boards) == 2
+    for host in ("codex-mcp", "shell"):
+        refused = user.coord("ls", host=host)
+        assert refused.returncode != 0, host
+        assert all(board in refused.stderr for board in boards), (host, refused.stderr)
+        assert "--socket" in refused.stderr and "kill" in refused.stderr
+    # Asked for by its socket, either board is served: the user said which one.
+    assert user.coord("--socket", str(other_socket), "ls").returncode == 0
+    assert sorted(user.daemons()) == sorted([*live_pids(user)]) and second.pid in user.daemons()
+    assert len(user.daemons()) == 2
+
+
+def live_pids(user: User) -> list[int]:
+    return [record.pid for record in live_daemons(user.env)]
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+def test_a_tab_that_reaches_another_board_is_refused_in_its_own_words(user: User) -> None:
+    """A tab's first session start records its board; a surface of the tab that later
+    reaches another board denies the edit, and `coord` in its shell exits non-zero."""
+    from support import FakeHost
+
+    first = serve_as_make_run(user)
+    session = "3cda0b49-4380-4f6e-8b5a-9f0e1d2c3b4a"
+    fixture = Path(__file__).parent.parent / "fixtures" / "hooks" / "claude-session-start.json"
+    start = fixture.read_text().replace('"CWD"', json.dumps(str(user.repo)))
+    with FakeHost() as tab:
+        env = user.host_env("shell")
+        begun = tab.run([COORD, "hook", "session-start", "--host", "claude"], env=env, stdin=start)
+        assert begun.returncode == 0, begun.stderr
+        assert tab.run([COORD, "ls"], env=env, cwd=user.repo).returncode == 0
+        # The board goes away; another one is started on the same socket (a user's
+        # `rm coord.db`, a restore of another file...).
+        stop(first.pid)
+        (Path(user.env["XDG_STATE_HOME"]) / "coordd" / "coord.db").rename(user.root / "moved.db")
+        (user.home / ".local" / "state" / "coordd" / "board").unlink()
+        serve_as_make_run(user)
+        refused = tab.run([COORD, "ls"], env=env, cwd=user.repo)
+        assert refused.returncode != 0 and "works on board" in refused.stderr, refused.stderr
+        edit = pre_edit_stdin(user, session)
+        denied = tab.run([COORD, "hook", "pre-edit", "--host", "claude"], env=env, stdin=edit)
+        decision = json.loads(denied.stdout)["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny", decision
+        assert "works on board" in decision["permissionDecisionReason"]
