@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
+from coordd.dsn import redact
 from coordd.paths import resolve_store
-from coordd.store.postgres.connection import redact
 
 DSN = "postgresql://coordd@db.example/team"
 
