@@ -24,10 +24,10 @@ INSTALL_HINT = "install it with `sudo apt-get install postgresql` (Debian/Ubuntu
 _databases = itertools.count(1)
 
 
-def start_cluster() -> PostgresPeer:
-    """A fresh cluster, or skip (fail where PostgreSQL is required)."""
+def start_cluster(*, tcp: bool = False, hba: tuple[str, ...] = ()) -> PostgresPeer:
+    """A fresh cluster, or skip (fail where PostgreSQL is required); see PostgresPeer."""
     try:
-        return PostgresPeer(short_tmpdir("pg"))
+        return PostgresPeer(short_tmpdir("pg"), tcp=tcp, hba=hba)
     except PeerUnavailable as exc:
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"PostgreSQL is required here ({REQUIRE_ENV}=1) but: {exc}")

@@ -15,6 +15,7 @@ import os
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -70,13 +71,32 @@ def wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, timeout_s: fl
 _INITDB = ["--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]
 
 
+def free_tcp_port() -> int:
+    """A port nobody listens on at this instant, on 127.0.0.1 and ::1 alike."""
+    while True:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+            port = int(probe.getsockname()[1])
+        with socket.socket(socket.AF_INET) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+
+
 class PostgresPeer:
-    """A throwaway PostgreSQL cluster: fsync on, synchronous_commit on, Unix socket only."""
+    """A throwaway PostgreSQL cluster: fsync on, synchronous_commit on, Unix socket only.
+
+    With `tcp`, it also listens on 127.0.0.1 and ::1, on a free port (its
+    socket file then has that port's number); `hba` lines go first in
+    pg_hba.conf (initdb's lines trust every local connection).
+    """
 
     name = "postgresql"
     settings = "fsync on, synchronous_commit on, WAL on the same disk"
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, tcp: bool = False, hba: tuple[str, ...] = ()) -> None:
         require_package("psycopg")
         initdb = which("initdb", _PG_BIN_DIRS)
         postgres = which("postgres", _PG_BIN_DIRS)
@@ -101,9 +121,14 @@ class PostgresPeer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        if hba:
+            conf = data / "pg_hba.conf"
+            conf.write_text("\n".join(hba) + "\n" + conf.read_text())
         self._postgres = postgres
         self._data = data
-        self.address = f"host={self.directory} user={self.user} dbname=postgres"
+        self.port = free_tcp_port() if tcp else 5432
+        self._listen = "127.0.0.1,::1" if tcp else ""
+        self.address = f"host={self.directory} port={self.port} user={self.user} dbname=postgres"
         self.host = str(self.directory)
         self.start()
 
@@ -114,14 +139,15 @@ class PostgresPeer:
                 *self._as_user, self._postgres,
                 "-D", str(self._data),
                 "-k", str(self.directory),
-                "-c", "listen_addresses=",
+                "-c", f"listen_addresses={self._listen}",
+                "-p", str(self.port),
                 "-c", "fsync=on",
                 "-c", "synchronous_commit=on",
                 "-c", "max_connections=200",
             ],
             self.directory / "postgres.log",
         )  # fmt: skip
-        wait_for(self.directory / ".s.PGSQL.5432", self.proc, "postgres")
+        wait_for(self.directory / f".s.PGSQL.{self.port}", self.proc, "postgres")
         self._wait_ready()
 
     def _wait_ready(self) -> None:
@@ -139,7 +165,8 @@ class PostgresPeer:
 
     def url(self, database: str = "postgres") -> str:
         """A `postgresql://` DSN for `coordd serve --store` (the socket directory as host)."""
-        return f"postgresql://{self.user}@/{database}?host={self.directory}"
+        port = "" if self.port == 5432 else f"&port={self.port}"
+        return f"postgresql://{self.user}@/{database}?host={self.directory}{port}"
 
     def stop(self) -> None:
         """A fast shutdown: clients are disconnected, as when a server goes away.

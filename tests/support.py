@@ -47,10 +47,15 @@ class DaemonProcess:
         db_path: Path | None = None,
         socket_path: Path | None = None,
         store: str | None = None,
+        store_in_env: bool = False,
+        cwd: Path | None = None,
     ) -> None:
         self.workdir = workdir
         #: A `postgresql://` DSN: the daemon runs in team mode on it instead of `db_path`.
         self.store = store
+        #: Give `store` as `$COORDD_STORE` rather than `--store` (a DSN with its password).
+        self.store_in_env = store_in_env
+        self.cwd = cwd
         self.db_path = db_path or workdir / "coord.db"
         self.socket_path = socket_path or workdir / "s.sock"
         self.args = args
@@ -64,21 +69,33 @@ class DaemonProcess:
             "-m",
             "coordd",
             "serve",
-            *(["--db", str(self.db_path)] if self.store is None else ["--store", self.store]),
+            *self._store_args(),
             "--socket",
             str(self.socket_path),
             *self.args,
         ]
 
+    def _store_args(self) -> list[str]:
+        if self.store is None:
+            return ["--db", str(self.db_path)]
+        return [] if self.store_in_env else ["--store", self.store]
+
     def start(self, wait: bool = True) -> DaemonProcess:
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
         env.pop("LISTEN_FDS", None)
+        if self.store is not None and self.store_in_env:
+            env["COORDD_STORE"] = self.store
         env.update(self.env or {})
         self.log_path = self.workdir / f"daemon-{time.monotonic_ns()}.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=env,
+                cwd=self.cwd,
             )
         if wait:
             try:

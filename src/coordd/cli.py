@@ -13,13 +13,21 @@ from pathlib import Path
 import trio
 
 from coordd import __version__
-from coordd.argv_secret import reexec_without_password
 from coordd.clock import Clock, OffsetClock, SystemClock
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
+from coordd.dsn import ARGV_PASSWORD_REFUSAL, has_password, redact
 from coordd.limits import Limits
 from coordd.listener import ListenerError
-from coordd.paths import DB_ENV, STORE_ENV, default_db_path, is_team_store, resolve_store
+from coordd.paths import (
+    DB_ENV,
+    STORE_ENV,
+    StoreRefused,
+    board_path,
+    file_path,
+    is_team_store,
+    resolve_store,
+)
 from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.failures import NodeInUse, StoreUnavailable
@@ -39,6 +47,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _file_path(text: str) -> Path:
+    """An argparse type for a file path that must not read as a URL (`paths.file_path`).
+
+    It sees the text as typed: `Path` would turn `./a:b.db` into `a:b.db`.
+    """
+    try:
+        return file_path(text, "the path")
+    except StoreRefused as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coordd", description="The coordd daemon: a local bulletin board for coding agents."
@@ -48,12 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the daemon in the foreground")
     serve.add_argument(
-        "--db", type=Path, help="database file (default: $COORDD_DB or the state dir)"
+        "--db",
+        type=_file_path,
+        help="database file (default: $COORDD_DB or the state dir); a name with a colon"
+        " is written ./NAME",
     )
     serve.add_argument(
         "--store",
         help="where the board lives: a file path, sqlite:PATH, or postgresql://... for team"
-        " mode (default: $COORDD_STORE, then --db)",
+        " mode, without a password (default: $COORDD_STORE, which may hold one, then --db)",
     )
     serve.add_argument(
         "--node",
@@ -99,19 +121,27 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
     check = commands.add_parser("check", help="integrity check, schema version and counts")
-    check.add_argument("--db", type=Path)
+    check.add_argument("--db", type=_file_path)
 
     backup = commands.add_parser("backup", help="a consistent copy of the database, while it runs")
-    backup.add_argument("path", type=Path)
-    backup.add_argument("--db", type=Path)
+    backup.add_argument("path", type=_file_path)
+    backup.add_argument("--db", type=_file_path)
 
     migrate = commands.add_parser(
         "migrate", help="move a board (an SQLite file) to a new, empty team store"
     )
     migrate.add_argument(
-        "--from", dest="source", type=Path, help="the SQLite file (default: --db's)"
+        "--from",
+        dest="source",
+        type=_file_path,
+        help="the SQLite file (default: $COORDD_DB or the state dir)",
     )
-    migrate.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
+    migrate.add_argument(
+        "--to",
+        dest="target",
+        metavar="postgresql://...",
+        help="the team store, without a password (default: $COORDD_STORE, which may hold one)",
+    )
 
     from coordd.service import add_service_parser
 
@@ -125,36 +155,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         if args.store is not None and args.db is not None:
             parser.error("--store and --db name the same thing: give one of them")
-        if argv is None and args.store is not None and is_team_store(args.store):
-            # The real command line, which `ps` shows every local user: a
-            # password in it moves to $PGPASSWORD by re-executing (argv_secret.py).
-            refusal = reexec_without_password(args.store)
-            if refusal is not None:
-                print(f"coordd: {refusal}", file=sys.stderr)
-                return 2
+        if args.store and has_password(args.store):
+            return _refuse_argv_password("--store")
         return _serve(args)
-    if args.command == "check":
-        from coordd.admin import check
+    if args.command in ("check", "backup"):
+        try:
+            db = board_path(args.db)
+        except StoreRefused as exc:
+            print(f"coordd: {exc}", file=sys.stderr)
+            return 2
+        from coordd.admin import backup, check
 
-        return check(args.db or default_db_path())
-    if args.command == "backup":
-        from coordd.admin import backup
-
-        return backup(args.db or default_db_path(), args.path)
+        return check(db) if args.command == "check" else backup(db, args.path)
     if args.command == "migrate":
-        if not is_team_store(args.target):
-            parser.error("--to must be a postgresql:// DSN (the team store)")
-        if importlib.util.find_spec("psycopg") is None:
-            print(TEAM_EXTRA_HINT, file=sys.stderr)
-            return 1
-        from coordd.store.postgres.migrate import run
-
-        return run((args.source or default_db_path()).expanduser().absolute(), args.target)
+        return _migrate(args)
     if args.command == "service":
         from coordd.service import run_service_command
 
         return run_service_command(args)
     raise AssertionError(args.command)
+
+
+def _refuse_argv_password(flag: str) -> int:
+    """Exit 2: the kernel put argv in /proc/<pid>/cmdline before coordd ran at all, so
+    no re-exec could have kept the password from `ps`; only not taking it there is honest."""
+    print(f"coordd: {flag}: {ARGV_PASSWORD_REFUSAL}", file=sys.stderr)
+    return 2
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """`coordd migrate`: the target from `--to` (no password) or `$COORDD_STORE` (may hold one)."""
+    if args.target and has_password(args.target):
+        return _refuse_argv_password("--to")
+    target = args.target or os.environ.get(STORE_ENV)
+    if not target or not is_team_store(target):
+        given = f", not {redact(target)!r}" if target else ""
+        print(
+            f"coordd migrate: --to (or ${STORE_ENV}) must be a postgresql:// DSN, the team"
+            f" store{given}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        source = args.source or board_path(None)
+    except StoreRefused as exc:
+        print(f"coordd: {exc}", file=sys.stderr)
+        return 2
+    if importlib.util.find_spec("psycopg") is None:
+        print(TEAM_EXTRA_HINT, file=sys.stderr)
+        return 1
+    from coordd.store.postgres.migrate import run
+
+    return run(source.expanduser().absolute(), target)
 
 
 TEAM_EXTRA_HINT = (
@@ -188,7 +240,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     try:
         db_path, dsn = resolve_store(args.store, args.db)
-    except ValueError as exc:
+    except StoreRefused as exc:
         print(f"coordd: {exc}", file=sys.stderr)
         return 2
     if dsn is not None and importlib.util.find_spec("psycopg") is None:

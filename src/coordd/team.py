@@ -24,11 +24,12 @@ import trio
 
 from coordd.clock import Clock, StoreClock, format_time
 from coordd.config import DaemonConfig
+from coordd.dsn import redact
 from coordd.limits import Limits
 from coordd.store import reads
 from coordd.store.backends import Board
 from coordd.store.failures import NodeInUse
-from coordd.store.postgres.connection import describe, redact
+from coordd.store.postgres.connection import describe
 from coordd.store.postgres.presence import NodePresence, Peer
 from coordd.store.postgres.readers import PgReaderPool
 from coordd.store.postgres.writer import PostgresWriteStore

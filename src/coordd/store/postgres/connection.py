@@ -12,11 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.string import TextLoader
 
 from coordd.limits import Limits
@@ -26,26 +24,11 @@ from coordd_client.protocol.errors import CoordError, InternalError, Overloaded
 log = logging.getLogger(__name__)
 
 
-def redact(dsn: str) -> str:
-    """The DSN without its password, for logs and `server.info`."""
-    if "://" in dsn:
-        parts = urlsplit(dsn)
-        netloc = parts.netloc
-        if "@" in netloc:
-            credentials, host = netloc.rsplit("@", 1)
-            netloc = credentials.split(":", 1)[0] + "@" + host
-        query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    try:
-        fields = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return "(an unparsable DSN)"
-    fields.pop("password", None)
-    return make_conninfo(**{k: str(v) for k, v in fields.items()})
-
-
 def connect(dsn: str, application_name: str, **settings: Any) -> psycopg.Connection[Any]:
     """An autocommit connection with keepalives and a bounded connect time.
+
+    `dsn` goes to libpq as given, never rebuilt (`coordd.dsn` says why); psycopg
+    adds the settings below through libpq's own parser of it.
 
     libpq reads the password from the DSN, `PGPASSWORD` or `PGPASSFILE`, and
     `sslmode` from the DSN or `PGSSLMODE`, as it always does: nothing here

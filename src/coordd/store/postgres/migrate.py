@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from coordd.dsn import redact
 from coordd.platform.lockfile import DatabaseInUse, DatabaseLock
 from coordd.store import reads
 from coordd.store.connections import (
@@ -63,13 +64,13 @@ def run(source: Path, target: str) -> int:
         return 1
     except psycopg.Error as exc:
         print(
-            f"coordd migrate: the team store {pg.redact(target)} failed: {pg.describe(exc)};"
+            f"coordd migrate: the team store {redact(target)} failed: {pg.describe(exc)};"
             " nothing was written",
             file=sys.stderr,
         )
         return 1
     summary = ", ".join(f"{n} {table}" for table, n in counts.items())
-    print(f"migrated {source} to {pg.redact(target)}: {summary}")
+    print(f"migrated {source} to {redact(target)}: {summary}")
     return 0
 
 
@@ -104,7 +105,7 @@ def _copy(board: SqliteDb, target: str) -> dict[str, int]:
             occupied = [t for t in TABLES if pg.one(conn, f"SELECT count(*) FROM {t}")[0]]
             if last_seq or occupied:
                 raise MigrationRefused(
-                    f"the team store {pg.redact(target)} is not empty"
+                    f"the team store {redact(target)} is not empty"
                     f" ({', '.join(occupied) or 'its event log'} has data): migrate only into"
                     " a new database; merging two boards would renumber one of them"
                 )

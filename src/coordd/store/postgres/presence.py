@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 
+from coordd.dsn import redact
 from coordd.limits import Limits
 from coordd.store.failures import NodeInUse, StoreUnavailable
 from coordd.store.postgres import connection as pg
@@ -72,14 +73,14 @@ class NodePresence:
                 conn.close()
                 raise NodeInUse(
                     f"node {self.node!r} is already live on the team store"
-                    f" {pg.redact(self._dsn)}; give this daemon another name with --node,"
+                    f" {redact(self._dsn)}; give this daemon another name with --node,"
                     " or stop the other one"
                 )
             self._conn = conn
             return self.heartbeat(0).peers
         except psycopg.Error as exc:
             raise StoreUnavailable(
-                f"cannot use the team store {pg.redact(self._dsn)}: {pg.describe(exc)}"
+                f"cannot use the team store {redact(self._dsn)}: {pg.describe(exc)}"
             ) from exc
 
     def heartbeat(self, keep_after: int) -> TeamView:

@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from coordd.dsn import redact
 from coordd.limits import Limits
 from coordd.store.failures import StoreUnavailable
 from coordd.store.postgres import connection as pg
@@ -98,7 +99,7 @@ class PostgresWriteStore:
             (last_seq,) = pg.one(self._conn, "SELECT last_seq FROM coordd_meta WHERE id = 1")
         except psycopg.Error as exc:
             raise StoreUnavailable(
-                f"cannot use the team store {pg.redact(self._dsn)}: {pg.describe(exc)}"
+                f"cannot use the team store {redact(self._dsn)}: {pg.describe(exc)}"
             ) from exc
         return int(last_seq)
 
@@ -109,8 +110,7 @@ class PostgresWriteStore:
         except psycopg.Error as exc:
             self._after_failure(exc)
             raise StoreUnavailable(
-                f"cannot read the clock of the team store {pg.redact(self._dsn)}:"
-                f" {pg.describe(exc)}"
+                f"cannot read the clock of the team store {redact(self._dsn)}: {pg.describe(exc)}"
             ) from exc
         return self._shifted(instant)
 
