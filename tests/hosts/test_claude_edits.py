@@ -70,3 +70,36 @@ def test_a_stale_write_is_denied_then_allowed_after_a_read_and_the_edit_reserves
         assert look.reservations(agent=agent).reservations == []
         edits = {(e.path, e.agent) for e in look.recent_edits().edits}
         assert ("src/free.py", agent) in edits  # its PostToolUse recorded the edit
+
+
+def test_an_edit_with_no_board_reaches_the_model_as_unchecked_then_a_repository_refuses(
+    world: World,
+) -> None:
+    """Issue 43 with the real binary: no daemon (and no autostart), an edit goes ahead and
+    the model is told, in its own context, that it went ahead unchecked; once the
+    repository says `"unreachable": "deny"` the next edit is refused, saying why."""
+    set_up(world)
+    assert world.daemon.stop() == 0
+    world.env["COORD_NO_AUTOSTART"] = "1"
+    free, mine = world.repo / "src" / "free.py", world.repo / "src" / "mine.py"
+    config = world.repo / ".coord" / "config.json"
+    refuse = f'mkdir -p {config.parent} && echo \'{{"unreachable": "deny"}}\' > {config}'
+    steps: list[Step] = [
+        ToolCall("Read", {"file_path": str(free)}),
+        ToolCall("Edit", {"file_path": str(free), "old_string": "# free.py", "new_string": "# x"}),
+        ToolCall("Bash", {"command": refuse, "description": "the repository refuses"}),
+        ToolCall("Read", {"file_path": str(mine)}),
+        ToolCall("Edit", {"file_path": str(mine), "old_string": "# mine.py", "new_string": "# y"}),
+        Say("done"),
+    ]
+    api, done, _ = claude_p(world, world.repo, steps, "--allowedTools", "Bash")
+    assert done.returncode == 0, done.stderr
+    told = api.told()
+    assert "coordd board unavailable (no coordd answers on" in told  # the session start
+    # Claude Code 2.1.332 puts an allowed PreToolUse's additionalContext after the result.
+    assert "PreToolUse:Edit hook additional context: coord: could not check reservations" in told
+    assert "allowed UNCHECKED" in told and "Mention this to the user" in told
+    assert free.read_text() == "# x\n"
+    refused = api.tool_results()[4]
+    assert "refused until it can" in refused and str(config) in refused, refused
+    assert mine.read_text() == "# mine.py\n"

@@ -80,3 +80,25 @@ def test_a_codex_tab_is_one_agent_and_its_guard_holds(world: World, where: str) 
     with Client(world.daemon.socket_path, project=str(world.repo)) as look:
         assert look.get(task.id).task.state == "pending"
         assert look.reservations(agent=agent).reservations == []
+
+
+def test_a_codex_edit_with_no_board_reaches_the_model_as_unchecked(world: World) -> None:
+    """Issue 43 with the real binary: Codex 0.171.0 puts an allowed PreToolUse's
+    `additionalContext` before the model as a developer message (a
+    `"permissionDecision": "allow"` would fail the hook and lose it), so an edit with
+    no daemon (and no autostart) goes ahead and the model is told it went unchecked."""
+    steps: list[Step] = [{"apply_patch": patch("src/free.py", "# free.py", "# edited")}]
+    with FakeResponsesAPI([*steps, {"text": "done"}]) as fake:
+        configure(world, fake)
+        done = world.coord("setup", "codex")
+        assert done.returncode == 0, done.stderr
+        trust_hooks(world, world.repo)
+        assert world.daemon.stop() == 0
+        world.env["COORD_NO_AUTOSTART"] = "1"
+        run = codex_exec(world, world.repo, fake)
+        assert run.returncode == 0, run.stderr[-4000:]
+    told = fake.text()
+    assert "coordd board unavailable (no coordd answers on" in told  # the session start
+    assert "coord: could not check reservations (no coordd answers on" in told
+    assert "allowed UNCHECKED" in told and "Mention this to the user" in told
+    assert (world.repo / "src" / "free.py").read_text() == "# edited\n"

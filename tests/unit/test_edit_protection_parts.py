@@ -1,8 +1,10 @@
-"""The pure parts of issue 33's edit protection: a path as its own literal pattern, and the
-repository's `.coord/config.json` as the hooks read it."""
+"""The pure parts of issue 33's edit protection: a path as its own literal pattern, the
+repository's `.coord/config.json` as the hooks read it, and (issue 43) what a guard does
+when it cannot ask the board."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from coordd_client.hooks.files import (
     read_config,
     repository_config,
 )
-from coordd_client.hooks.guard import time_left
+from coordd_client.hooks.guard import STRICT_ENV, time_left, unreachable_policy
 
 
 @pytest.mark.parametrize("path", ["src/x.py", "src/[ab].py", "a/*/b?.txt", "!bang.md", "we\\ird"])
@@ -43,6 +45,8 @@ def test_a_path_too_long_for_a_pattern_gets_none() -> None:
         ('{"auto_reserve": true, "auto_reserve_ttl_s": 60}', Config(ttl_s=60.0)),
         ('{"auto_reserve": "no"}', Config()),  # only false switches it off
         ('{"auto_reserve_ttl_s": true}', Config()),
+        ('{"unreachable": "deny"}', Config(unreachable="deny")),
+        ('{"unreachable": true}', Config()),  # only "deny" refuses
         ("[false]", Config()),
         ("not json", Config()),
     ],
@@ -61,6 +65,8 @@ def test_the_repository_config(tmp_path: Path, text: str | None, expected: Confi
         ('{"auto_reserve": false, "auto_reserve_ttl_s": 60, "other": 1}', None),
         ('{"auto_reserve": "no"}', "auto_reserve must be true or false"),
         ('{"auto_reserve_ttl_s": "1h"}', "auto_reserve_ttl_s must be a number of seconds"),
+        ('{"unreachable": "refuse"}', 'unreachable must be "allow" or "deny"'),
+        ('{"unreachable": ["deny"]}', 'unreachable must be "allow" or "deny"'),
         ("[false]", "is not a JSON object"),
         ("{not json", "is not JSON"),
         ('{"pad": "' + "x" * 5000 + '"}', "is over 4096 bytes"),
@@ -78,6 +84,33 @@ def test_why_a_config_is_passed_over(tmp_path: Path, text: str | None, problem: 
         assert said is None
     else:
         assert said is not None and problem in said
+
+
+@pytest.mark.parametrize(
+    ("files", "strict", "deny", "source"),
+    [
+        ([None], None, False, ""),  # the default: a hook never bricks an agent
+        (["allow"], None, False, ""),
+        (["deny"], None, True, "says"),
+        ([None, "deny"], None, True, "b/.coord/config.json"),  # any board that asks
+        (["deny"], "0", False, "COORD_GUARD_STRICT=0"),  # the environment wins
+        (["allow"], "1", True, "COORD_GUARD_STRICT=1"),
+        (["deny"], "yes", True, "says"),  # neither 0 nor 1: the file decides
+    ],
+)
+def test_what_decides_when_the_board_cannot_be_asked(
+    tmp_path: Path, files: list[str | None], strict: str | None, deny: bool, source: str
+) -> None:
+    projects = []
+    for name, value in zip("ab", files, strict=False):
+        project = tmp_path / name
+        projects.append(str(project))
+        if value is not None:
+            (project / CONFIG_FILE).parent.mkdir(parents=True)
+            (project / CONFIG_FILE).write_text(json.dumps({"unreachable": value}))
+    environ = {} if strict is None else {STRICT_ENV: strict}
+    policy = unreachable_policy(projects, environ)
+    assert policy.deny is deny and source in policy.source
 
 
 def test_a_config_that_is_not_a_regular_file_is_passed_over(tmp_path: Path) -> None:

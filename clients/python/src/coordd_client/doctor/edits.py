@@ -21,7 +21,18 @@ def check_edit_config(project: Path) -> list[Finding]:
         if config.auto_reserve
         else "advisory: edits reserve nothing (others' reservations and stale writes still refused)"
     )
-    data = {"file": str(path), "auto_reserve": config.auto_reserve, "ttl_s": config.ttl_s}
+    # What a guard does when it cannot ask the board (`hooks.guard.unreachable_policy`).
+    mode += (
+        "; with no board to ask, edits and commits are refused"
+        if config.unreachable == "deny"
+        else "; with no board to ask, edits and commits go ahead unchecked, saying so"
+    )
+    data = {
+        "file": str(path),
+        "auto_reserve": config.auto_reserve,
+        "ttl_s": config.ttl_s,
+        "unreachable": config.unreachable,
+    }
     if problem is not None:
         return [
             Finding(

@@ -30,6 +30,8 @@ post_task what you find instead of doing it unasked."""
 #: The same for a Cursor window, whose terminal is not the window's agent.
 CURSOR_WORKFLOW = WORKFLOW.replace("claim_task; `coord next` in a shell", "claim_task")
 
+#: How the context of a session whose board cannot be read begins.
+UNAVAILABLE = "coordd board unavailable"
 #: The repository's own workflow text, relative to the project's directory.
 PRIME_FILE = Path(".coord") / "PRIME.md"
 #: At most this much of it is used (about 400 tokens); the rest is cut, and said to be.
@@ -37,8 +39,10 @@ WORKFLOW_CHARS = 1600
 #: The bound on the whole session-start context, in characters (about 1,300 tokens,
 #: and 400 more when unread messages are delivered with it).
 CONTEXT_CHARS = SUMMARY_CHARS + 1 + reported.DELIVERY_CHARS + 1 + WORKFLOW_CHARS
-#: Characters of a daemon's error message shown when the board is unavailable.
-ERROR_CHARS = 300
+#: Characters of a daemon's error message shown when the board is unavailable: enough
+#: for a refusal of several boards or of a wrong one whole (it ends with what to do),
+#: and within the summary's bound, whose place it takes.
+ERROR_CHARS = 1200
 
 
 def session_start_context(
@@ -49,28 +53,54 @@ def session_start_context(
     autostart: bool,
     host: str = "claude",
 ) -> str:
-    """The board summary, who you are, and the workflow: at most `CONTEXT_CHARS`."""
-    shell_is_the_agent = host != "cursor"
-    workflow = repository_workflow(project) or (WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW)
-    try:
-        with connect(Path(socket), autostart=autostart) as client:
-            bind_board(client)
-            board = summarize(client, agent, project, shell_is_the_agent=shell_is_the_agent)
-            # 1.2: what others said to this tab while it was away, shown (and acked) once.
-            unread = reported.take_unread(client, agent)
-    except CoordError as exc:
-        # Starting a daemon would not help when one holds the board, or when the trouble
-        # is which board (section 1a's refusal, `boards.py`'s): the message says what does.
-        held = exc.data.get("reason") == "database_held" or isinstance(
-            exc, (SeveralBoards, WrongBoard)
-        )
-        step = "" if held else " Start it with `coordd serve`."
-        why, who = cut(exc.message, ERROR_CHARS), cut(agent, NAME_CHARS)
-        return f"coordd board unavailable ({why}); you are {who}.{step}\n{workflow}"
+    """The board summary, who you are, and the workflow: at most `CONTEXT_CHARS`.
+
+    Raises `CoordError` when the board cannot be read (`unavailable` says so instead).
+    """
+    with connect(Path(socket), autostart=autostart) as client:
+        bind_board(client)
+        board = summarize(client, agent, project, shell_is_the_agent=host != "cursor")
+        # 1.2: what others said to this tab while it was away, shown (and acked) once.
+        unread = reported.take_unread(client, agent)
     reported.remember(agent, board.assigned)
+    workflow = _workflow(project, host)
     if unread:
         return f"{board.text}\n{unread}\n{workflow}"
     return f"{board.text}\n{workflow}"
+
+
+def unavailable(failure: CoordError, agent: str, project: str, *, host: str = "claude") -> str:
+    """The context of a session whose board cannot be read: why, what its edits will
+    meet until it can (`guard.unreachable_policy`), what to do, and the workflow."""
+    # Starting a daemon would not help when one holds the board, or when the trouble
+    # is which board (section 1a's refusal, `boards.py`'s): the message says what does.
+    held = failure.data.get("reason") == "database_held" or isinstance(
+        failure, (SeveralBoards, WrongBoard)
+    )
+    step = "" if held else " Start it with `coordd serve`."
+    why, who = cut(failure.message, ERROR_CHARS), cut(agent, NAME_CHARS)
+    return f"{UNAVAILABLE} ({why}); you are {who}.{step} {_edits_meanwhile(failure, project)}" + (
+        f"\n{_workflow(project, host)}"
+    )
+
+
+def _edits_meanwhile(failure: CoordError, project: str) -> str:
+    if isinstance(failure, WrongBoard):
+        return "Edits and commits are refused while it is so."
+    from coordd_client.hooks.guard import unreachable_policy
+
+    policy = unreachable_policy([project])
+    if policy.deny:
+        return f"Edits and commits are refused until it answers ({policy.source})."
+    return (
+        "Until it answers, edits and commits go ahead UNCHECKED against other agents'"
+        " reservations (each edit says so): mention it to the user."
+    )
+
+
+def _workflow(project: str, host: str) -> str:
+    shell_is_the_agent = host != "cursor"
+    return repository_workflow(project) or (WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW)
 
 
 def bind_board(client: Client) -> None:

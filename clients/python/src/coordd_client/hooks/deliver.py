@@ -21,16 +21,16 @@ import sys
 from coordd_client.client import Client
 from coordd_client.hooks.payload import HookInput
 from coordd_client.hooks.reported import take_unread
-from coordd_client.protocol.errors import CoordError
 
 
 def deliver(socket: os.PathLike[str] | str, agent: str) -> str:
-    """`take_unread` on a connection of its own (a hook's one round trip, or two)."""
-    try:
-        with Client(socket, timeout_s=2.0) as client:
-            return take_unread(client, agent)
-    except CoordError:
-        return ""
+    """`take_unread` on a connection of its own (a hook's one round trip, or two).
+
+    Raises `CoordError` when the daemon cannot be reached (the runner says so once per
+    outage); a failure after connecting is taken as nothing to deliver.
+    """
+    with Client(socket, timeout_s=2.0) as client:
+        return take_unread(client, agent)
 
 
 #: The turn events whose `additionalContext` reaches the model (Claude Code, and Codex

@@ -6,13 +6,16 @@ the same files in other worktrees.
 A host that reports reads (Claude Code, Cursor) sends each file's content hash, so the
 daemon can tell a stale write; Codex reports none, so it gets no stale-write verdict
 (it could never record the re-read the denial asks for). A daemon without the feature
-gets the old reservation check (`guard.check_projects`); a daemon that cannot be
-reached allows, unless `COORD_GUARD_STRICT=1`, as before.
+gets the old reservation check (`guard.check_projects`). A board that cannot be
+asked (no daemon answers, several boards and no socket given) allows the edit
+unchecked and tells the model and its user so, unless the repository or the
+environment says deny (`guard.cannot_check`); a daemon of another board denies.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import msgspec
 
@@ -27,6 +30,8 @@ from coordd_client.protocol.wire_edits import GuardResult, StaleFile
 READS_REPORTED = frozenset({"claude", "cursor"})
 #: At most this many lines of other agents' edits in a pre-edit context.
 OTHERS_SHOWN = 3
+#: Said to the model after an unchecked edit: in a headless run it is the only reader.
+TELL_THE_USER = "Mention this to the user: other agents may be editing the same files."
 
 
 class Protection(msgspec.Struct, frozen=True):
@@ -36,12 +41,18 @@ class Protection(msgspec.Struct, frozen=True):
     reason: str
     #: Set when the daemon could not be asked (the verdict then follows the failure policy).
     unreachable: str | None = None
-    #: Said to the model on an allowed edit: warnings and other agents' edits.
+    #: Said to the model on an allowed edit: warnings, other agents' edits, or that
+    #: the edit went ahead unchecked.
     context: str = ""
 
 
-def protect(socket: os.PathLike[str] | str, given: HookInput) -> Protection:
-    """The verdict for the edit `given` describes (its paths are not empty)."""
+def protect(locate: Callable[[], os.PathLike[str] | str], given: HookInput) -> Protection:
+    """The verdict for the edit `given` describes (its paths are not empty).
+
+    `locate` gives the socket; it is called only for an edit of a board's file, and
+    may raise (`SeveralBoards`: which board cannot be told), which counts as a board
+    that cannot be asked.
+    """
     unnamable = [p for p in (given.cwd, *given.paths) if "\0" in p]
     if unnamable:
         shown = ", ".join(repr(p) for p in unnamable[:3])
@@ -51,10 +62,10 @@ def protect(socket: os.PathLike[str] | str, given: HookInput) -> Protection:
     if not boards:
         return Protection(True, "")
     hashed = given.host in READS_REPORTED
-    strict = os.environ.get(guard.STRICT_ENV) == "1"
     denials: list[str] = []
     notes: list[str] = []
     try:
+        socket = locate()
         with Client(socket, timeout_s=guard.GUARD_TIMEOUT_S) as client:
             boards_module.check(client)
             for board in boards:
@@ -81,13 +92,18 @@ def protect(socket: os.PathLike[str] | str, given: HookInput) -> Protection:
     except WrongBoard as exc:  # not unreachable: reachable, and the wrong one
         return Protection(False, exc.message)
     except CoordError as exc:
-        why = f"coord could not check reservations ({exc.message})"
-        if strict:
-            return Protection(False, f"{why}; {guard.STRICT_ENV}=1 denies edits until it can", why)
-        return Protection(True, f"{why}; allowed", why)
+        return _cannot_check(exc, [board.project for board in boards])
     if denials:
         return Protection(False, "; ".join(denials[:5]))
     return Protection(True, "", context="\n".join(notes))
+
+
+def _cannot_check(failure: CoordError, projects: list[str]) -> Protection:
+    verdict = guard.cannot_check(failure, projects)
+    if not verdict.allowed:
+        return Protection(False, verdict.reason, verdict.unreachable)
+    told = f"coord: {verdict.reason} {TELL_THE_USER}"
+    return Protection(True, verdict.reason, verdict.unreachable, context=told)
 
 
 def _denials(found: GuardResult, shown: dict[str, str]) -> list[str]:

@@ -22,8 +22,11 @@ from coordd_client.worktree import board_location, repository_project, worktree_
 #: The repository's own switch, at the project's directory (the main worktree's top), as
 #: `.coord/PRIME.md` is: `{"auto_reserve": false}` is advisory mode (nothing reserved on
 #: first edit; other agents' reservations and stale writes are still refused), and
-#: `"auto_reserve_ttl_s": N` how long a session-bound one outlives the tab's last edit.
+#: `"auto_reserve_ttl_s": N` how long a session-bound one outlives the tab's last edit;
+#: `"unreachable": "deny"` refuses edits and commits the guards cannot check (`guard.py`).
 CONFIG_FILE = Path(".coord") / "config.json"
+#: The values of the file's `"unreachable"` key.
+UNREACHABLE_CHOICES = ("allow", "deny")
 #: At most this much of the config file is read (it is the repository's: anyone who can
 #: push decides what it is).
 CONFIG_BYTES = 4096
@@ -103,6 +106,9 @@ class Config(msgspec.Struct, frozen=True):
     auto_reserve: bool = True
     #: None: the daemon's default (docs/PROTOCOL-1.2.md section 11).
     ttl_s: float | None = None
+    #: What a guard does when it cannot ask the board: "allow" (the default: a hook
+    #: never bricks an agent) or "deny" (`guard.unreachable_policy`).
+    unreachable: str = "allow"
 
 
 def repository_config(project: str) -> Config:
@@ -151,7 +157,11 @@ def read_config(project: str) -> tuple[Config, str | None]:
     if ttl is not None and (not isinstance(ttl, (int, float)) or isinstance(ttl, bool)):
         wrong.append("auto_reserve_ttl_s must be a number of seconds")
         ttl = None
-    found = Config(switch is not False, None if ttl is None else float(ttl))
+    unreachable = config.get("unreachable", "allow")
+    if unreachable not in UNREACHABLE_CHOICES:
+        wrong.append('unreachable must be "allow" or "deny"')
+        unreachable = "allow"
+    found = Config(switch is not False, None if ttl is None else float(ttl), unreachable)
     return found, "; ".join(wrong) or None
 
 

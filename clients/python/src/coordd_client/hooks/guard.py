@@ -6,23 +6,34 @@ reservation covers a file in every worktree of the repository. A file in
 another repository (one nested in this one, a submodule) is asked about on
 that repository's board, relative to its top (`hooks.files.groups`). The
 pre-edit hook itself asks `file.guard` (`hooks/edits.py`).
+
+A guard that cannot ask the board (no daemon answers, several boards are live
+and the socket was not given, the daemon fails the call) allows, by default,
+and says so where the agent and its user read (issue 43): a hook never bricks
+an agent. A repository that would rather stop than go on unchecked says
+`"unreachable": "deny"` in its `.coord/config.json`; `COORD_GUARD_STRICT`
+overrides that file on one machine or for one command (`unreachable_policy`).
+A daemon that answers for another board than the tab's is not "unreachable":
+it is refused, always (`boards.py`).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
 from coordd_client import boards
 from coordd_client.client import Client
 from coordd_client.protocol.bounds import MAX_CHECK_PATHS
-from coordd_client.protocol.errors import CoordError, WrongBoard
+from coordd_client.protocol.errors import CoordError, SeveralBoards, WrongBoard
 from coordd_client.protocol.wire import PathConflict
 
-#: Deny instead of allow when the daemon cannot be asked.
+#: `1`: deny instead of allow when the daemon cannot be asked; `0`: allow. Either wins
+#: over the repository's `"unreachable"` (a person must be able to get unstuck, or be
+#: stricter, without changing a committed file); unset or anything else: the file decides.
 STRICT_ENV = "COORD_GUARD_STRICT"
 #: Seconds a guard waits for the daemon: hosts give hooks a few seconds at most.
 GUARD_TIMEOUT_S = 3.0
@@ -33,6 +44,65 @@ class Verdict(msgspec.Struct, frozen=True):
     reason: str
     #: Set when the daemon could not be asked (the verdict then follows the failure policy).
     unreachable: str | None = None
+    #: Set when the daemon serves another board than the tab's (`boards.py`): refused.
+    wrong_board: bool = False
+
+
+class Policy(msgspec.Struct, frozen=True):
+    """What a guard does when it cannot ask the board, and what decided it."""
+
+    deny: bool
+    #: Named in a refusal: `COORD_GUARD_STRICT=1`, or the file that says "deny".
+    source: str = ""
+
+
+def unreachable_policy(projects: Iterable[str], environ: Mapping[str, str] | None = None) -> Policy:
+    """`STRICT_ENV` when it says `1` or `0`; else "deny" if any of `projects` asks for it
+    in its `.coord/config.json` (the repository that wants protection gets it), else allow.
+
+    Read only when a guard cannot ask the board: the usual edit never pays for it.
+    """
+    value = (os.environ if environ is None else environ).get(STRICT_ENV)
+    if value in ("0", "1"):
+        return Policy(value == "1", f"{STRICT_ENV}={value}")
+    from coordd_client.hooks.files import CONFIG_FILE, repository_config
+
+    for project in projects:
+        if repository_config(project).unreachable == "deny":
+            return Policy(True, f'{os.path.join(project, CONFIG_FILE)} says "unreachable": "deny"')
+    return Policy(False)
+
+
+def cannot_check(
+    failure: CoordError, projects: Iterable[str], *, strict: bool | None = None
+) -> Verdict:
+    """The verdict when the board could not be asked about `projects`' paths: allowed,
+    saying so and what to do, unless the policy (or `strict`, when given) denies."""
+    why = f"could not check reservations ({failure.message})"
+    if strict is None:
+        policy = unreachable_policy(projects)
+    else:
+        policy = Policy(strict, f"{STRICT_ENV}=1" if strict else "")
+    if policy.deny:
+        refused = f"{why}; refused until it can, as {policy.source}."
+        return Verdict(False, _sentences(refused, remedy(failure)), why)
+    unchecked = f"{why}; allowed UNCHECKED (no other agent's reservation or edit looked at)."
+    return Verdict(True, _sentences(unchecked, remedy(failure)), why)
+
+
+def remedy(failure: CoordError) -> str:
+    """What a person does about a board that cannot be asked; "" for a refusal of several
+    boards, whose message already says (pin the one you mean, or stop one)."""
+    if isinstance(failure, SeveralBoards):
+        return ""
+    return (
+        "Start the daemon (`coordd serve`) or give every tab its socket (COORDD_SOCKET;"
+        " `coord setup <host>` pins it); `coord doctor` in a terminal says what is wrong."
+    )
+
+
+def _sentences(*parts: str) -> str:
+    return " ".join(part for part in parts if part)
 
 
 def check_board_paths(
@@ -59,7 +129,6 @@ def check_projects(
     by_project = {p: asked for p, asked in by_project.items() if asked}
     if not by_project:
         return Verdict(True, "")
-    strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
     lines: list[str] = []
     try:
         with Client(socket, timeout_s=GUARD_TIMEOUT_S) as client:
@@ -75,12 +144,9 @@ def check_projects(
                     held = [c for c in found if c.reservation.exclusive]
                     lines.extend(line(asked.get(c.path, c.path), c) for c in held)
     except WrongBoard as exc:  # reachable, and the wrong board: nothing to allow on
-        return Verdict(False, exc.message)
+        return Verdict(False, exc.message, wrong_board=True)
     except CoordError as exc:
-        why = f"coord could not check reservations ({exc.message})"
-        if strict:
-            return Verdict(False, f"{why}; {STRICT_ENV}=1 denies edits until it can", why)
-        return Verdict(True, f"{why}; allowed", why)
+        return cannot_check(exc, by_project, strict=strict)
     if not lines:
         return Verdict(True, "")
     return Verdict(False, "; ".join(lines[:5]))

@@ -6,16 +6,18 @@ Claude Code's PostToolUse on its edit tools and on Read, Codex's PostToolUse on
 `apply_patch`, Cursor's `afterFileEdit` and `beforeReadFile`. An edit is recorded
 with each file's content hash after it (a deleted file: ""), and appends
 `file.edited`; a read with the hash of what was read. A failure is one line on
-stderr: recording never blocks an agent.
+stderr, and returned (the runner tells the model once per outage: `reported.py`):
+recording never blocks an agent.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 from coordd_client.client import Client
-from coordd_client.hooks import files, guard, respond
+from coordd_client.hooks import files, guard
 from coordd_client.hooks.payload import HookInput
 from coordd_client.protocol.errors import CoordError, MethodNotFound
 
@@ -24,8 +26,10 @@ READ_TOOLS = frozenset({"Read", "read_file"})
 CURSOR_READ_EVENT = "beforeReadFile"
 
 
-def record(socket: os.PathLike[str] | str, given: HookInput) -> int:
-    """Record the tool call's edits or reads; always let the host go on."""
+def record(locate: Callable[[], os.PathLike[str] | str], given: HookInput) -> CoordError | None:
+    """Record the tool call's edits or reads; always let the host go on. Returns why
+    the board could not be told (None: told, or nothing to tell it). `locate` gives the
+    socket, only when there is something to record; it may raise (`SeveralBoards`)."""
     raw = given.raw
     event = raw.get("hook_event_name")
     reading = raw.get("tool_name") in READ_TOOLS or event == CURSOR_READ_EVENT
@@ -34,16 +38,18 @@ def record(socket: os.PathLike[str] | str, given: HookInput) -> int:
     if isinstance(top, str) and top and top not in paths:
         paths.append(top)
     paths = [p for p in paths if "\0" not in p]
+    failure: CoordError | None = None
     if paths and "\0" not in given.cwd:
         try:
-            _send(socket, given, paths, reading=reading)
+            _send(locate, given, paths, reading=reading)
         except MethodNotFound:
             pass  # a daemon from before section 11 records nothing: nothing to say
         except CoordError as exc:
             sys.stderr.write(f"coord: could not record the {_what(reading)} ({exc.message})\n")
+            failure = exc
     if given.host == "cursor" and event == CURSOR_READ_EVENT:
         sys.stdout.write('{"permission": "allow"}\n')  # beforeReadFile must answer
-    return respond.PROCEED
+    return failure
 
 
 def _what(reading: bool) -> str:
@@ -51,13 +57,17 @@ def _what(reading: bool) -> str:
 
 
 def _send(
-    socket: os.PathLike[str] | str, given: HookInput, paths: list[str], *, reading: bool
+    locate: Callable[[], os.PathLike[str] | str],
+    given: HookInput,
+    paths: list[str],
+    *,
+    reading: bool,
 ) -> None:
     agent = given.agent.value
     boards = files.groups(paths, cwd=given.cwd, project=given.project.value)
     if not boards:
         return
-    with Client(socket, timeout_s=guard.GUARD_TIMEOUT_S) as client:
+    with Client(locate(), timeout_s=guard.GUARD_TIMEOUT_S) as client:
         for board in boards:
             keys = list(board.paths)
             hashes = [files.content_hash(board.files[k]) for k in keys]

@@ -1,6 +1,7 @@
 """Which assigned tasks an agent was already told about (by session start or a wake-up),
-so a tab that chose not to take a task is not woken for it again and again; and
-(issue 34) the messages it is told, each once (`take_unread`).
+so a tab that chose not to take a task is not woken for it again and again;
+(issue 34) the messages it is told, each once (`take_unread`); and (issue 43)
+whether it was told that its board cannot be reached.
 
 A task is remembered by its id and creation time: ids are never reused
 within one database, and the time tells a task of a database made afresh
@@ -17,6 +18,7 @@ from pathlib import Path
 import msgspec
 
 from coordd_client.client import Client
+from coordd_client.hooks.guard import remedy
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.paths import state_dir
 from coordd_client.protocol.wire import Task
@@ -109,3 +111,56 @@ def take_unread(client: Client, agent: str) -> str:
     if len(text) > DELIVERY_CHARS:
         text = text[: DELIVERY_CHARS - 40] + "…\n(cut: read_messages shows them whole)"
     return text
+
+
+# --- a board that cannot be reached (issue 43): told once per outage -------------
+#
+# A board that stops answering fails every hook of every tab: the edit guard, which
+# says so for each edit it lets through unchecked (that edit's verdict), and the hooks
+# after a tool and at a prompt, which have nothing to decide and would otherwise repeat
+# the same warning after every shell command. Those say it once per outage: the first
+# hook that finds the board gone tells the model and leaves a mark in the state
+# directory; the next hook that reaches the board removes it, so the next outage is
+# told again. (Here, not in a module of its own: every hook that needs it loads this
+# one anyway, and `tests/system/test_hook_imports.py` counts modules.)
+
+
+def _outage_mark(agent: str) -> Path:
+    name = hashlib.sha1(agent.encode()).hexdigest()[:16]
+    return state_dir() / "unreachable" / name
+
+
+def told_unreachable(agent: str) -> None:
+    """Remember that `agent` has been told its board cannot be reached."""
+    path = _outage_mark(agent)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.touch()
+    except OSError:
+        pass  # at worst the next hook says it again
+
+
+def first_unreachable_notice(agent: str) -> bool:
+    """True when `agent` has not yet been told of this outage; it then counts as told."""
+    if _outage_mark(agent).exists():
+        return False
+    told_unreachable(agent)
+    return True
+
+
+def reached_board(agent: str) -> None:
+    """The board answered `agent`'s hook: the next outage is news again."""
+    try:
+        _outage_mark(agent).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def unreachable_notice(failure: CoordError) -> str:
+    """What the hooks after a tool and at a prompt tell the model, once per outage."""
+    return (
+        f"coord: the coordd board cannot be reached ({failure.message}). Until it answers,"
+        " edits are not recorded, the edit guard says for each edit whether it goes ahead"
+        " unchecked, and messages from other agents are not delivered. Mention this to"
+        f" the user. {remedy(failure)}"
+    ).rstrip()

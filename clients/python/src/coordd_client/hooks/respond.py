@@ -45,15 +45,33 @@ def deny(host: Host, reason: str) -> int:
 
 
 def allow(host: Host, note: str = "", context: str = "") -> int:
-    """Let the edit go on; `context` is said to the model (warnings, others' edits)."""
+    """Let the edit go on; `context` is said to the model (warnings, others' edits, an
+    unchecked edit), `note` to the person (and on stderr, for logs).
+
+    Checked with the real hosts (tests/hosts): an allowed PreToolUse's
+    `hookSpecificOutput.additionalContext` reaches the model on Claude Code 2.1.332
+    (a system message after the tool's result) and on Codex 0.171.0 (a developer
+    message); neither shows the model `systemMessage`, stderr or a
+    `permissionDecisionReason`, and Codex fails the hook on `"permissionDecision":
+    "allow"` (its context is then lost), so no decision is sent: the host's own
+    permission rules stay in force. Claude Code shows `systemMessage` to its user.
+    Cursor (documented only): `agent_message` and `user_message`.
+    """
     if note:
         sys.stderr.write(f"coord: {note}\n")
     if host == "cursor":
-        answer = {"permission": "allow", **({"agent_message": context} if context else {})}
+        answer: dict[str, object] = {"permission": "allow"}
+        if context:
+            answer["agent_message"] = context
+        if note:
+            answer["user_message"] = note
         sys.stdout.write(json.dumps(answer) + "\n")
-    elif context and host == "claude":
-        output = {"hookEventName": "PreToolUse", "additionalContext": context}
-        sys.stdout.write(json.dumps({"hookSpecificOutput": output}) + "\n")
-    elif context:  # Codex: no documented context for a tool call; its log shows stderr
-        sys.stderr.write(context + "\n")
+        return PROCEED
+    output: dict[str, object] = {}
+    if context:
+        output["hookSpecificOutput"] = {"hookEventName": "PreToolUse", "additionalContext": context}
+    if note:
+        output["systemMessage"] = f"coord: {note}"
+    if output:
+        sys.stdout.write(json.dumps(output) + "\n")
     return PROCEED

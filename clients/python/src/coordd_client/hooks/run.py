@@ -69,38 +69,36 @@ def run(call: Invocation) -> int:
     given = read(sys.stdin.read(), call.host, agent=call.agent, project=call.project)
     try:
         if event == "session-start":
-            from coordd_client.hooks import context, session
-
-            session.register_tab(given)
-            text = context.session_start_context(
-                call.socket,
-                given.agent.value,
-                given.project.value,
-                autostart=call.autostart,
-                host=given.host,
-            )
-            return respond.context(given.host, text)
+            return _session_start(call, given)
         if event == "pre-edit":
             return _pre_edit(call, given)
-        if event == "post-tool":  # what a tool did: edits and reads recorded (issue 33)
-            from coordd_client.hooks import post_tool
-
-            recorded = post_tool.record(call.socket, given)
-            if given.host == "cursor":  # its file events carry no context; `stop` delivers
-                return recorded
-            from coordd_client.hooks import deliver  # and unread messages (issue 34)
-
-            return deliver.respond(given, deliver.deliver(call.socket, given.agent.value))
+        if event in ("post-tool", "deliver"):
+            return _during_turn(call, given)
         if event == "wake":
             return _wake(call, given)
-        if event == "deliver":  # issue 34: unread messages into the turn's context
-            from coordd_client.hooks import deliver
-
-            return deliver.respond(given, deliver.deliver(call.socket, given.agent.value))
         return _session_end(call, given)
     except CoordError as exc:
         sys.stderr.write(f"coord hook {event}: {exc.message} (the session goes on)\n")
     return EXIT_OK
+
+
+def _session_start(call: Invocation, given: HookInput) -> int:
+    from coordd_client.hooks import context, reported, session
+
+    session.register_tab(given)
+    agent, project = given.agent.value, given.project.value
+    try:
+        socket = call.socket  # may refuse: several boards live, and none was named
+        text = context.session_start_context(
+            socket, agent, project, autostart=call.autostart, host=given.host
+        )
+    except CoordError as exc:
+        reported.told_unreachable(agent)  # the context says so: the turn's hooks need not
+        return respond.context(
+            given.host, context.unavailable(exc, agent, project, host=given.host)
+        )
+    reported.reached_board(agent)
+    return respond.context(given.host, text)
 
 
 def _pre_edit(call: Invocation, given: HookInput) -> int:
@@ -108,11 +106,43 @@ def _pre_edit(call: Invocation, given: HookInput) -> int:
         return respond.allow(given.host)  # a tool that edits nothing: no daemon, no git
     from coordd_client.hooks import edits
 
-    verdict = edits.protect(call.socket, given)
+    verdict = edits.protect(lambda: call.socket, given)
+    if verdict.unreachable is not None:
+        from coordd_client.hooks import reported
+
+        reported.told_unreachable(given.agent.value)  # the post-tool hook need not repeat it
     if verdict.allowed:
         note = verdict.reason if verdict.unreachable else ""
         return respond.allow(given.host, note, verdict.context)
     return respond.deny(given.host, f"coord: {verdict.reason}")
+
+
+def _during_turn(call: Invocation, given: HookInput) -> int:
+    """`post-tool` (what a tool did, recorded: issue 33) and `deliver` (unread messages
+    into the turn's context: issue 34). Both say once per outage that the board cannot
+    be reached, where the host shows the model (`reported.py`); Cursor's file events
+    carry no context, and its `stop` would start a turn just to say it: stderr there."""
+    from coordd_client.hooks import deliver, reported
+
+    agent = given.agent.value
+    failure: CoordError | None = None
+    text = ""
+    if call.event == "post-tool":
+        from coordd_client.hooks import post_tool
+
+        failure = post_tool.record(lambda: call.socket, given)
+        if given.host == "cursor":
+            return respond.PROCEED
+    if failure is None:
+        try:
+            text = deliver.deliver(call.socket, agent)
+        except CoordError as exc:
+            failure = exc
+    if failure is None:
+        reported.reached_board(agent)
+    elif given.host != "cursor" and reported.first_unreachable_notice(agent):
+        text = reported.unreachable_notice(failure)
+    return deliver.respond(given, text)
 
 
 def _session_end(call: Invocation, given: HookInput) -> int:
@@ -178,17 +208,34 @@ def _pre_commit(call: Invocation) -> int:
     paths = {p: p for p in staged.stdout.split("\0") if p}
     # --agent and --project win, as everywhere
     agent, project = resolve_agent(call.agent).value, resolve_project(call.project).value
-    verdict = guard.check_board_paths(call.socket, paths, agent=agent, project=project)
+    try:
+        socket = call.socket  # may refuse: several boards live, and none was named
+    except CoordError as exc:
+        verdict = guard.cannot_check(exc, [project]) if paths else guard.Verdict(True, "")
+    else:
+        verdict = guard.check_board_paths(socket, paths, agent=agent, project=project)
     if verdict.allowed:
-        if verdict.unreachable:
+        if verdict.unreachable:  # git shows it; an agent's shell tool shows it the model
             sys.stderr.write(f"coord pre-commit: {verdict.reason}\n")
         return EXIT_OK
     if os.environ.get(ALLOW_RESERVED_ENV) == "1":
         sys.stderr.write(f"coord pre-commit: {ALLOW_RESERVED_ENV}=1, committing anyway: "
                          f"{verdict.reason}\n")  # fmt: skip
         return EXIT_OK
-    sys.stderr.write(
+    sys.stderr.write(_refusal(verdict, agent))
+    return 1
+
+
+def _refusal(verdict: guard.Verdict, agent: str) -> str:
+    """Why git's pre-commit refuses, and how to commit anyway, once."""
+    if verdict.unreachable is not None:
+        return (
+            f"coord pre-commit: refused: {verdict.reason}\n(override once with"
+            f" {guard.STRICT_ENV}=0 git commit ...)\n"
+        )
+    if verdict.wrong_board:
+        return f"coord pre-commit: refused: {verdict.reason}\n"
+    return (
         f"coord pre-commit: refused, you ({agent}) are committing files another agent"
         f" reserved: {verdict.reason}\n(override once with {ALLOW_RESERVED_ENV}=1 git commit ...)\n"
     )
-    return 1
