@@ -37,8 +37,6 @@ __all__ = [
 ]
 
 
-
-
 class StoreRefused(ValueError):
     """A store or file argument that would not be what it looks like; the message says why."""
 

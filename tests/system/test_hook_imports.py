@@ -35,9 +35,11 @@ START_ONLY = ("coordd_client.autostart", "coordd_client.render", "coordd_client.
 #: Issue 33 added 2 to every hook (section 11's wire types and builders, which every
 #: client carries) and 2 more to the edit hooks (`hooks.files`, `hooks.edits`): 152 for
 #: pre-edit and post-tool, 151 for wake; 166 to 168 for session start (its board lists
-#: others' edits through `hooks.files`).
-CAP = {"pre-edit": 155, "pre-commit": 152, "session-end": 152, "wake": 152, "session-start": 170,
-       "post-tool": 155}  # fmt: skip
+#: others' edits through `hooks.files`). Issue 43 added 1 to the hooks that find the
+#: daemon (`protocol.rendezvous`, read before a derived socket is used): 153 for wake,
+#: 156 for post-tool.
+CAP = {"pre-edit": 156, "pre-commit": 153, "session-end": 153, "wake": 153, "session-start": 171,
+       "post-tool": 156}  # fmt: skip
 SESSION = "cccccccc-3333-4f6e-8b5a-000000000003"
 
 

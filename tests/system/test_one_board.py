@@ -36,7 +36,9 @@ from coordd_client.protocol.rendezvous import live_daemons, users_board
 from support import CALLER_VARS, COORD, git_repo
 
 #: Which of the three variables the user set to a directory of their own (else unset).
-COMBINATIONS = list(itertools.product((True, False), repeat=3))
+COMBINATIONS: list[tuple[bool, bool, bool]] = [
+    (runtime, state, tmp) for runtime, state, tmp in itertools.product((True, False), repeat=3)
+]
 #: Seconds a daemon has to start and announce itself (two Python start-ups, a loaded machine).
 START_BOUND_S = 90.0
 #: The variables each host passes on (the rest of the user's environment is dropped).
@@ -51,10 +53,11 @@ HOSTS = ("shell", "login-shell", *HOST_KEEPS)
 UID = os.getuid()
 
 
-def combination_id(combination: tuple[bool, bool, bool]) -> str:
+def combination_id(combination: tuple[bool, ...]) -> str:
     names = ("runtime", "state", "tmp")
     return "-".join(
-        f"{n}={'custom' if custom else 'unset'}" for n, custom in zip(names, combination)
+        f"{n}={'custom' if custom else 'unset'}"
+        for n, custom in zip(names, combination, strict=True)
     )
 
 
@@ -110,13 +113,40 @@ class User:
             check=False,
         )
 
+    def side_by_side(self, *calls: tuple[str, tuple[str, ...], str | None]) -> list[Any]:
+        """Each `(host, args, stdin)` as a `coord` process, all at once (they wait on the
+        daemon and on their own start more than on each other); their results in order."""
+        running = [
+            subprocess.Popen(
+                [COORD, *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=self.host_env(host),
+                cwd=self.repo,
+            )
+            for host, args, _ in calls
+        ]
+        results = []
+        for process, (host, args, stdin) in zip(running, calls, strict=True):
+            out, err = process.communicate(stdin, timeout=START_BOUND_S)
+            results.append(subprocess.CompletedProcess([host, *args], process.returncode, out, err))
+        return results
+
+    def boards_of(self, hosts: tuple[str, ...]) -> dict[str, str]:
+        """The board id `coord whoami` reaches from each host's environment."""
+        boards = {}
+        for answer in self.side_by_side(*((h, ("whoami", "--json"), None) for h in hosts)):
+            host = answer.args[0]
+            assert answer.returncode == 0, (host, answer.stderr)
+            board = json.loads(answer.stdout)["board"]
+            assert board["board_id"], (host, board)
+            boards[host] = str(board["board_id"])
+        return boards
+
     def board_of(self, host: str) -> str:
-        """The board id `coord whoami` reaches from `host`'s environment."""
-        answer = self.coord("whoami", "--json", host=host)
-        assert answer.returncode == 0, (host, answer.stderr)
-        board = json.loads(answer.stdout)["board"]
-        assert board["board_id"], (host, board)
-        return str(board["board_id"])
+        return self.boards_of((host,))[host]
 
     def daemons(self) -> list[int]:
         """Pids of every `coordd serve` process whose home is this user's."""
@@ -229,12 +259,19 @@ async def test_every_surface_reaches_the_one_board(user: User) -> None:
     reserved = user.coord("reserve", "src/owned.py", "--agent", "the-human")
     assert reserved.returncode == 0, reserved.stderr
 
-    for host in HOSTS:
-        assert user.board_of(host) == board, host
+    assert user.boards_of(HOSTS) == {host: board for host in HOSTS}
     # A hook: the reservation on the one board denies the edit from every environment.
-    for number, host in enumerate(("shell", "codex-mcp", "cursor", "cron")):
-        stdin = pre_edit_stdin(user, f"{number:08x}-4380-4f6e-9a1b-0123456789ab")
-        denied = user.coord("hook", "pre-edit", "--host", "claude", host=host, stdin=stdin)
+    hook_hosts = ("codex-mcp", "cron")
+    edits = [
+        (
+            host,
+            ("hook", "pre-edit", "--host", "claude"),
+            pre_edit_stdin(user, f"{n:08x}-4380-4f6e-9a1b-0123456789ab"),
+        )
+        for n, host in enumerate(hook_hosts)
+    ]
+    for denied in user.side_by_side(*edits):
+        host = denied.args[0]
         assert denied.returncode == 0, (host, denied.stderr)
         decision = json.loads(denied.stdout)["hookSpecificOutput"]
         assert decision["permissionDecision"] == "deny", (host, decision)
