@@ -177,10 +177,16 @@ def wait_for_announcement(user: User, count: int = 1) -> None:
         time.sleep(0.05)
 
 
-def stop(pid: int) -> None:
+def stop(pid: int, started: list[subprocess.Popen[bytes]] | None = None) -> None:
+    """SIGTERM (a clean stop), then wait for the process to be gone: reaped, when it is
+    one this test started (a zombie still answers `kill 0`), else no longer there."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
+    for process in started or []:
+        if process.pid == pid:
+            process.wait(60)
+            return
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
@@ -211,9 +217,9 @@ def user(request: pytest.FixtureRequest, workdir: Path) -> Iterator[User]:
     made = User(workdir, runtime, state, tmp)
     yield made
     for pid in made.daemons():  # those it started, and any a client started
-        stop(pid)
+        stop(pid, made.started)
     for process in made.started:
-        process.wait(30)
+        process.wait(60)
 
 
 def serve_as_make_run(user: User) -> subprocess.Popen[bytes]:
@@ -303,7 +309,7 @@ def test_a_stripped_environment_starts_the_users_board_not_a_new_one(user: User)
     user.coord("post", "yesterday's work")
     recorded = users_board(user.env)
     assert recorded is not None and recorded.board_id == board
-    stop(first.pid)
+    stop(first.pid, user.started)
     assert not live_daemons(user.env)
 
     listed = user.coord("ls", "--json", host="codex-mcp")  # starts a daemon: the user's board
@@ -360,7 +366,7 @@ def test_a_tab_that_reaches_another_board_is_refused_in_its_own_words(user: User
         assert tab.run([COORD, "ls"], env=env, cwd=user.repo).returncode == 0
         # The board goes away; another one is started on the same socket (a user's
         # `rm coord.db`, a restore of another file...).
-        stop(first.pid)
+        stop(first.pid, user.started)
         (Path(user.env["XDG_STATE_HOME"]) / "coordd" / "coord.db").rename(user.root / "moved.db")
         (user.home / ".local" / "state" / "coordd" / "board").unlink()
         serve_as_make_run(user)
