@@ -130,8 +130,8 @@ class WhoamiResult(Out):
     #: when no daemon was reached, or one from before board ids. Optional, so a client
     #: validating against an older schema, or an older server's answer, still passes.
     board_id: str | None = None
-    #: Why no board was reached (the refusal's words: nothing answers, several boards
-    #: are live, another board than the tab's); None when one was.
+    #: Why no board was reached, as `kind: message` (daemon_unavailable, several_boards,
+    #: wrong_board, ...); None when one was.
     board_unreached: str | None = None
 
 

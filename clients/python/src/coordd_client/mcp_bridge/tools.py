@@ -62,7 +62,8 @@ async def _board_reached(bridge: Bridge) -> tuple[str | None, str | None]:
         info = await bridge.link.request(methods.server_info())
     except CoordError as exc:
         reached = exc.data.get("reached")
-        return (reached if isinstance(reached, str) else None), exc.message
+        kind = exc.data.get("kind", exc.kind)
+        return (reached if isinstance(reached, str) else None), f"{kind}: {exc.message}"
     board_id = info.get("board_id")
     return (board_id if isinstance(board_id, str) else None), None
 
