@@ -253,8 +253,7 @@ def _surface_finding(
             f"{label} reaches board {answer.board_id} on {answer.socket}, not this shell's"
             f" board {shell_board}"
         )
-        fix = f"pin the board for this host: coord setup {surface.name}"
-        return Finding(SECTION, check, False, detail, fix, data=data)
+        return Finding(SECTION, check, False, detail, _pin(surface, shell[1]), data=data)
     return _unreached_finding(surface, answer, label, shell, split, data)
 
 
@@ -276,8 +275,7 @@ def _unreached_finding(  # noqa: PLR0917 (the caller's facts, passed on)
         # A daemon answers this shell, and discovery would have found it: this surface
         # looks elsewhere (a pinned socket, another board than its tab's).
         detail = f"{label} reaches no board ({why}), while this shell reaches {shell_board}"
-        fix = f"coord setup {surface.name}" if surface.name != "mcp client" else None
-        return Finding(SECTION, check, False, detail, fix, data=data)
+        return Finding(SECTION, check, False, detail, _pin(surface, shell_socket), data=data)
     if not would_autostart(surface):
         detail = f"{label} reaches no board ({why}) and would start none"
         return Finding(SECTION, check, True, detail, data=data)
@@ -292,6 +290,14 @@ def _unreached_finding(  # noqa: PLR0917 (the caller's facts, passed on)
         detail += f", and this shell one on {shell_store}: two boards"
         return Finding(SECTION, check, False, detail, f"coord setup {surface.name}", data=data)
     return Finding(SECTION, check, True, detail, data=data)
+
+
+def _pin(surface: Surface, shell_socket: Path) -> str:
+    """What makes this surface reach the shell's daemon: setup for a host; for a plain
+    MCP client (no configuration of ours), the socket in its server's environment."""
+    if surface.name == "mcp client":
+        return f"give the client's server COORDD_SOCKET={shell_socket} (Inspector: -e)"
+    return f"coord setup {surface.name}"
 
 
 def would_start(environ: Mapping[str, str], socket: Path) -> tuple[str | None, str]:
