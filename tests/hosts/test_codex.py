@@ -8,12 +8,15 @@ after setup, with the scripted fake Responses API as the model.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 
 import pytest
 
 from coordd_client import Client
+from coordd_client.protocol.rendezvous import live_daemons
 from hosts.codex_host import Step, codex_exec, configure, list_hooks, trust_hooks
 from hosts.fake_openai import FakeResponsesAPI
 from hosts.world import CODEX, World, require
@@ -102,3 +105,35 @@ def test_a_codex_edit_with_no_board_reaches_the_model_as_unchecked(world: World)
     assert "coord: could not check reservations (no coordd answers on" in told
     assert "allowed UNCHECKED" in told and "Mention this to the user" in told
     assert (world.repo / "src" / "free.py").read_text() == "# edited\n"
+
+
+def test_codex_s_mcp_server_reaches_the_board_of_the_user_s_shell(world: World) -> None:
+    """Issue 43: with XDG_STATE_HOME, XDG_RUNTIME_DIR and TMPDIR customised in Codex's
+    environment and no daemon running, the MCP server Codex starts (with its short list
+    of variables, plus the env_vars `coord setup codex` writes) starts the board the
+    user's shell would: `coord whoami` in that shell then reaches the same board id."""
+    world.daemon.ensure_dead()  # nothing runs: the MCP server starts the daemon
+    runtime, tmp = world.root / "run2", world.root / "tmp2"  # no record of that daemon there
+    for directory in (runtime, tmp):
+        directory.mkdir(mode=0o700)
+    world.env |= {"XDG_STATE_HOME": str(world.root / "state")}
+    world.env |= {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp)}
+    steps: list[Step] = [{"mcp": "coord", "tool": "whoami", "arguments": {}}, {"text": "done"}]
+    try:
+        with FakeResponsesAPI(steps) as fake:
+            configure(world, fake)
+            assert world.coord("setup", "codex").returncode == 0
+            run = codex_exec(world, world.repo, fake)
+            assert run.returncode == 0, run.stderr[-4000:]
+        via_mcp = answer(fake.tool_output(0))
+        shell = world.coord("whoami", "--json", "--no-start")
+        board = json.loads(shell.stdout)["board"]
+        assert via_mcp["board_id"] is not None, via_mcp
+        assert via_mcp["board_id"] == board["board_id"], (via_mcp, board)
+        (daemon,) = live_daemons(world.env)  # one board, on the shell's own store:
+        # without env_vars it was the one under HOME, a board the shell would not start.
+        assert daemon.store == f"sqlite:{world.root / 'state' / 'coordd' / 'coord.db'}"
+        assert via_mcp["socket"] == str(runtime / "coordd" / "coordd.sock")
+    finally:
+        for daemon in live_daemons(world.env):
+            os.kill(daemon.pid, signal.SIGTERM)

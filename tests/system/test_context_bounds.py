@@ -23,11 +23,11 @@ ME = "me-" + "m" * 125
 LONG = "x" * 280
 
 
-def start_context(socket: Path, project: Path | str, agent: str = ME) -> str:
-    """The session-start hook's `additionalContext`, as Claude Code would read it."""
+def start_context(socket: Path, project: Path | str, agent: str = ME, host: str = "claude") -> str:
+    """The session-start hook's `additionalContext`, as Claude Code (or `host`) reads it."""
     stdin = json.dumps({"session_id": "s", "cwd": str(project), "hook_event_name": "SessionStart"})
     done = coord(
-        "hook", "session-start", "--host", "claude", "--agent", agent, "--project", str(project),
+        "hook", "session-start", "--host", host, "--agent", agent, "--project", str(project),
         socket=socket, stdin=stdin,
     )  # fmt: skip
     assert done.returncode == 0, done
@@ -131,3 +131,17 @@ def test_a_prime_file_that_is_not_a_regular_file_is_passed_over(
     context = start_context(daemon.socket_path, repo, agent="me")
     assert context.startswith(f"coordd board: project {repo}; you are me")
     assert context.endswith(WORKFLOW)
+
+
+def test_a_codex_tab_is_told_where_coord_is(daemon: DaemonProcess, workdir: Path) -> None:
+    """Codex's shell tool runs `bash -lc`: a login shell may rebuild PATH without the
+    virtualenv, so the context names coord's absolute path (issue 43), within the bound."""
+    repo = git_repo(workdir / "repo").resolve()
+    context = start_context(daemon.socket_path, repo, agent="me", host="codex")
+    assert context.endswith(f"In your shell, run coord as {COORD} if `coord` is not found.")
+    assert COORD not in start_context(daemon.socket_path, repo, agent="me")  # Claude Code's
+    (repo / ".coord").mkdir()
+    (repo / ".coord" / "PRIME.md").write_text("y" * 10 * WORKFLOW_CHARS)
+    cut = start_context(daemon.socket_path, repo, agent="me", host="codex")
+    assert "PRIME.md goes on; cut at" in cut and cut.endswith("is not found.")
+    assert len(cut) <= CONTEXT_CHARS

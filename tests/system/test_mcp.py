@@ -237,6 +237,15 @@ async def test_a_tab_is_one_agent_in_mcp_and_in_its_shell(daemon: DaemonProcess)
         via_mcp = await call(c, "whoami")
     via_shell = json.loads(coord("whoami", "--json", socket=daemon.socket_path, env=env).stdout)
     assert via_mcp["agent"] == via_shell["agent"] == "claude-3cda0b494380"
+    # Issue 43: the board it reached, the one the shell reaches (what `coord doctor` compares).
+    assert via_mcp["board_id"] == via_shell["board"]["board_id"] is not None
+    assert via_mcp["board_unreached"] is None
+
+
+async def test_whoami_says_why_no_board_was_reached(workdir: Path) -> None:
+    async with MCPClient(server(workdir / "nobody.sock")) as c:
+        me = await call(c, "whoami")  # validated against its outputSchema by the SDK
+    assert me["board_id"] is None and "nobody.sock" in me["board_unreached"]
 
 
 async def test_without_a_host_id_the_name_is_per_server_process(daemon: DaemonProcess) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from coordd_client import Client
+from coordd_client.setup.hosts import CODEX_ENV_VARS
 from support import COORD, DaemonProcess, coord_env, git_repo
 
 OTHER_SERVER = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}}}
@@ -188,6 +189,48 @@ def test_codex_setup_keeps_the_keys_and_comments_it_did_not_write(
         == 0
     )
     assert config.read_text() == CODEX_CONFIG
+
+
+def test_codex_setup_passes_what_codex_strips_and_keeps_the_users_own(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    """Issue 43: Codex starts MCP servers with a short list of variables; setup lists in
+    `env_vars` the ones that decide which board `coord mcp` reaches, after any the user
+    listed there, and keeps their `env` table; a re-run changes nothing, and removal
+    leaves the user's own entries."""
+    import tomlkit
+
+    socket = workdir / "s.sock"
+    config = home / ".codex" / "config.toml"
+    theirs = (
+        '[mcp_servers.coord]\ncommand = "/old/venv/bin/coord"\n'
+        'env_vars = ["MY_TOKEN"]  # mine\nenv = { COORD_AGENT = "codex-main" }\n'
+    )
+    config.write_text(CODEX_CONFIG + "\n" + theirs)
+    done = setup("codex", home=home, cwd=project, socket=socket)
+    assert done.returncode == 0, done.stderr
+    table = tomlkit.parse(config.read_text())["mcp_servers"]["coord"].unwrap()
+    assert table["env_vars"] == ["MY_TOKEN", *CODEX_ENV_VARS]  # theirs first
+    assert table["env"] == {"COORD_AGENT": "codex-main"} and table["command"] == COORD
+    assert "--socket" not in table["args"]  # live values through env_vars, nothing pinned
+    assert "# mine" in config.read_text()
+    after_first = config.read_bytes()
+    again = setup("codex", home=home, cwd=project, socket=socket)
+    assert again.returncode == 0 and "already set up" in again.stdout, again.stdout
+    assert config.read_bytes() == after_first
+    # An older setup (before env_vars) is brought up to date in place.
+    old = tomlkit.parse(config.read_text())
+    del old["mcp_servers"]["coord"]["env_vars"]
+    config.write_text(tomlkit.dumps(old))
+    assert setup("codex", home=home, cwd=project, socket=socket).returncode == 0
+    assert tomlkit.parse(config.read_text())["mcp_servers"]["coord"]["env_vars"] == list(
+        CODEX_ENV_VARS
+    )
+    config.write_bytes(after_first.replace(b"90\n", b"90 # edited since\n"))
+    removed = setup("codex", "--remove", home=home, cwd=project, socket=socket)
+    assert removed.returncode == 0, removed.stderr
+    left = tomlkit.parse(config.read_text())["mcp_servers"]["coord"].unwrap()
+    assert left == {"env_vars": ["MY_TOKEN"], "env": {"COORD_AGENT": "codex-main"}}
 
 
 def test_cursor_setup_writes_its_three_files(home: Path, project: Path, workdir: Path) -> None:

@@ -1,7 +1,9 @@
 """`coord doctor`: ask the daemon and each host what they loaded; say what is missing.
 
 Exit 0 when nothing is missing (hosts not installed are skipped, saying so),
-1 otherwise. It never starts a daemon and never writes a file.
+1 otherwise. It never starts a daemon and never writes a file: the hosts' MCP
+servers it starts to see which board each reaches (`doctor.boards`) are told
+not to start one, and stop with it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from coordd_client import doctor
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_client.cli.registry import command, package_version
 
-SECTIONS = ("daemon", "claude", "codex", "worktrees", "edits")
+SECTIONS = ("daemon", "boards", "claude", "codex", "worktrees", "edits")
 
 
 @command("doctor", "check the daemon and each host's coord setup; name the fixes", "coord doctor")

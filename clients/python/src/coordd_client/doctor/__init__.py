@@ -6,9 +6,13 @@ anything or starts a daemon, and every host call has a timeout: a host that hang
 is a finding ("did not answer within N s"), never a hung doctor.
 
 - the daemon (`daemon`): the socket every surface of this shell would use
-  answers, and a host that gives its children a reduced environment (no
-  `$XDG_RUNTIME_DIR` and no `$COORDD_SOCKET`: Codex's MCP servers) reaches
-  the same daemon (`discovery`);
+  answers (its pid and board), and a client with only what Codex passes its MCP
+  servers reaches the same daemon (`discovery`, worked out here);
+- the boards (`boards`, issue 43): every live daemon of this user (the
+  rendezvous), and each host's MCP server started as that host starts it
+  (`hostenv`: its command, its exact environment) and asked which board it
+  reaches; more than one live board is one finding naming which surface
+  reaches which and the one command that ends the split;
 - Claude Code (`claude`): `claude mcp list` (it health-checks the servers, no
   model needed) and the hooks `coord setup claude` registers, in the settings
   files that apply to this worktree;
@@ -26,10 +30,12 @@ This module only runs them in order; the names below are re-exported so that
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 from coordd_client.discovery import SocketRoute
+from coordd_client.doctor.boards import check_boards
 from coordd_client.doctor.claude import (
     CLAUDE_HOOKS,
     CLAUDE_TIMEOUT_S,
@@ -66,12 +72,14 @@ from coordd_client.doctor.findings import (
     host_version,
     run_host,
 )
+from coordd_client.doctor.hostenv import host_surfaces
 from coordd_client.doctor.worktrees import (
     check_worktrees,
     git_guard_coverage,
     git_worktrees,
     worktree_top,
 )
+from coordd_client.setup.hosts import coord_command
 
 __all__ = [
     "APP_SERVER_TIMEOUT_S",
@@ -87,6 +95,7 @@ __all__ = [
     "Finding",
     "HostFailed",
     "ask_app_server",
+    "check_boards",
     "check_claude",
     "check_codex",
     "check_daemon",
@@ -101,6 +110,7 @@ __all__ = [
     "codex_hook_event",
     "git_guard_coverage",
     "git_worktrees",
+    "host_surfaces",
     "host_version",
     "reduced_environment",
     "reduced_socket",
@@ -116,6 +126,9 @@ def run_checks(
     home = Path.home()
     findings = check_daemon(route, socket, autostart)
     top = worktree_top(cwd)
+    shell_board = findings[0].data.get("board_id")
+    surfaces = host_surfaces(os.environ, home, top, coord_command())
+    findings += check_boards(shell_board, socket, surfaces)
     worktrees = git_worktrees(cwd)
     claude = _host(findings, "claude", "Claude Code", cwd)
     if claude is not None:

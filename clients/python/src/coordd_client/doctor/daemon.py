@@ -1,7 +1,10 @@
-"""The daemon checks: the socket every surface of this shell would use answers, and
-a host that gives its children a reduced environment (no `$XDG_RUNTIME_DIR` and no
-`$COORDD_SOCKET`: Codex's MCP servers) reaches the same daemon (`discovery`).
+"""The daemon checks: the socket every surface of this shell would use answers (its
+pid and board), and a client with only what Codex passes its MCP servers
+(`setup.hosts.CODEX_DEFAULT_ENV`, measured on Codex 0.171.0: no `$XDG_RUNTIME_DIR`,
+no `$XDG_STATE_HOME`, no `$COORDD_SOCKET`) reaches the same daemon (`discovery`).
 
+This one is worked out in this process, without starting anything, so it holds
+without the MCP SDK; `doctor.boards` then starts each host's server for real.
 A second daemon on a second board is the failure this guards against: each
 surface would see only its own half of the claims.
 """
@@ -20,13 +23,14 @@ from coordd_client.discovery import SocketRoute, answers
 from coordd_client.doctor.findings import Finding
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.location import SOCKET_ENV
+from coordd_client.setup.hosts import CODEX_DEFAULT_ENV
 
-#: What the reduced environment of a host's children lacks (Codex's MCP servers get a
-#: fixed short list of variables: HOME, PATH, USER, TMPDIR, ...).
-REDUCED_DROPS = ("XDG_RUNTIME_DIR", SOCKET_ENV)
+#: What the reduced environment of a host's children lacks, said in the report (all but
+#: `CODEX_DEFAULT_ENV` goes; these are the ones that move the socket or the board).
+REDUCED_DROPS = ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", SOCKET_ENV)
 
 
-def _server_info(socket: Path) -> dict[str, Any] | None:
+def server_info(socket: Path) -> dict[str, Any] | None:
     if not answers(socket):
         return None
     try:
@@ -38,7 +42,9 @@ def _server_info(socket: Path) -> dict[str, Any] | None:
 
 
 def reduced_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in environ.items() if k not in REDUCED_DROPS}
+    """Exactly what Codex passes an MCP server with no `env_vars` (issue 43: keeping
+    `$XDG_STATE_HOME` here hid a server that started a second board)."""
+    return {k: v for k, v in environ.items() if k in CODEX_DEFAULT_ENV}
 
 
 def reduced_socket(environ: Mapping[str, str]) -> tuple[Path, Path | None, str]:
@@ -48,7 +54,10 @@ def reduced_socket(environ: Mapping[str, str]) -> tuple[Path, Path | None, str]:
     route = SocketRoute.resolve(None, reduced)
     if answers(route.path):
         return route.path, route.path, "derived"
-    found = route.fallback(reduced)
+    try:
+        found = route.fallback(reduced)
+    except CoordError:  # several boards are live: `doctor.boards` names them
+        return route.path, None, "several boards"
     if found is None:
         return route.path, None, "none"
     return route.path, found.socket, found.source
@@ -56,7 +65,7 @@ def reduced_socket(environ: Mapping[str, str]) -> tuple[Path, Path | None, str]:
 
 def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Finding]:
     findings = []
-    info = _server_info(socket)
+    info = server_info(socket)
     if info is None:
         start = "the first coord command or MCP tool call starts one" if autostart else None
         findings.append(
@@ -71,19 +80,28 @@ def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Find
         )
     else:
         via = "" if socket == route.path else f" (found beside {route.path}, which has none)"
+        board = info.get("board_id")
         findings.append(
             Finding(
                 "daemon",
                 "daemon",
                 ok=True,
-                detail=f"coordd {info.get('version', '?')}, pid {info['pid']},"
-                f" socket {socket}{via}",
-                data={"socket": str(socket), "pid": info["pid"], "version": info.get("version")},
+                detail=f"coordd {info.get('version', '?')}, pid {info['pid']}, board"
+                f" {board or '? (a daemon from before board ids)'}, socket {socket}{via}",
+                data={
+                    "socket": str(socket),
+                    "pid": info["pid"],
+                    "version": info.get("version"),
+                    "board_id": board,
+                },
             )
         )
     derived, reached, how = reduced_socket(os.environ)
-    reached_info = _server_info(reached) if reached is not None else None
-    label = "reduced environment (no XDG_RUNTIME_DIR, no COORDD_SOCKET, like Codex's MCP servers)"
+    reached_info = server_info(reached) if reached is not None else None
+    label = (
+        "reduced environment (only what Codex passes an MCP server: no XDG_RUNTIME_DIR,"
+        " XDG_STATE_HOME or COORDD_SOCKET)"
+    )
     data: dict[str, Any] = {
         "derived_socket": str(derived),
         "socket": str(reached) if reached else None,
@@ -94,6 +112,18 @@ def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Find
         findings.append(
             Finding(
                 "daemon", "reduced environment", True, f"{label}: nothing to compare", data=data
+            )
+        )
+    elif how == "several boards":
+        findings.append(
+            Finding(
+                "daemon",
+                "reduced environment",
+                ok=False,
+                detail=f"{label}: derives {derived}, where no daemon answers, and finds several"
+                " live boards: it refuses to choose (the boards section names them)",
+                fix=None,
+                data=data,
             )
         )
     elif reached_info is None:
@@ -110,18 +140,28 @@ def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Find
             )
         )
     elif reached_info["pid"] != info["pid"]:
+        # Two live boards: one cause, which the boards section reports once with its
+        # one command; said here as a note, not a second problem.
+        split = reached_info.get("board_id") != info.get("board_id")
+        pin = f"stop the second daemon, or pin the socket: --socket {socket}"
         findings.append(
             Finding(
                 "daemon",
                 "reduced environment",
-                ok=False,
-                detail=f"{label}: reaches another daemon (pid {reached_info['pid']} on {reached})",
-                fix=f"stop the second daemon, or pin the socket: --socket {socket}",
+                ok=split,
+                detail=f"{label}: reaches another daemon (pid {reached_info['pid']} on {reached},"
+                f" board {reached_info.get('board_id')})",
+                fix=None if split else pin,
+                note=split,
                 data=data,
             )
         )
     else:
-        source = {"record": "the database's lock-file record", "runtime dir": "/run/user/<uid>"}
+        source = {
+            "rendezvous": "the rendezvous under the home directory",
+            "record": "the database's lock-file record",
+            "runtime dir": "/run/user/<uid>",
+        }
         where = (
             f"on {derived}"
             if how == "derived"

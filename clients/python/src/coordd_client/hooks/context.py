@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 from coordd_client import boards, render, tabs
@@ -43,6 +44,11 @@ CONTEXT_CHARS = SUMMARY_CHARS + 1 + reported.DELIVERY_CHARS + 1 + WORKFLOW_CHARS
 #: for a refusal of several boards or of a wrong one whole (it ends with what to do),
 #: and within the summary's bound, whose place it takes.
 ERROR_CHARS = 1200
+#: Hosts whose shell tool runs a login shell, which may rebuild `PATH` from the login
+#: profile and so not find a virtualenv's `coord` (Codex runs `bash -lc`).
+LOGIN_SHELL_HOSTS = frozenset({"codex"})
+#: The note naming `coord`'s absolute path is left out rather than cut past this.
+SHELL_NOTE_CHARS = 300
 
 
 def session_start_context(
@@ -99,8 +105,15 @@ def _edits_meanwhile(failure: CoordError, project: str) -> str:
 
 
 def _workflow(project: str, host: str) -> str:
+    """The repository's workflow or ours, and where `coord` is for a login-shell host,
+    within `WORKFLOW_CHARS` together."""
+    note = shell_note(host)
+    limit = WORKFLOW_CHARS - (len(note) + 1 if note else 0)
     shell_is_the_agent = host != "cursor"
-    return repository_workflow(project) or (WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW)
+    workflow = repository_workflow(project, limit) or (
+        WORKFLOW if shell_is_the_agent else CURSOR_WORKFLOW
+    )
+    return f"{workflow}\n{note}" if note else workflow
 
 
 def bind_board(client: Client) -> None:
@@ -115,9 +128,36 @@ def bind_board(client: Client) -> None:
         raise refusal
 
 
-def repository_workflow(project: str) -> str | None:
-    """The text of the project's `.coord/PRIME.md`, cut to `WORKFLOW_CHARS`; None when
-    there is none (or it cannot be read: the built-in workflow is then used).
+def shell_note(host: str) -> str:
+    """Where `coord` is, for a host whose shell tool may not find it (empty otherwise).
+
+    Codex runs the model's commands through `bash -lc`: a login shell may reset
+    `PATH` from the profile, and `coord` installed in a virtualenv is then "command
+    not found" although the hooks (absolute paths) run. The instructions setup
+    writes say it too, but only in the user's own file (a project's AGENTS.md may be
+    committed); this hook runs on every machine with its own path.
+    """
+    if host not in LOGIN_SHELL_HOSTS:
+        return ""
+    coord = Path(sys.executable).parent / "coord"
+    if not coord.is_file():
+        return ""
+    note = f"In your shell, run coord as {_shell_word(str(coord))} if `coord` is not found."
+    return note if len(note) <= SHELL_NOTE_CHARS else ""
+
+
+def _shell_word(text: str) -> str:
+    """`text` as one word for `bash` (`shlex.quote`'s rule, without loading `shlex` and
+    `re` into a hook: test_hook_imports counts every module)."""
+    if text and all(c.isalnum() or c in "@%+=:,./-_" for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def repository_workflow(project: str, limit: int = WORKFLOW_CHARS) -> str | None:
+    """The text of the project's `.coord/PRIME.md`, cut to `limit` (`WORKFLOW_CHARS` less
+    the shell note's room); None when there is none (or it cannot be read: the built-in
+    workflow is then used).
 
     Why it reads so carefully: the file is the repository's, so anyone who can push
     decides what it is, and every session start reads it. Only a regular file is read
@@ -131,7 +171,7 @@ def repository_workflow(project: str) -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        raw = os.read(fd, WORKFLOW_CHARS * 4)  # 4 bytes: the widest UTF-8 character
+        raw = os.read(fd, limit * 4)  # 4 bytes: the widest UTF-8 character
     except OSError:
         return None
     finally:
@@ -139,7 +179,7 @@ def repository_workflow(project: str) -> str | None:
     text = render.clean_block(raw.decode("utf-8", errors="replace")).strip()
     if not text:
         return None
-    if len(text) <= WORKFLOW_CHARS:
+    if len(text) <= limit:
         return text
-    note = f"\n(... {PRIME_FILE} goes on; cut at {WORKFLOW_CHARS:,} characters)"
-    return text[: WORKFLOW_CHARS - len(note)] + note
+    note = f"\n(... {PRIME_FILE} goes on; cut at {limit:,} characters)"
+    return text[: limit - len(note)] + note

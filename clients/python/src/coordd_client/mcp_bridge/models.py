@@ -126,6 +126,13 @@ class WhoamiResult(Out):
     project: str
     project_source: str
     socket: str
+    #: The board the daemon on `socket` serves (docs/PROTOCOL-1.2.md section 1b); None
+    #: when no daemon was reached, or one from before board ids. Optional, so a client
+    #: validating against an older schema, or an older server's answer, still passes.
+    board_id: str | None = None
+    #: Why no board was reached, as `kind: message` (daemon_unavailable, several_boards,
+    #: wrong_board, ...); None when one was.
+    board_unreached: str | None = None
 
 
 class BoardTask(Out):

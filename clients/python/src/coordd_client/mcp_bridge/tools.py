@@ -8,7 +8,6 @@ same one the CLI and both Python clients use.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Annotated
 
@@ -52,6 +51,23 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     slot_tools.register(server, bridge)
 
 
+async def _board_reached(bridge: Bridge) -> tuple[str | None, str | None]:
+    """(the board id of the daemon this server reaches, why none was reached).
+
+    `coord doctor` starts each host's server as that host does and compares this
+    with the board its shell reaches (issue 43); a refusal for another board than
+    the tab's still names the board that daemon serves.
+    """
+    try:
+        info = await bridge.link.request(methods.server_info())
+    except CoordError as exc:
+        reached = exc.data.get("reached")
+        kind = exc.data.get("kind", exc.kind)
+        return (reached if isinstance(reached, str) else None), f"{kind}: {exc.message}"
+    board_id = info.get("board_id")
+    return (board_id if isinstance(board_id, str) else None), None
+
+
 def _task_tools(server: MCPServer, bridge: Bridge) -> None:
     @server.tool(annotations=READ_ONLY)
     async def board(ctx: Context) -> Annotated[CallToolResult, m.BoardResult]:
@@ -66,10 +82,9 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
     @server.tool(annotations=READ_ONLY)
     async def whoami(ctx: Context) -> Annotated[CallToolResult, m.WhoamiResult]:
         """The agent name and project this server acts as, where each came from, and the
-        socket of the daemon it reaches."""
+        socket and board of the daemon it reaches."""
         agent, project = bridge.agent(ctx), bridge.project
-        with contextlib.suppress(CoordError):  # connect first: report the socket in use
-            await bridge.link.request(methods.ping())
+        board_id, unreached = await _board_reached(bridge)  # first: the socket in use
         return results.answer(
             {
                 "agent": agent.value,
@@ -77,6 +92,8 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
                 "project": project.value,
                 "project_source": project.source,
                 "socket": str(bridge.link.socket_path),
+                "board_id": board_id,
+                "board_unreached": unreached,
             }
         )
 

@@ -165,13 +165,22 @@ def json_hooks(
 # --- TOML -----------------------------------------------------------------------
 
 
-def toml_table(name: str, path: tuple[str, str], values: dict[str, Any]) -> Piece:
+def toml_table(
+    name: str,
+    path: tuple[str, str],
+    values: dict[str, Any],
+    *,
+    merged: tuple[str, ...] = (),
+) -> Piece:
     """`[a.b]` with `values`, through tomlkit: comments, order and spacing survive.
 
     Setup owns the keys of `values` in that table, nothing else: a key someone
     added by hand (Codex's `env = { COORD_AGENT = ... }`) and their comments
     stay through a re-run and through removal, which drops the table only when
-    no key is left in it.
+    no key is left in it. A key in `merged` holds a list that is shared: setup
+    owns only its own entries in it (Codex's `env_vars`, where a user may have
+    listed variables of their own), so they are appended to what is there,
+    and removal takes out only them (the key goes when nothing else is left).
     """
     try:
         import tomlkit  # light, but only setup needs it
@@ -193,6 +202,30 @@ def toml_table(name: str, path: tuple[str, str], values: dict[str, Any]) -> Piec
         current = outer.get(path[1]) if isinstance(outer, dict) else None
         return current if isinstance(current, dict) else None
 
+    def _new_value(key: str) -> Any:
+        if key not in merged:
+            return values[key]
+        listed = tomlkit.array()
+        listed.extend(values[key])
+        return listed.multiline(True)
+
+    def _missing(current: Any, key: str) -> list[Any]:
+        """Setup's entries of merged list `key` that are not in the table's list."""
+        there = current.get(key)
+        if not isinstance(there, list):
+            return list(values[key])
+        return [entry for entry in values[key] if entry not in there]
+
+    def _stale(current: Any) -> list[str]:
+        stale = []
+        for key, value in values.items():
+            if key in merged:
+                if not isinstance(current.get(key), list) or _missing(current, key):
+                    stale.append(key)
+            elif key not in current or current[key].unwrap() != value:
+                stale.append(key)
+        return stale
+
     def add(text: str | None) -> str:
         doc = _parse(text)
         current = _table(doc)
@@ -202,16 +235,29 @@ def toml_table(name: str, path: tuple[str, str], values: dict[str, Any]) -> Piec
                 outer = tomlkit.table(is_super_table=True)
                 doc[path[0]] = outer
             table = tomlkit.table()
-            for key, value in values.items():
-                table[key] = value
+            for key in values:
+                table[key] = _new_value(key)
             outer[path[1]] = table
             return tomlkit.dumps(doc)
-        stale = [k for k, v in values.items() if k not in current or current[k].unwrap() != v]
+        stale = _stale(current)
         if not stale and text is not None:
             return text
         for key in stale:
-            current[key] = values[key]  # in place: the line's own comment stays
+            if key in merged and isinstance(current.get(key), list):
+                current[key].extend(_missing(current, key))  # theirs first, as they wrote them
+            else:
+                current[key] = _new_value(key)  # in place: the line's own comment stays
         return tomlkit.dumps(doc)
+
+    def _take_out(current: Any, key: str) -> None:
+        there = current[key]
+        if key in merged and isinstance(there, list):
+            for entry in values[key]:
+                while entry in there:
+                    there.remove(entry)
+            if len(there):
+                return  # the user's own entries stay
+        del current[key]
 
     def remove(text: str) -> str | None:
         doc = _parse(text)
@@ -220,7 +266,7 @@ def toml_table(name: str, path: tuple[str, str], values: dict[str, Any]) -> Piec
             return text
         for key in values:
             if key in current:
-                del current[key]
+                _take_out(current, key)
         outer = doc[path[0]]
         if not current:
             del outer[path[1]]

@@ -52,6 +52,30 @@ POST_TOOL_CLAUDE = "Edit|Write|MultiEdit|NotebookEdit|Read|Bash"
 #: Codex gives a SessionEnd hook 1 s unless told otherwise, and clamps it to 3 s
 #: (0.171.0); session end hands back claims, reservations and assignments within 1 s.
 CODEX_SESSION_END_TIMEOUT_S = 3
+#: What Codex passes an MCP server of its own accord (0.171.0, measured with a server that
+#: dumps its environment; `coord doctor` starts the server with the same): the rest of
+#: Codex's environment is stripped unless the server's table lists it in `env_vars`.
+CODEX_DEFAULT_ENV = ("HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR",
+                     "TZ", "USER", "__CF_USER_TEXT_ENCODING")  # fmt: skip
+#: What `coord setup codex` lists in `env_vars`: every variable that decides which board a
+#: surface reaches and as whom, so `coord mcp` in Codex sees what the hooks and the shell
+#: of the same tab see (issue 43: without them it derived another socket and started a
+#: second board). Codex passes one only when it is set in Codex's own environment, so the
+#: live values go through: nothing is pinned that a new login would make stale (the socket
+#: is not pinned, unlike Cursor's, for that reason; the rendezvous finds the daemon when
+#: Codex itself was started without them). TMPDIR is passed already; it is listed so a
+#: Codex that stops passing it keeps working.
+CODEX_ENV_VARS = (
+    "XDG_RUNTIME_DIR",  # the socket's directory (PROTOCOL section 1)
+    "TMPDIR",  # the socket's directory without XDG_RUNTIME_DIR
+    "XDG_STATE_HOME",  # the default board a daemon started from here serves
+    "COORDD_SOCKET",
+    "COORDD_DB",
+    "COORDD_STORE",
+    "COORD_NO_AUTOSTART",  # the user said no daemon is started for them: nor here
+    "COORD_AGENT",  # the hooks see these: the server must name the same agent and board
+    "COORD_PROJECT",
+)
 
 INSTRUCTIONS = """\
 ## Working alongside other agents (coordd)
@@ -198,6 +222,7 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
         "args": ["mcp"],
         "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S,
         "tool_timeout_sec": CODEX_TOOL_TIMEOUT_S,
+        "env_vars": list(CODEX_ENV_VARS),
     }
     # Codex reads a project's config.toml only in trusted projects: the server goes
     # in the user's file whatever the scope.
@@ -208,7 +233,10 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
         assert root is not None
         hooks_file, notes = root / ".codex" / "hooks.json", root / "AGENTS.md"
     return [
-        Target(config, toml_table(str(config), ("mcp_servers", SERVER_KEY), server)),
+        Target(
+            config,
+            toml_table(str(config), ("mcp_servers", SERVER_KEY), server, merged=("env_vars",)),
+        ),
         Target(hooks_file, json_hooks(str(hooks_file), hooks, under=("hooks",))),
         Target(notes, markdown_block(instructions(user, coord))),
     ]
