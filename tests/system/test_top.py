@@ -50,9 +50,13 @@ def test_the_board_fills_and_follows_other_processes(daemon: DaemonProcess) -> N
         first = client.post("first task", priority=3).task
         second = client.post("second task", depends_on=[first.id]).task
 
+        board_id = client.server_info().board_id
+
     async def scenario(app: TopApp, pilot: object) -> None:
         await until(lambda: board(app).row_count == 2, pilot)
         assert cell(app, second.id, "STATE") == "blocked"  # a word, not only a colour
+        # Which board this is, as every surface names it (issue 43).
+        await until(lambda: f"board {board_id}" in app.sub_title, pilot)
         presses_before = app.redraws
         coord("claim", str(first.id), "--agent", "codex-3", socket=daemon.socket_path)
         await until(lambda: cell(app, first.id, "WHO") == "codex-3", pilot)

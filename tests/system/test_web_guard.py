@@ -100,7 +100,10 @@ def test_a_cross_origin_post_or_one_without_the_csrf_field_changes_nothing(
 def test_an_action_is_confirmed_before_it_is_done(daemon: DaemonProcess, web: WebServer) -> None:
     with daemon.client() as client:
         task = client.post("cancel me, later", project=PROJECT).task.id
+        board_id = client.server_info().board_id
     cookie = signed_in(web)
+    # The board page names its board, as every surface does (issue 43).
+    assert f"board {board_id}" in http(f"{web.base}/", headers={"Cookie": cookie}).body
     page = http(f"{web.base}/task/{task}", headers={"Cookie": cookie}).body
     csrf = re.findall(r'name="csrf" value="([0-9a-f]+)"', page)[0]
     form = urlencode({"csrf": csrf}).encode()

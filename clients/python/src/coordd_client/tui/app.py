@@ -256,6 +256,9 @@ class TopApp(TalkActions):
             feed.write(plain(feed_line(event)), width=width)
 
     def _show_status(self) -> None:
+        board = self.follower.board_id
+        if board and board not in self.sub_title:  # known once the board is loaded
+            self.sub_title = f"you act as {self.agent} · board {board}"
         counts = self.model.counts()
         parts = [f"{state} {counts.get(state, 0)}" for state in STATES]
         shown = self.query_one("#board", DataTable).row_count

@@ -30,6 +30,8 @@ class Follower:
         #: (tasks, last_seq) of a fresh load, for the app to take once.
         self.loaded: tuple[list[Task], int] | None = None
         self.status = "connecting"
+        #: The board's id (docs/PROTOCOL-1.2.md section 1b), once loaded.
+        self.board_id: str | None = None
         self._stream: EventStream | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="coord-top-feed", daemon=True)
@@ -73,7 +75,9 @@ class Follower:
 
     def _load(self) -> int:
         with Client(self.socket, timeout_s=30) as client:
-            seq = client.server_info().last_seq  # first: what follows it is replayed
+            info = client.server_info()  # first: what follows it is replayed
+            seq = info.last_seq
+            self.board_id = info.board_id
             tasks = list(all_tasks(client, project=self.project))
         self.loaded = (tasks, seq)
         return seq

@@ -36,9 +36,16 @@ def build(site: Site, keys: Secrets) -> Guard:
     }
     scope_name = site.project or "every project"
 
-    def page(title: str, body: Html, status: int = 200, live: bool = False) -> HTMLResponse:
+    def page(
+        title: str, body: Html, status: int = 200, live: bool = False, board: str | None = None
+    ) -> HTMLResponse:
         text = pages.frame(
-            title, body, scope=scope_name, human=site.human, live="1" if live else None
+            title,
+            body,
+            scope=scope_name,
+            human=site.human,
+            live="1" if live else None,
+            board=board,
         )
         return HTMLResponse(text, status_code=status)
 
@@ -63,7 +70,8 @@ def build(site: Site, keys: Secrets) -> Guard:
     async def board(request: Request) -> Response:
         view = View.from_query(parse_qs(request.url.query))
         async with connected(site.socket) as client:
-            last_seq = (await client.server_info()).last_seq  # first: later events replay
+            info = await client.server_info()  # first: later events replay
+            last_seq = info.last_seq
             states = sorted(view.states)
             tasks = await all_tasks(client, project=site.project, state=states, kind=view.kind)
             gates = await all_tasks(
@@ -77,7 +85,7 @@ def build(site: Site, keys: Secrets) -> Guard:
         board = pages.board(
             shown[older:], gates, view, now, csrf=keys.csrf, last_seq=last_seq, older=older
         )
-        return page("coord web", board, live=True)
+        return page("coord web", board, live=True, board=info.board_id)
 
     async def row(request: Request) -> Response:
         view = View.from_query(parse_qs(request.url.query))

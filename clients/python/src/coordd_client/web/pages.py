@@ -24,8 +24,17 @@ NAV = (
 )
 
 
-def frame(title: str, body: Html, *, scope: str, human: str, live: str | None = None) -> Html:
-    """The page around `body`: head, navigation, and (on the board) the live stream's URL."""
+def frame(
+    title: str,
+    body: Html,
+    *,
+    scope: str,
+    human: str,
+    live: str | None = None,
+    board: str | None = None,
+) -> Html:
+    """The page around `body`: head, navigation, and (on the board) the live stream's URL
+    and the board's id (docs/PROTOCOL-1.2.md section 1b), the one every surface compares."""
     nav = join(tag("a", name, href=href) for href, name in NAV)
     head = Html(
         '<meta charset="utf-8"><meta name="viewport" content="width=device-width">'
@@ -37,6 +46,7 @@ def frame(title: str, body: Html, *, scope: str, human: str, live: str | None = 
         tag("strong", "coord web"),
         tag("nav", nav),
         tag("span", f"{scope} · acting as {human}", class_="scope"),
+        tag("span", f"board {board}", class_="board") if board else Html(""),
         tag("span", "", id="status", class_="status", data_live=live),
     )
     return Html(
