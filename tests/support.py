@@ -6,6 +6,7 @@ Nothing here mocks the daemon, the socket or the database: the daemon is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -362,3 +363,20 @@ def run_as_new_tab(
     """`argv` under a host process of its own: a tab that lives for this one call."""
     with FakeHost() as host:
         return host.run(argv, env=env, stdin=stdin, cwd=cwd)
+
+
+def daemon_pids(home: Path) -> list[int]:
+    """Pids of every `coordd serve` process whose `$HOME` is `home` (one user's daemons,
+    however they were started: by a test, by a client's autostart, by a host)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"serve" not in words or not any(w.endswith(b"coordd") for w in words):
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if b"HOME=" + os.fsencode(home) in environ:
+                found.append(int(entry.name))
+    return sorted(found)

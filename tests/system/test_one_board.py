@@ -33,7 +33,7 @@ from mcp import Client as MCPClient
 from mcp.client.stdio import StdioServerParameters
 
 from coordd_client.protocol.rendezvous import live_daemons, users_board
-from support import CALLER_VARS, COORD, git_repo
+from support import CALLER_VARS, COORD, daemon_pids, git_repo
 
 #: Which of the three variables the user set to a directory of their own (else unset).
 COMBINATIONS: list[tuple[bool, bool, bool]] = [
@@ -151,21 +151,6 @@ class User:
     def daemons(self) -> list[int]:
         """Pids of every `coordd serve` process whose home is this user's."""
         return daemon_pids(self.home)
-
-
-def daemon_pids(home: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"serve" not in words or not any(w.endswith(b"coordd") for w in words):
-                continue
-            environ = (entry / "environ").read_bytes().split(b"\0")
-            if b"HOME=" + os.fsencode(home) in environ:
-                found.append(int(entry.name))
-    return sorted(found)
 
 
 def wait_for_announcement(user: User, count: int = 1) -> None:
