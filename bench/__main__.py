@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from bench.baselines import sqlite_commit_per_claim
+from bench.boards import measure_board_finding
 from bench.context import measure_context
 from bench.diagnostics import (
     coordd_claim_transaction_latencies,
@@ -294,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
             extra.update(measure_mcp_start(rounds=3 if args.quick else 9))
             extra.update(measure_hooks(daemon.socket, runs=9 if args.quick else 21))
+            extra.update(measure_board_finding(daemon.socket, runs=9 if args.quick else 21))
             extra.update(measure_tab_wake(daemon.socket, rounds=4 if args.quick else 10))
             extra.update(measure_hosts(runs=3 if args.quick else 7))
             stats = writer_stats(daemon)

@@ -215,6 +215,7 @@ def render_report(m: Measured) -> str:
         *agent_pays_record(),
         *mcp_start_lines(extra),
         *hook_lines(extra),
+        *board_lines(extra),
         *context_lines(extra),
         *host_lines(extra),
         "Absolute figures drift with the machine's load; compare ratios within one run.",
@@ -364,6 +365,40 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
 
 
 HOOK_EVENTS = ("session-start", "pre-edit", "post-tool", "session-end", "wake", "pre-commit")
+
+
+def board_lines(extra: dict[str, float]) -> list[str]:
+    """What finding the one board costs a hook (issue 43; bench/boards.py)."""
+    if "board_explicit_pre_edit_ratio" not in extra:
+        return []
+    routes = (
+        ("explicit", "`$COORDD_SOCKET` given (no rendezvous)"),
+        ("derived", "derived socket answers; the rendezvous read for a second board"),
+        ("stripped", "Codex's MCP environment: nobody on the derived socket; the rendezvous's"
+         " daemon pinged, then used"),
+    )  # fmt: skip
+    lines = [
+        "## What finding the one board costs (issue 43)",
+        "",
+        "The pre-edit hook in a registered tab whose board is recorded (so each run also"
+        " pays section 1b's `server.info` check), by the route it finds its daemon by; each"
+        " run paired with a bare start of the same interpreter (bench/boards.py).",
+        "",
+        "| route | p50 | p50 / bare (median of pairs) |",
+        "| --- | --- | --- |",
+    ]
+    for route, words in routes:
+        lines.append(
+            f"| {words} | {extra[f'board_{route}_pre_edit_p50_ms']:,.0f} ms"
+            f" | {extra[f'board_{route}_pre_edit_ratio']:.2f}x |"
+        )
+    lines += [
+        "",
+        f"In process: the rendezvous read {extra['board_rendezvous_read_us']:,.0f} us; the"
+        f" board check's `server.info` round trip {extra['board_server_info_us']:,.0f} us.",
+        "",
+    ]
+    return lines
 
 
 def context_lines(extra: dict[str, float]) -> list[str]:

@@ -235,6 +235,9 @@ def test_two_daemons_on_the_empty_authority_dsn_share_one_gap_free_log(
         assert log_a == log_b
         assert [seq for seq, _, _ in log_a] == sorted(seqs) == list(range(1, len(seqs) + 1))
         assert {kind for _, kind, _ in log_a} >= {"task.posted", "task.claimed", "task.completed"}
+        # One board, one id, whichever node answers (issue 43, section 1b).
+        with a.client() as on_a, b.client() as on_b:
+            assert on_a.server_info().board_id == on_b.server_info().board_id is not None
         for daemon in (a, b):
             assert daemon.stop() == 0
     finally:

@@ -63,6 +63,9 @@ def test_a_board_moves_to_an_empty_team_store_whole(
     board = DaemonProcess(workdir).start()
     build_board(board)
     before = snapshot(board)
+    with board.client() as client:
+        board_id = client.server_info().board_id
+    assert board_id is not None
     # The daemon still holds the file: refused, nothing written.
     target = create_database(postgres_cluster)
     running = coordd("migrate", "--from", str(board.db_path), "--to", target)
@@ -82,7 +85,10 @@ def test_a_board_moves_to_an_empty_team_store_whole(
             # Counters continue after the source's: no id or seq is reused.
             posted = raw.call("task.post", {"title": "new", "agent": "a"})["result"]["task"]
             assert posted["id"] == 4
-            assert raw.call("server.info")["result"]["last_seq"] == before["events"]["last_seq"] + 1
+            info = raw.call("server.info")["result"]
+            assert info["last_seq"] == before["events"]["last_seq"] + 1
+            # The board keeps its id (issue 43): its tabs and records name it.
+            assert info["board_id"] == board_id and "board_id" in info["features"]
             # The holder's lease and fence came along: it completes on the team store.
             done = raw.call("task.complete", {"id": 2, "agent": "c", "fence": 1})
             assert done["result"]["task"]["state"] == "done"
