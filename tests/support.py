@@ -380,3 +380,37 @@ def daemon_pids(home: Path) -> list[int]:
             if b"HOME=" + os.fsencode(home) in environ:
                 found.append(int(entry.name))
     return sorted(found)
+
+
+def stop_pid(pid: int, started: list[subprocess.Popen[bytes]] | None = None) -> None:
+    """SIGTERM (a clean stop), then wait until the process is gone: reaped when it is one
+    of `started` (this process's children: a zombie still answers `kill 0`), else until
+    its pid no longer answers; SIGKILL after a minute."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    for process in started or []:
+        if process.pid == pid:
+            process.wait(60)
+            return
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def serve_by_default(env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """The user's daemon as `make run` starts it: `coordd serve`, no flags, in `env`
+    (the caller waits for it to announce itself)."""
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [str(Path(COORD).with_name("coordd")), "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+        )

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +28,7 @@ from hosts.fake_openai import FakeResponsesAPI
 from hosts.test_claude import claude_p, set_up
 from hosts.test_codex import answer, patch
 from hosts.world import World
-from support import COORD, daemon_pids
+from support import COORD, daemon_pids, serve_by_default, stop_pid
 
 VARIABLES = ("XDG_STATE_HOME", "XDG_RUNTIME_DIR", "TMPDIR")
 #: Seconds the user's daemon has to start and announce itself on a loaded machine.
@@ -53,22 +51,13 @@ def user(request: pytest.FixtureRequest) -> Iterator[World]:
     else:
         shared = Path(f"/tmp/coordd-{os.getuid()}/coordd.sock")
         assert not shared.exists() or not answers(shared), f"a daemon already serves {shared}"
-    with open(world.root / "user-daemon.log", "wb") as log:
-        process = subprocess.Popen(
-            [str(Path(COORD).with_name("coordd")), "serve"],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env=world.env,
-        )
+    process = serve_by_default(world.env, world.root / "user-daemon.log")
     try:
         announced(world)
         yield world
     finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(60)
-        for pid in daemon_pids(world.home):
-            os.kill(pid, signal.SIGTERM)
+        for pid in {process.pid, *daemon_pids(world.home)}:
+            stop_pid(pid, [process])
         world.close()
 
 

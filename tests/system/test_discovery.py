@@ -23,7 +23,7 @@ import pytest
 
 from coordd_client.protocol.paths import usual_runtime_socket
 from coordd_client.protocol.record import read_record
-from support import CALLER_VARS, COORD, DaemonProcess
+from support import CALLER_VARS, COORD, DaemonProcess, stop_pid
 
 #: The refusal must come within 2 s; the bound leaves room for a loaded 2-core machine
 #: (two Python start-ups: coord's and the daemon it spawns). Before: 15 s, then failure.
@@ -314,21 +314,6 @@ def test_a_codex_session_start_hook_reads_the_one_board(
 # --- a socket keeps its board across a crash (issue 29, item 10) ---------------------
 
 
-def _stop_pid(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
-
-
 def test_autostart_after_a_crash_restarts_the_board_the_socket_served(home: Home) -> None:
     """Before: the autostarted daemon served the default (empty) board on the same
     socket, and the agents on it silently moved to another board."""
@@ -351,7 +336,7 @@ def test_autostart_after_a_crash_restarts_the_board_the_socket_served(home: Home
         assert recorded.read_text().strip() == f"sqlite:{board}"
     finally:
         if restarted is not None:
-            _stop_pid(restarted.pid)
+            stop_pid(restarted.pid)
     assert not recorded.exists()  # a clean stop frees the socket of its board
 
 

@@ -16,11 +16,9 @@ its task is found by id, and no second daemon process appears.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -33,7 +31,7 @@ from mcp import Client as MCPClient
 from mcp.client.stdio import StdioServerParameters
 
 from coordd_client.protocol.rendezvous import live_daemons, users_board
-from support import CALLER_VARS, COORD, daemon_pids, git_repo
+from support import CALLER_VARS, COORD, daemon_pids, git_repo, serve_by_default, stop_pid
 
 #: Which of the three variables the user set to a directory of their own (else unset).
 COMBINATIONS: list[tuple[bool, bool, bool]] = [
@@ -162,26 +160,6 @@ def wait_for_announcement(user: User, count: int = 1) -> None:
         time.sleep(0.05)
 
 
-def stop(pid: int, started: list[subprocess.Popen[bytes]] | None = None) -> None:
-    """SIGTERM (a clean stop), then wait for the process to be gone: reaped, when it is
-    one this test started (a zombie still answers `kill 0`), else no longer there."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    for process in started or []:
-        if process.pid == pid:
-            process.wait(60)
-            return
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
-
 def nothing_on_the_shared_tmp_socket() -> None:
     """With `$TMPDIR` unset, section 1 leads to /tmp/coordd-<uid>: another daemon there
     (a developer's own) would be the very split these tests look for."""
@@ -202,22 +180,13 @@ def user(request: pytest.FixtureRequest, workdir: Path) -> Iterator[User]:
     made = User(workdir, runtime, state, tmp)
     yield made
     for pid in made.daemons():  # those it started, and any a client started
-        stop(pid, made.started)
+        stop_pid(pid, made.started)
     for process in made.started:
         process.wait(60)
 
 
 def serve_as_make_run(user: User) -> subprocess.Popen[bytes]:
-    """The user's daemon as `make run` starts it: `coordd serve`, no flags, the user's env."""
-    log = open(user.root / "daemon.log", "ab")  # noqa: SIM115 (the daemon keeps it open)
-    process = subprocess.Popen(
-        [str(Path(COORD).with_name("coordd")), "serve"],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        env=user.env,
-    )
-    log.close()
+    process = serve_by_default(user.env, user.root / "daemon.log")
     user.started.append(process)
     wait_for_announcement(user)
     return process
@@ -294,7 +263,7 @@ def test_a_stripped_environment_starts_the_users_board_not_a_new_one(user: User)
     user.coord("post", "yesterday's work")
     recorded = users_board(user.env)
     assert recorded is not None and recorded.board_id == board
-    stop(first.pid, user.started)
+    stop_pid(first.pid, user.started)
     assert not live_daemons(user.env)
 
     listed = user.coord("ls", "--json", host="codex-mcp")  # starts a daemon: the user's board
@@ -351,7 +320,7 @@ def test_a_tab_that_reaches_another_board_is_refused_in_its_own_words(user: User
         assert tab.run([COORD, "ls"], env=env, cwd=user.repo).returncode == 0
         # The board goes away; another one is started on the same socket (a user's
         # `rm coord.db`, a restore of another file...).
-        stop(first.pid, user.started)
+        stop_pid(first.pid, user.started)
         (Path(user.env["XDG_STATE_HOME"]) / "coordd" / "coord.db").rename(user.root / "moved.db")
         (user.home / ".local" / "state" / "coordd" / "board").unlink()
         serve_as_make_run(user)
