@@ -115,7 +115,7 @@ def _in_process(socket: Path, derived: dict[str, str], rounds: int = 2000) -> di
         for _ in range(5):
             started = time.perf_counter()
             for _ in range(rounds):
-                route.require_one_board(derived)
+                route.rerouted(derived)
             reads.append((time.perf_counter() - started) / rounds)
             started = time.perf_counter()
             for _ in range(rounds // 10):

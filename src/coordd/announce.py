@@ -14,10 +14,14 @@ import logging
 import os
 from pathlib import Path
 
+from coordd.config import DaemonConfig
+from coordd_client.protocol.record import SQLITE_PREFIX
 from coordd_client.protocol.rendezvous import (
     LiveDaemon,
     UsersBoard,
     announce,
+    describe,
+    live_daemons,
     process_started,
     record_users_board,
     withdraw,
@@ -45,7 +49,7 @@ class Announcement:
             self._path = announce(record)
             if users_board:
                 record_users_board(UsersBoard(store=store, board_id=board_id))
-        except OSError as exc:
+        except (OSError, KeyError) as exc:  # KeyError: no home, no password entry
             log.error(
                 "cannot announce this daemon in the rendezvous (%s): surfaces whose host strips"
                 " $XDG_RUNTIME_DIR will not find it; give them --socket %s",
@@ -57,3 +61,32 @@ class Announcement:
         if self._path is not None:
             withdraw(self._path)
             self._path = None
+
+
+def second_board_refusal(config: DaemonConfig) -> str | None:
+    """Why this daemon must not start, if it would be a second board of the user's own.
+
+    A daemon started as the user's (`config.users_board`: `make run`, `coordd serve` with
+    no flags) while another board of theirs is live splits the agents: surfaces whose
+    host gives them another environment would reach one board or the other. The same
+    database is left to its lock (which names the holder); a daemon on a store or socket
+    asked for is a board on purpose, and only logs that others are live.
+    """
+    try:
+        others = [r for r in live_daemons() if r.pid != os.getpid()]
+    except (OSError, KeyError):
+        return None
+    mine = None if config.store_dsn is not None else SQLITE_PREFIX + str(config.db_path)
+    others = [r for r in others if r.store != mine]
+    if not others:
+        return None
+    listed = "; ".join(describe(r) for r in others)
+    if not config.users_board:
+        log.warning("other boards of this user are live (%s): this one is separate", listed)
+        return None
+    return (
+        f"another of your boards is live ({listed}): a second one would split your agents"
+        " between two boards. Use that one (it is already reachable from every surface),"
+        " or stop it first (`kill <its pid>`: a clean stop), or run this daemon as a"
+        " separate board on purpose with --db (or --store) and --socket"
+    )

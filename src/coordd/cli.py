@@ -13,6 +13,7 @@ from pathlib import Path
 import trio
 
 from coordd import __version__
+from coordd.announce import second_board_refusal
 from coordd.clock import Clock, OffsetClock, SystemClock
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
@@ -32,7 +33,7 @@ from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.failures import NodeInUse, StoreUnavailable
 from coordd.store.schema import SchemaTooNew
-from coordd_client.protocol.paths import default_socket_path
+from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 
 log = logging.getLogger("coordd")
 
@@ -260,11 +261,17 @@ def _serve(args: argparse.Namespace) -> int:
         ),
         max_db_pages=args.max_db_pages,
         restart_grace_s=args.restart_grace,
-        default_store=args.store is None
-        and args.db is None
-        and not os.environ.get(STORE_ENV)
-        and not os.environ.get(DB_ENV),
+        users_board=(
+            args.store is None
+            and args.db is None
+            and not os.environ.get(STORE_ENV)
+            and not os.environ.get(DB_ENV)
+        )
+        or not socket_is_explicit(args.socket),
     )
+    if (refusal := second_board_refusal(config)) is not None:
+        print(f"coordd: {refusal}", file=sys.stderr)
+        return 1
     # The database, its WAL and lock file are the user's alone (like UMask=0077 in the unit).
     os.umask(0o077)
     # The writer thread gives up the GIL inside every SQLite call and must win it
@@ -273,8 +280,14 @@ def _serve(args: argparse.Namespace) -> int:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:
         trio.run(Daemon(config, clock=clock_from_environment()).run)
+    except DatabaseInUse as exc:
+        print(
+            f"coordd: {exc}: that daemon serves this board already, so there is nothing to"
+            " start; to restart it, stop that one first (SIGTERM is a clean stop)",
+            file=sys.stderr,
+        )
+        return 1
     except (
-        DatabaseInUse,
         DatabaseUnusable,
         ListenerError,
         SchemaTooNew,

@@ -27,9 +27,11 @@ class DaemonConfig:
     store_dsn: str | None = None
     #: This daemon's name on the team store (`--node`); default: `default_node_name`.
     node: str | None = None
-    #: The store is the user's default (no --store, --db, $COORDD_STORE or $COORDD_DB):
-    #: the daemon records it as the user's board (`coordd_client.protocol.rendezvous`).
-    default_store: bool = False
+    #: This daemon is the user's own: started on the default store (no --store, --db,
+    #: $COORDD_STORE or $COORDD_DB) or on the derived socket (no --socket or
+    #: $COORDD_SOCKET). It records its store as the user's board, and refuses to start
+    #: beside another live board (`coordd.announce`).
+    users_board: bool = False
     #: In-process tests only: seconds added to the team store's clock.
     store_time_shift: Callable[[], float] | None = None
 

@@ -130,7 +130,7 @@ class Daemon:
                         served,
                         self.board_id,
                         self.store.recorded,
-                        users_board=config.default_store and self.store.db_path is not None,
+                        users_board=config.users_board,
                     )
                 await self._serve(task_status)
                 stopped_cleanly = True

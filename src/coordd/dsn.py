@@ -111,10 +111,16 @@ def _query_spans(dsn: str, question: int) -> list[Span]:
     return spans
 
 
+#: libpq's parameters that hold a secret: the password, and the one that unlocks the
+#: client certificate's key (libpq, "Parameter Key Words").
+SECRET_KEYS = frozenset({"password", "sslpassword"})
+
+
 def _is_password_item(item: str) -> bool:
-    """`password=VALUE` with a non-empty value, the key possibly percent-encoded."""
+    """`password=VALUE` (or `sslpassword=`) with a non-empty value, the key possibly
+    percent-encoded."""
     key, equals, value = item.partition("=")
-    return bool(equals and value) and unquote(key) == "password"
+    return bool(equals and value) and unquote(key) in SECRET_KEYS
 
 
 def _conninfo_spans(dsn: str) -> list[Span]:
@@ -145,7 +151,7 @@ def _conninfo_spans(dsn: str) -> list[Span]:
             i += 1
         value_start = i
         i = _conninfo_value_end(dsn, i)
-        if key == "password" and i > value_start:
+        if key in SECRET_KEYS and i > value_start:
             if first:
                 end = i
                 while end < n and dsn[end].isspace():

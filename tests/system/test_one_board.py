@@ -99,13 +99,19 @@ class User:
             kept["XDG_RUNTIME_DIR"] = f"/run/user/{UID}"
         return kept
 
-    def coord(self, *args: str, host: str = "shell", stdin: str | None = None) -> Any:
+    def coord(
+        self,
+        *args: str,
+        host: str = "shell",
+        stdin: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Any:
         return subprocess.run(
             [COORD, *args],
             capture_output=True,
             text=True,
             timeout=90,
-            env=self.host_env(host),
+            env={**self.host_env(host), **(env or {})},
             cwd=self.repo,
             input=stdin,
             check=False,
@@ -274,29 +280,88 @@ def test_a_stripped_environment_starts_the_users_board_not_a_new_one(user: User)
     assert len(user.daemons()) == 1
 
 
-@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
-def test_two_live_boards_are_refused_loudly_never_joined_by_a_third(user: User) -> None:
-    serve_as_make_run(user)
-    other_socket = user.root / "other.sock"
-    second = subprocess.Popen(
-        [str(Path(COORD).with_name("coordd")), "serve", "--db", str(user.root / "other.db"),
-         "--socket", str(other_socket)],
+def serve_separately(user: User, name: str) -> subprocess.Popen[bytes]:
+    """A board of the user's started on purpose beside theirs: its own file and socket."""
+    process = subprocess.Popen(
+        [str(Path(COORD).with_name("coordd")), "serve", "--db", str(user.root / f"{name}.db"),
+         "--socket", str(user.root / f"{name}.sock")],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env=user.env,
     )  # fmt: skip
-    user.started.append(second)
+    user.started.append(process)
+    return process
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+def test_with_two_boards_live_surfaces_take_the_users_and_refuse_when_nothing_says(
+    user: User,
+) -> None:
+    """A second board started on purpose (its own --db and --socket) does not split the
+    surfaces: they take the user's board (recorded by the daemon `make run` started). A
+    second *default* daemon is refused. With no record and no tab to say which board is
+    meant, every surface refuses loudly, naming both, and starts no third."""
+    serve_as_make_run(user)
+    (mine,) = {record.board_id for record in live_daemons(user.env)}
+    serve_separately(user, "other")
     wait_for_announcement(user, 2)
     boards = {record.board_id for record in live_daemons(user.env)}
     assert len(boards) == 2
+    assert user.boards_of(("shell", "codex-mcp", "cron")) == dict.fromkeys(
+        ("shell", "codex-mcp", "cron"), mine
+    )
+    # Another default daemon (another state directory, as a host's environment gives it):
+    elsewhere = {**user.env, "XDG_STATE_HOME": str(user.root / "elsewhere")}
+    refused = subprocess.run(
+        [str(Path(COORD).with_name("coordd")), "serve"],
+        capture_output=True, text=True, timeout=90, env=elsewhere, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 1 and "another of your boards is live" in refused.stderr
+    assert mine in refused.stderr
+    # Nothing says which board is meant: a loud refusal, never a guess.
+    (user.home / ".local" / "state" / "coordd" / "board").unlink()
     for host in ("codex-mcp", "shell"):
         refused = user.coord("ls", host=host)
         assert refused.returncode != 0, host
         assert all(board in refused.stderr for board in boards), (host, refused.stderr)
         assert "--socket" in refused.stderr and "kill" in refused.stderr
+    # `coord doctor` reports the split, rather than refusing with it (the review's find).
+    doctor = user.coord("doctor")
+    assert doctor.returncode == 1 and all(board in doctor.stdout for board in boards), doctor
     # Asked for by its socket, either board is served: the user said which one.
-    assert user.coord("--socket", str(other_socket), "ls").returncode == 0
-    assert sorted(user.daemons()) == sorted([*live_pids(user)]) and second.pid in user.daemons()
+    assert user.coord("--socket", str(user.root / "other.sock"), "ls").returncode == 0
+    assert sorted(user.daemons()) == sorted(live_pids(user)) and len(user.daemons()) == 2
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+def test_a_board_started_on_purpose_never_captures_the_users_surfaces(user: User) -> None:
+    """The user's board is down and a separate one is live: a surface is not captured by
+    it. Without autostart it says the user's board is not running; with it, it starts
+    the user's board."""
+    first = serve_as_make_run(user)
+    (mine,) = {record.board_id for record in live_daemons(user.env)}
+    stop_pid(first.pid, user.started)
+    serve_separately(user, "scratch")
+    wait_for_announcement(user, 1)
+    down = user.coord("ls", host="codex-mcp", env={"COORD_NO_AUTOSTART": "1"})
+    assert down.returncode != 0 and f"your board {mine} is not running" in down.stderr, down
+    assert user.coord("ls", host="codex-mcp").returncode == 0  # starts the user's board
+    assert user.board_of("codex-mcp") == mine == user.board_of("shell")
     assert len(user.daemons()) == 2
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+def test_two_first_calls_from_two_environments_start_one_board_and_both_use_it(
+    user: User,
+) -> None:
+    """Before (the review's find): the loser of the start-up race, in another environment,
+    derived another socket, found the database held there, and failed."""
+    first = serve_as_make_run(user)
+    (mine,) = {record.board_id for record in live_daemons(user.env)}
+    stop_pid(first.pid, user.started)
+    both = user.side_by_side(("shell", ("ls",), None), ("codex-mcp", ("ls",), None))
+    assert [done.returncode for done in both] == [0, 0], [done.stderr for done in both]
+    assert user.boards_of(("shell", "codex-mcp")) == {"shell": mine, "codex-mcp": mine}
+    assert len(user.daemons()) == 1
 
 
 def live_pids(user: User) -> list[int]:
@@ -331,3 +396,37 @@ def test_a_tab_that_reaches_another_board_is_refused_in_its_own_words(user: User
         decision = json.loads(denied.stdout)["hookSpecificOutput"]
         assert decision["permissionDecision"] == "deny", decision
         assert "works on board" in decision["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("user", ALL_CUSTOM, ids=["all-custom"], indirect=True)
+def test_a_tab_keeps_to_its_board_when_another_is_live(user: User) -> None:
+    """Before (the review's find): with a second board live, every derived surface was
+    refused and the pre-edit hook let edits through unchecked. A tab's recorded board
+    says which one it means: its hooks, even in a stripped environment, reach it."""
+    from support import FakeHost
+
+    serve_as_make_run(user)
+    (mine,) = {record.board_id for record in live_daemons(user.env)}
+    assert user.coord("reserve", "src/owned.py", "--agent", "the-human").returncode == 0
+    session = "3cda0b49-4380-4f6e-8b5a-9f0e1d2c3b4a"
+    fixture = Path(__file__).parent.parent / "fixtures" / "hooks" / "claude-session-start.json"
+    start = fixture.read_text().replace('"CWD"', json.dumps(str(user.repo)))
+    with FakeHost() as tab:
+        begun = tab.run(
+            [COORD, "hook", "session-start", "--host", "claude"], env=user.env, stdin=start
+        )
+        assert begun.returncode == 0, begun.stderr
+        serve_separately(user, "other")
+        wait_for_announcement(user, 2)
+        (user.home / ".local" / "state" / "coordd" / "board").unlink()  # only the tab says
+        edit = pre_edit_stdin(user, session)
+        for host in ("shell", "codex-mcp"):
+            denied = tab.run(
+                [COORD, "hook", "pre-edit", "--host", "claude"],
+                env=user.host_env(host),
+                stdin=edit,
+            )
+            decision = json.loads(denied.stdout)["hookSpecificOutput"]
+            assert decision["permissionDecision"] == "deny", (host, decision)
+            assert "the-human" in decision["permissionDecisionReason"], (host, decision)
+    assert mine in {record.board_id for record in live_daemons(user.env)}

@@ -161,7 +161,8 @@ def test_codex_setup_keeps_the_keys_and_comments_it_did_not_write(
     home: Path, project: Path, workdir: Path
 ) -> None:
     """A hand-added `env` (and a comment) in `[mcp_servers.coord]` survive a re-run of
-    setup and its removal; removal takes out setup's keys only."""
+    setup; removal takes the server's table whole, theirs with it: a table left without
+    its `command` stops Codex from starting ("invalid transport", issue 43's review)."""
     socket = workdir / "s.sock"
     assert setup("codex", "--worktree", home=home, cwd=project, socket=socket).returncode == 0
     config = home / ".codex" / "config.toml"
@@ -181,8 +182,8 @@ def test_codex_setup_keeps_the_keys_and_comments_it_did_not_write(
     assert config.read_text() == edited
     removed = setup("codex", "--worktree", "--remove", home=home, cwd=project, socket=socket)
     assert removed.returncode == 0, removed.stderr
-    assert config.read_text() == CODEX_CONFIG + "\n[mcp_servers.coord]\n" + pinned
-    # Once only setup's keys are left, removal takes the table with them.
+    assert config.read_text() == CODEX_CONFIG
+    # With only setup's keys in it, the same.
     config.write_text(edited.replace(pinned, ""))
     assert (
         setup("codex", "--worktree", "--remove", home=home, cwd=project, socket=socket).returncode
@@ -197,7 +198,7 @@ def test_codex_setup_passes_what_codex_strips_and_keeps_the_users_own(
     """Issue 43: Codex starts MCP servers with a short list of variables; setup lists in
     `env_vars` the ones that decide which board `coord mcp` reaches, after any the user
     listed there, and keeps their `env` table; a re-run changes nothing, and removal
-    leaves the user's own entries."""
+    takes coord's server table whole."""
     import tomlkit
 
     socket = workdir / "s.sock"
@@ -229,8 +230,8 @@ def test_codex_setup_passes_what_codex_strips_and_keeps_the_users_own(
     config.write_bytes(after_first.replace(b"90\n", b"90 # edited since\n"))
     removed = setup("codex", "--remove", home=home, cwd=project, socket=socket)
     assert removed.returncode == 0, removed.stderr
-    left = tomlkit.parse(config.read_text())["mcp_servers"]["coord"].unwrap()
-    assert left == {"env_vars": ["MY_TOKEN"], "env": {"COORD_AGENT": "codex-main"}}
+    left = tomlkit.parse(config.read_text()).unwrap()
+    assert "coord" not in left.get("mcp_servers", {}), left  # never a server without a command
 
 
 def test_cursor_setup_writes_its_three_files(home: Path, project: Path, workdir: Path) -> None:

@@ -100,3 +100,12 @@ def test_other_urls_lose_their_password_too() -> None:
     """For the refusals that name what was given."""
     assert redact("mysql://u:pw@h/db") == "mysql://u@h/db"
     assert redact("postgresql:/db?host=/run&password=pw") == "postgresql:/db?host=/run"
+
+
+def test_the_client_key_s_passphrase_is_a_secret_too() -> None:
+    """`sslpassword` unlocks the client certificate's key (the review's find: it was kept
+    in argv, in records and in refusals a hook hands to the model)."""
+    given = "postgresql:///db?host=/x&sslpassword=y&sslmode=require"
+    assert redact(given) == "postgresql:///db?host=/x&sslmode=require"
+    assert has_password(given)
+    assert redact("host=/x sslpassword='a b' dbname=db") == "host=/x dbname=db"

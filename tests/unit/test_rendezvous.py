@@ -45,9 +45,12 @@ def test_only_live_processes_count_and_stale_records_are_removed(tmp_path: Path)
     reused = LiveDaemon(pid=os.getppid(), started="1", socket="/r", board_id="c", store="z")
     announce(reused, env)
     (rendezvous_dir(env) / "garbled.json").write_text("{not json")
+    # A pid no process can have (the review's find: OverflowError out of every hook).
+    huge = '{"pid":99999999999999999999,"started":null,"socket":"/h","board_id":"d","store":"w"}'
+    (rendezvous_dir(env) / "huge.json").write_text(huge)
     assert [record.board_id for record in live_daemons(env)] == ["a"]
     left = sorted(p.name for p in rendezvous_dir(env).iterdir())
-    assert left == [f"{me}.json", "garbled.json"]  # the dead and the reused were removed
+    assert left == [f"{me}.json", "garbled.json"]  # the dead, the reused, the impossible went
 
 
 def test_the_users_board_is_read_back_and_nothing_is_none(tmp_path: Path) -> None:

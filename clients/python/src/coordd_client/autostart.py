@@ -136,14 +136,26 @@ def the_users_board(environ: Mapping[str, str] | None = None) -> Path | None:
     if env.get(STORE_ENV) or env.get(DB_ENV):
         return None
     board = users_board(env)
-    if board is None or not board.store.startswith(SQLITE_PREFIX):
+    if board is None:
         return None
+    if not board.store.startswith(SQLITE_PREFIX):
+        raise DaemonUnavailable(
+            f"no coordd answers, and your board {board.board_id} is the team store"
+            f" {board.store}: a team daemon is not started automatically (its password,"
+            " node name and settings are not this client's); start it as you did"
+            f" (`coordd serve` with its store), or remove {users_board_path(env)} to let"
+            " a client start a board of its own",
+            reason="team_store",
+            store=board.store,
+        )
     db_path = Path(board.store[len(SQLITE_PREFIX) :])
     if not db_path.is_absolute() or not db_path.exists():
         raise DaemonUnavailable(
             f"no coordd answers, and your board {board.board_id} ({db_path}) is gone: not"
-            " starting an empty board in its place; restore it, or remove"
-            f" {users_board_path(env)} to start a new board",
+            " starting an empty board in its place. Restore it; or start the board you mean"
+            " from your shell (`coordd serve`: the store it serves becomes yours); or, to let"
+            f" the next client start a new one where its environment says, remove"
+            f" {users_board_path(env)}",
             reason="store_missing",
             store=board.store,
         )
@@ -162,10 +174,19 @@ def start_daemon(socket_path: Path, environ: Mapping[str, str] | None = None) ->
     """
     db_path = recorded_board(socket_path) or the_users_board(environ)
     store = ["--store", SQLITE_PREFIX + str(db_path)] if db_path is not None else []
-    log_dir = state_dir(environ)
-    log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    log_path = log_dir / "coordd.log"
-    with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
+    log_dir: Path | str = "the state directory"
+    try:
+        log_dir = state_dir(environ)
+        log_path = log_dir / "coordd.log"
+        log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        log = open(log_path, "ab")  # noqa: SIM115 (closed below, once the daemon has it)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: no home to put it in
+        raise DaemonUnavailable(
+            f"no coordd answers on {socket_path}, and none can be started here: its log"
+            f" cannot be written in {log_dir} ({exc}); start one yourself (`coordd serve`)",
+            socket=str(socket_path),
+        ) from None
+    with log, open(os.devnull, "rb") as devnull:
         offset = log.tell()
         process = subprocess.Popen(
             [*_daemon_command(), "serve", *store, "--socket", str(socket_path)],
@@ -211,15 +232,22 @@ def held_elsewhere(socket_path: Path, db_path: Path | None = None) -> DaemonUnav
 
 
 def wait_until_ready(
-    socket_path: Path, timeout_s: float = READY_TIMEOUT_S, spawned: SpawnedDaemon | None = None
-) -> None:
-    """Ping until a daemon answers; fail at once if the one we spawned has exited.
+    socket_path: Path,
+    timeout_s: float = READY_TIMEOUT_S,
+    spawned: SpawnedDaemon | None = None,
+    *,
+    may_reroute: bool = True,
+) -> Path:
+    """Ping until a daemon answers; return the socket to use. Fail at once if the one we
+    spawned has exited and nobody will answer.
 
-    A spawned daemon that exits may simply have lost the start-up race to
-    another CLI's daemon (it exits at the database lock), so an exit only
-    fails the wait once nobody answers either. But if the daemon holding the
-    lock records a different socket (`held_elsewhere`), nobody ever will
-    answer here: that fails at once, naming its pid and socket.
+    A spawned daemon that exits may simply have lost the start-up race to another
+    client's daemon (it exits at the database lock), so an exit only fails the wait
+    once nobody answers either. If the daemon holding the lock serves another socket
+    (a client in another environment derived another one and started first), it serves
+    the very database this one was started on, the same board: its socket is returned
+    when it answers and the caller's socket was derived (`may_reroute`); an asked-for
+    socket gets `held_elsewhere`'s refusal instead, naming the holder.
     """
     deadline = time.monotonic() + timeout_s
     lock_lost = False
@@ -228,7 +256,7 @@ def wait_until_ready(
         try:
             with Client(socket_path, timeout_s=5) as client:
                 client.ping()
-            return
+            return socket_path
         except DaemonUnavailable:
             if spawned is not None and (message := spawned.exit_message()) is not None:
                 if not any(benign in message for benign in _LOST_START_RACE):
@@ -238,6 +266,9 @@ def wait_until_ready(
                 lock_lost = _IN_USE in message
                 spawned = None  # another CLI's daemon won the start: wait for it
             if lock_lost and (refusal := held_elsewhere(socket_path, db_path)) is not None:
+                holder = Path(refusal.data["holder_socket"])
+                if may_reroute and refusal.data["holder_answers"]:
+                    return holder
                 raise refusal from None
             if time.monotonic() > deadline:
                 raise DaemonUnavailable(
@@ -247,13 +278,15 @@ def wait_until_ready(
             time.sleep(0.05)
 
 
-def connect(socket_path: Path, *, autostart: bool) -> Client:
-    """A connected client, starting a daemon first if allowed and needed."""
+def connect(socket_path: Path, *, autostart: bool, derived: bool = False) -> Client:
+    """A connected client, starting a daemon first if allowed and needed. `derived`: the
+    socket was not asked for, so a daemon that won the start on another socket, holding
+    the same database, is used (`wait_until_ready`)."""
     try:
         return Client(socket_path).connect()
     except DaemonUnavailable:
         if not autostart:
             raise
     spawned = start_daemon(socket_path)
-    wait_until_ready(socket_path, spawned=spawned)
-    return Client(socket_path).connect()
+    ready = wait_until_ready(socket_path, spawned=spawned, may_reroute=derived)
+    return Client(ready).connect()

@@ -44,7 +44,7 @@ from coordd_client.protocol.paths import (
     usual_runtime_socket,
 )
 from coordd_client.protocol.record import DaemonRecord, pid_alive, read_record
-from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons
+from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons, users_board
 
 #: Seconds a candidate socket has to answer a ping before it is passed over.
 PROBE_TIMEOUT_S = 1.0
@@ -103,18 +103,48 @@ def live_boards(
     ]
 
 
-def several_boards(live: list[LiveDaemon], tried: Path | None) -> SeveralBoards:
-    """The refusal when more than one board is live and the socket was not given."""
+def preferred_board(environ: Mapping[str, str] | None = None) -> str | None:
+    """The board this surface means when several are live: its tab's (the board the
+    tab's first session start reached), else the user's board (`rendezvous.users_board`)."""
+    from coordd_client import tabs  # only when several boards are live: hooks pay nothing
+
+    tab = tabs.find(environ)
+    if tab is not None and tab.board is not None:
+        return tab.board
+    board = users_board(environ)
+    return None if board is None else board.board_id
+
+
+def choose(live: list[LiveDaemon], tried: Path | None, prefer: str | None) -> LiveDaemon:
+    """The one live daemon to use: the only board live, else the preferred one; raises
+    `SeveralBoards` when neither tells."""
+    if len({record.board_id for record in live}) == 1:
+        return live[0]
+    for record in live:
+        if record.board_id == prefer:
+            return record
+    raise several_boards(live, tried, prefer)
+
+
+def several_boards(
+    live: list[LiveDaemon], tried: Path | None, prefer: str | None = None
+) -> SeveralBoards:
+    """The refusal when more than one board is live, the socket was not given, and neither
+    the surface's tab nor the user's board record says which one is meant."""
     boards = {record.board_id: record for record in live}
     listed = "; ".join(describe(record) for record in boards.values())
-    first = next(iter(boards.values()))
     where = f"no coordd answers on {tried}, and " if tried is not None else ""
+    yours = (
+        f" Your board is {prefer}, which is not among them: start it with `coordd serve`."
+        if prefer is not None
+        else ""
+    )
     return SeveralBoards(
-        f"{where}{len(boards)} of your boards are live ({listed}): the socket was not given,"
-        " so this client cannot tell which one you mean and starts none. Pin the one you"
-        f" mean (--socket {first.socket}, or COORDD_SOCKET; `coord setup <host>` pins it for"
-        " a host), or stop the one nobody should use (`kill <its pid>`); `coord doctor`"
-        " shows which surfaces use which",
+        f"{where}{len(boards)} of your boards are live ({listed}), and nothing says which one"
+        f" this surface means, so it uses and starts none.{yours} Stop the one nobody should"
+        " use (`kill <its pid>`: a clean stop), or give this surface the socket of the one"
+        " you mean (--socket, or $COORDD_SOCKET in its environment); `coord doctor` names"
+        " them and which surface reaches which",
         socket=None if tried is None else str(tried),
         boards=[
             {"board_id": r.board_id, "socket": r.socket, "store": r.store, "pid": r.pid}
@@ -123,19 +153,42 @@ def several_boards(live: list[LiveDaemon], tried: Path | None) -> SeveralBoards:
     )
 
 
+def yours_is_down(live: list[LiveDaemon], tried: Path | None, prefer: str) -> DaemonUnavailable:
+    """No daemon serves the preferred board, and the boards that are live are others: a
+    surface is not captured by them (a scratch daemon on a file of its own), it starts
+    the user's board if it may."""
+    listed = "; ".join(describe(record) for record in live)
+    return DaemonUnavailable(
+        f"no coordd answers on {tried}, and your board {prefer} is not running (start it:"
+        f" `coordd serve`); other boards are live ({listed}): give --socket to use one of"
+        " them on purpose",
+        socket=None if tried is None else str(tried),
+        reason="board_not_running",
+        board_id=prefer,
+    )
+
+
 def discover(
-    environ: Mapping[str, str] | None = None, *, tried: Path | None = None
+    environ: Mapping[str, str] | None = None,
+    *,
+    tried: Path | None = None,
+    prefer: str | None = None,
 ) -> Found | None:
     """The user's daemon found outside section 1's order, or None.
 
-    `tried` is the socket that already failed; it is not probed again. Raises
-    `SeveralBoards` when the rendezvous shows more than one live board.
+    `tried` is the socket that already failed; it is not probed again. `prefer` is the
+    board the caller means (default: `preferred_board`). Raises `SeveralBoards` when
+    more than one board is live and none is the preferred one, and `DaemonUnavailable`
+    when the preferred board is not live but others are.
     """
     live = live_boards(environ, tried=tried)
-    if len({record.board_id for record in live}) > 1:
-        raise several_boards(live, tried)
     if live:
-        return Found(Path(live[0].socket), "rendezvous", live[0].board_id)
+        if prefer is None:
+            prefer = preferred_board(environ)
+        chosen = choose(live, tried, prefer)
+        if prefer is not None and chosen.board_id != prefer:
+            raise yours_is_down(live, tried, prefer)
+        return Found(Path(chosen.socket), "rendezvous", chosen.board_id)
     candidates: list[tuple[Path, str]] = []
     record = holder_record(environ)
     if record is not None and record.socket is not None:
@@ -184,34 +237,56 @@ class SocketRoute(msgspec.Struct, frozen=True):
             Path(default_socket_path(explicit, environ)), socket_is_explicit(explicit, environ)
         )
 
-    def fallback(self, environ: Mapping[str, str] | None = None) -> Found | None:
+    def fallback(
+        self, environ: Mapping[str, str] | None = None, *, prefer: str | None = None
+    ) -> Found | None:
         """The daemon found elsewhere when `path` has none (never for an explicit socket)."""
         if self.explicit:
             return None
-        return discover(environ, tried=self.path)
+        return discover(environ, tried=self.path, prefer=prefer)
 
-    def locate(self, environ: Mapping[str, str] | None = None) -> Path:
-        """The socket to use now: `path` if it was asked for or something accepts on it,
-        else a daemon found by `fallback`, else `path` (where one may be started)."""
+    def locate(self, environ: Mapping[str, str] | None = None, *, may_start: bool = True) -> Path:
+        """The socket to use now: `path` if it was asked for, or if something accepts on
+        it and no other board is live that this surface means (`rerouted`); else a
+        daemon found by `fallback`; else `path` (where one may be started). `may_start`:
+        the caller would start a daemon there: the user's board being down while another
+        board is live is then no refusal (`yours_is_down`), the caller starts the user's."""
         if self.explicit:
             return self.path
         if connects(self.path):
-            self.require_one_board(environ)
-            return self.path
-        found = self.fallback(environ)
+            return self.rerouted(environ)
+        try:
+            found = self.fallback(environ)
+        except DaemonUnavailable as down:
+            if may_start and down.data.get("reason") == "board_not_running":
+                return self.path
+            raise
         return found.socket if found is not None else self.path
 
-    def require_one_board(self, environ: Mapping[str, str] | None = None) -> None:
-        """Refuse a derived socket while more than one board of this user is live.
+    def rerouted(
+        self, environ: Mapping[str, str] | None = None, *, prefer: str | None = None
+    ) -> Path:
+        """Where to go when a daemon answers on the derived `path`: there, while it serves
+        the user's one live board; else the live board this surface means (its tab's, or
+        the user's board); else `SeveralBoards`.
 
-        A daemon answers on the derived socket, but another environment's surfaces
-        may reach another board: this one would then work on one half of a split
-        board without a word. Read from the rendezvous alone (a directory and its
-        small files, no round trip), so every call can afford it; never for an
-        asked-for socket, whose user said which board they mean.
+        A daemon answers on the derived socket, but another environment's surfaces may
+        reach another board: this one would then work on one half of a split board
+        without a word. The rendezvous is read (a directory and its small files, no
+        round trip), so every call can afford it; the live daemons are probed only when
+        it shows more than one board. Never for an asked-for socket.
         """
         if self.explicit:
-            return
-        live = live_daemons(environ)
-        if len({record.board_id for record in live}) > 1:
-            raise several_boards(live, None)
+            return self.path
+        records = live_daemons(environ)
+        if len({record.board_id for record in records}) <= 1:
+            return self.path
+        live = [record for record in records if answers(Path(record.socket))]
+        if len({record.board_id for record in live}) <= 1:
+            return self.path
+        if prefer is None:
+            prefer = preferred_board(environ)
+        chosen = choose(live, None, prefer)
+        if any(Path(r.socket) == self.path and r.board_id == chosen.board_id for r in live):
+            return self.path  # the board meant is the one answering here
+        return Path(chosen.socket)

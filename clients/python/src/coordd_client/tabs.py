@@ -34,7 +34,7 @@ from pathlib import Path
 
 import msgspec
 
-from coordd_client.protocol.paths import state_dir
+from coordd_client.protocol.rendezvous import home_state_dir
 
 #: Programs that only wrap a command: a host's hook runs as `sh -c "coord hook ..."`.
 WRAPPERS = frozenset(
@@ -133,7 +133,8 @@ def host_process(environ: Mapping[str, str] | None = None) -> Process | None:
 
 
 def _directory(environ: Mapping[str, str] | None = None) -> Path:
-    return state_dir({}) / "tabs"  # HOME's, whatever else the host passed (see above)
+    """HOME's, whatever else the host passed (see above); raises `OSError` with no home."""
+    return home_state_dir() / "tabs"
 
 
 def _path(owner: Process, environ: Mapping[str, str] | None = None) -> Path:
@@ -167,7 +168,10 @@ def _write(path: Path, tab: Tab) -> None:
 def find(environ: Mapping[str, str] | None = None, of: int | None = None) -> Tab | None:
     """The tab this process (or process `of`: the shared MCP server asks for a relay's)
     belongs to: the nearest ancestor with a record."""
-    directory = _directory(environ)
+    try:
+        directory = _directory(environ)
+    except OSError:  # no home at all: no tab can have been recorded
+        return None
     if not directory.is_dir():
         return None
     start = None
@@ -194,14 +198,17 @@ def register(
     owner = host_process(environ)
     if owner is None:
         return None
-    path = _path(owner, environ)
-    existing = _read(path, owner)
-    if existing is not None:
-        return existing
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _prune(path.parent)
-    tab = Tab(agent, host, session, owner.pid)
-    _write(path, tab)
+    try:
+        path = _path(owner, environ)
+        existing = _read(path, owner)
+        if existing is not None:
+            return existing
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _prune(path.parent)
+        tab = Tab(agent, host, session, owner.pid)
+        _write(path, tab)
+    except OSError:  # no home, or not writable: the tab goes unrecorded, the hook on
+        return None
     return tab
 
 
@@ -214,26 +221,33 @@ def bind_board(board_id: str, environ: Mapping[str, str] | None = None) -> Tab |
     owner = host_process(environ)
     if owner is None:
         return None
-    path = _path(owner, environ)
-    existing = _read(path, owner)
-    if existing is None or existing.board is not None:
-        return existing
-    tab = msgspec.structs.replace(existing, board=board_id)
-    _write(path, tab)
+    try:
+        path = _path(owner, environ)
+        existing = _read(path, owner)
+        if existing is None or existing.board is not None:
+            return existing
+        tab = msgspec.structs.replace(existing, board=board_id)
+        _write(path, tab)
+    except OSError:  # not writable: the board goes unrecorded, nothing is checked against it
+        return None
     return tab
 
 
 def record_path(tab: Tab) -> Path | None:
     """Where `tab`'s record is (to name it in a refusal), if its process still runs."""
     owner = process(tab.process)
-    return None if owner is None else _path(owner)
+    try:
+        return None if owner is None else _path(owner)
+    except OSError:
+        return None
 
 
 def forget(environ: Mapping[str, str] | None = None) -> None:
     """The tab ended (its session-end hook): drop its record."""
     owner = host_process(environ)
     if owner is not None:
-        _path(owner, environ).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            _path(owner, environ).unlink(missing_ok=True)
 
 
 def _prune(directory: Path) -> None:

@@ -39,7 +39,7 @@ class Context:
         nothing accepts on it, the user's daemon found elsewhere (`discovery`); looked up
         once, on first use, so commands that never reach the daemon never look."""
         if self._socket is None:
-            self._socket = self.route.locate()
+            self._socket = self.route.locate(may_start=self.autostart)
         return self._socket
 
     @property
@@ -67,7 +67,7 @@ class Context:
     def client(self) -> Client:
         """A connected client, starting a daemon first unless told not to; on the board
         this shell's tab works on, if it runs in a host's tab (`boards.check`)."""
-        client = connect(self.socket, autostart=self.autostart)
+        client = connect(self.socket, autostart=self.autostart, derived=not self.route.explicit)
         try:
             boards.check(client)
         except BaseException:

@@ -13,15 +13,18 @@ from pathlib import Path
 from coordd_client import doctor
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_client.cli.registry import command, package_version
+from coordd_client.protocol.errors import SeveralBoards
 
 SECTIONS = ("daemon", "boards", "claude", "codex", "worktrees", "edits")
 
 
 @command("doctor", "check the daemon and each host's coord setup; name the fixes", "coord doctor")
 def doctor_command(ctx: Context) -> int:
-    findings = doctor.run_checks(
-        ctx.route, ctx.socket, ctx.autostart, Path.cwd(), package_version()
-    )
+    try:
+        socket = ctx.socket
+    except SeveralBoards:  # the split itself is what the boards section reports
+        socket = ctx.route.path
+    findings = doctor.run_checks(ctx.route, socket, ctx.autostart, Path.cwd(), package_version())
     problems = [f for f in findings if not f.ok]
     fixes = list(dict.fromkeys(f.fix for f in problems if f.fix))
     report = {

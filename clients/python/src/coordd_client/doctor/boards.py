@@ -246,7 +246,7 @@ def _surface_finding(
         return Finding(SECTION, check, True, detail, data=data)
     if answer.board_id is not None and split:
         # The split's own finding names this surface and the command: one cause, one line.
-        detail = f"{label} reaches board {answer.board_id} on {answer.socket}: the split below"
+        detail = f"{label} reaches board {answer.board_id} on {answer.socket} (see the split)"
         return Finding(SECTION, check, True, detail, note=True, data=data)
     if answer.board_id is not None:
         detail = (
@@ -269,7 +269,7 @@ def _unreached_finding(  # noqa: PLR0917 (the caller's facts, passed on)
     shell_board, shell_socket = shell
     why = answer.unreached or "no daemon answered"
     if split and why.startswith(SEVERAL_BOARDS):
-        detail = f"{label} refuses to choose between the live boards: the split below"
+        detail = f"{label} refuses to choose between the live boards (see the split)"
         return Finding(SECTION, check, True, detail, note=True, data=data)
     if shell_board is not None:
         # A daemon answers this shell, and discovery would have found it: this surface
@@ -288,16 +288,30 @@ def _unreached_finding(  # noqa: PLR0917 (the caller's facts, passed on)
     )
     if store is not None and shell_store is not None and store != shell_store:
         detail += f", and this shell one on {shell_store}: two boards"
-        return Finding(SECTION, check, False, detail, f"coord setup {surface.name}", data=data)
+        return Finding(SECTION, check, False, detail, _record_the_board(surface), data=data)
     return Finding(SECTION, check, True, detail, data=data)
+
+
+def _record_the_board(surface: Surface) -> str:
+    """What makes a surface that would start another store start the shell's: the shell's
+    daemon, started once, records the user's board, which every autostart then starts;
+    a host that coord sets up also gets the variables it strips passed on."""
+    start = "start your board from this shell once (`coordd serve`): it is recorded as yours"
+    if surface.name in SET_UP_HOSTS:
+        return f"{start}; and `coord setup {surface.name}`"
+    return start
 
 
 def _pin(surface: Surface, shell_socket: Path) -> str:
     """What makes this surface reach the shell's daemon: setup for a host; for a plain
     MCP client (no configuration of ours), the socket in its server's environment."""
-    if surface.name == "mcp client":
+    if surface.name not in SET_UP_HOSTS:
         return f"give the client's server COORDD_SOCKET={shell_socket} (Inspector: -e)"
     return f"coord setup {surface.name}"
+
+
+#: The hosts `coord setup` configures (a plain MCP client is configured by its user).
+SET_UP_HOSTS = frozenset({"claude", "codex", "cursor"})
 
 
 def would_start(environ: Mapping[str, str], socket: Path) -> tuple[str | None, str]:

@@ -58,12 +58,14 @@ def session_start_context(
     *,
     autostart: bool,
     host: str = "claude",
+    derived: bool = False,
 ) -> str:
     """The board summary, who you are, and the workflow: at most `CONTEXT_CHARS`.
+    `derived`: the socket was not asked for (`autostart.connect`).
 
     Raises `CoordError` when the board cannot be read (`unavailable` says so instead).
     """
-    with connect(Path(socket), autostart=autostart) as client:
+    with connect(Path(socket), autostart=autostart, derived=derived) as client:
         bind_board(client)
         board = summarize(client, agent, project, shell_is_the_agent=host != "cursor")
         # 1.2: what others said to this tab while it was away, shown (and acked) once.

@@ -96,8 +96,8 @@ def remedy(failure: CoordError) -> str:
     if isinstance(failure, SeveralBoards):
         return ""
     return (
-        "Start the daemon (`coordd serve`) or give every tab its socket (COORDD_SOCKET;"
-        " `coord setup <host>` pins it); `coord doctor` in a terminal says what is wrong."
+        "Start the daemon (`coordd serve`) or give every tab its socket ($COORDD_SOCKET);"
+        " `coord doctor` in a terminal says what is wrong."
     )
 
 

@@ -50,7 +50,7 @@ class Invocation(msgspec.Struct):
         """The socket to use (`SocketRoute.locate`), looked up once, on first use: a
         pre-edit of a tool that edits nothing never reaches the daemon."""
         if self._socket is None:
-            self._socket = self.route.locate()
+            self._socket = self.route.locate(may_start=self.autostart)
         return self._socket
 
     @property
@@ -90,7 +90,12 @@ def _session_start(call: Invocation, given: HookInput) -> int:
     try:
         socket = call.socket  # may refuse: several boards live, and none was named
         text = context.session_start_context(
-            socket, agent, project, autostart=call.autostart, host=given.host
+            socket,
+            agent,
+            project,
+            autostart=call.autostart,
+            host=given.host,
+            derived=not call.route.explicit,
         )
     except CoordError as exc:
         reported.told_unreachable(agent)  # the context says so: the turn's hooks need not

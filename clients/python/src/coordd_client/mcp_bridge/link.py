@@ -19,6 +19,7 @@ from coordd_client.aio import AsyncClient
 from coordd_client.autostart import start_daemon, wait_until_ready
 from coordd_client.discovery import SocketRoute
 from coordd_client.protocol.errors import DaemonUnavailable
+from coordd_client.protocol.rendezvous import users_board
 from coordd_client.rpc import unwrap
 
 #: Seconds a call other than a wait may take before the tool reports the daemon stuck.
@@ -100,35 +101,56 @@ class DaemonLink:
             raise refusal
 
     async def _open(self) -> AsyncClient:
+        prefer = await self._tab_board()
         try:
             client = await self._open_at(self.route.path)
         except DaemonUnavailable as unavailable:
-            return await self._elsewhere(unavailable)
-        try:  # a derived socket answers: only while it is the user's one live board
-            await trio.to_thread.run_sync(self.route.require_one_board, self._environ)
+            return await self._elsewhere(unavailable, prefer)
+        try:  # a derived socket answers: there, unless the board this tab means is elsewhere
+            where = await trio.to_thread.run_sync(
+                lambda: self.route.rerouted(self._environ, prefer=prefer)
+            )
         except BaseException:
             await client.aclose()
             raise
-        return client
+        if where == self.route.path:
+            return client
+        await client.aclose()
+        return await self._open_at(where)
 
-    async def _elsewhere(self, unavailable: DaemonUnavailable) -> AsyncClient:
+    async def _elsewhere(self, unavailable: DaemonUnavailable, prefer: str | None) -> AsyncClient:
         """Nobody answers on the socket: the user's daemon found elsewhere (never for an
         asked-for socket), else one started there if allowed."""
-        found = await trio.to_thread.run_sync(self.route.fallback, self._environ)
+        found = await trio.to_thread.run_sync(
+            lambda: self.route.fallback(self._environ, prefer=prefer)
+        )
         if found is not None:
             return await self._open_at(found.socket)
         if not self._autostart:
             raise unavailable
-        await trio.to_thread.run_sync(self._start_daemon)
-        return await self._open_at(self.route.path)
+        socket = await trio.to_thread.run_sync(self._start_daemon)
+        return await self._open_at(socket)
+
+    async def _tab_board(self) -> str | None:
+        """The board this server's tab works on, else the user's board: which one it
+        means when several are live (`discovery.preferred_board`, for the tab's process)."""
+
+        def look() -> str | None:
+            tab = tabs.find(of=self._process)
+            if tab is not None and tab.board is not None:
+                return tab.board
+            board = users_board(self._environ)
+            return None if board is None else board.board_id
+
+        return await trio.to_thread.run_sync(look)
 
     async def _open_at(self, path: Path) -> AsyncClient:
         self.socket_path = path
         return await AsyncClient.open(self._nursery, path)
 
-    def _start_daemon(self) -> None:
+    def _start_daemon(self) -> Path:
         spawned = start_daemon(self.route.path, self._environ)
-        wait_until_ready(self.route.path, spawned=spawned)
+        return wait_until_ready(self.route.path, spawned=spawned)
 
     async def aclose(self) -> None:
         if self._client is not None:

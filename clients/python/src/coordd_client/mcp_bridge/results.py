@@ -35,8 +35,8 @@ NEXT_STEP = {
     ),
     "untrusted_socket": "the socket belongs to another user: set $COORDD_SOCKET to your own",
     "several_boards": (
-        "do not retry: nothing was done on any board; tell the user, who pins one board for"
-        " this host (`coord setup` pins the socket) or stops the other daemon"
+        "do not retry: nothing was done on any board; tell the user, who stops the board"
+        " nobody should use or gives this server the socket of the one meant ($COORDD_SOCKET)"
     ),
     "wrong_board": (
         "do not retry: nothing was done; tell the user this tab's surfaces reach two"

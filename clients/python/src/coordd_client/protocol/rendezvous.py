@@ -2,8 +2,8 @@
 
 Section 1 derives the socket from `$XDG_RUNTIME_DIR` and `$TMPDIR`, and the
 default database from `$XDG_STATE_HOME`; hosts strip these from what they
-give their children (Codex passes MCP servers `HOME`, `LANG`, `PATH` and
-`TERM` only; Cursor curates; cron and login shells reset). A surface whose
+give their children (Codex passes MCP servers a short list with no `XDG_*`
+in it; Cursor curates; cron and login shells reset). A surface whose
 environment differs from the daemon's derives another socket and, finding
 nobody there, would start a second daemon on a second, empty board. So the
 daemon also announces itself in a place that depends on the user's uid and
@@ -22,10 +22,12 @@ without its password). A record whose process is gone is stale: readers
 skip it and remove it.
 
 Beside it, `board` names **the user's board**: the store the last daemon
-started on its default store served (`coordd serve` with no `--store`,
-`--db`, `$COORDD_STORE` or `$COORDD_DB`). A client that must start a daemon
-starts that store, so a surface with a stripped environment starts the
-board the user's own shell would have started, not a new one beside it.
+started as the user's own served (`coordd serve` with no `--store`, `--db`,
+`$COORDD_STORE` or `$COORDD_DB`, or with no `--socket` or `$COORDD_SOCKET`).
+A client that must start a daemon starts that store, so a surface with a
+stripped environment starts the board the user's own shell would have
+started, not a new one beside it; and when several boards are live, a
+surface with no tab of its own means that one.
 
 Nothing here trusts a record: a client still checks the socket is this
 user's and answers before it uses it.
@@ -66,14 +68,20 @@ class UsersBoard(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def home_directory(environ: Mapping[str, str] | None = None) -> Path:
-    """`$HOME` if it is absolute, else the password entry's home for this uid."""
+    """`$HOME` if it is absolute, else the password entry's home for this uid; raises
+    `OSError` when there is neither (a uid with no entry, in a container)."""
     env = os.environ if environ is None else environ
     home = env.get("HOME", "")
     if home.startswith("/"):
         return Path(home)
     import pwd
 
-    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    try:
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        raise OSError(
+            f"no home directory: $HOME is not set and uid {os.getuid()} has no password entry"
+        ) from None
 
 
 def home_state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -105,7 +113,7 @@ def process_started(pid: int) -> str | None:
 def _alive(record: LiveDaemon) -> bool:
     try:
         os.kill(record.pid, 0)
-    except (ProcessLookupError, PermissionError):
+    except (OSError, OverflowError, ValueError):  # gone, another user's, or no pid at all
         return False
     if record.started is None:
         return True
@@ -145,8 +153,8 @@ def _read(path: Path) -> LiveDaemon | None:
 
 def live_daemons(environ: Mapping[str, str] | None = None) -> list[LiveDaemon]:
     """This user's live daemons, oldest pid first; stale records are removed on the way."""
-    directory = rendezvous_dir(environ)
     try:
+        directory = rendezvous_dir(environ)
         names = sorted(os.listdir(directory))
     except OSError:
         return []
@@ -172,7 +180,7 @@ def record_users_board(board: UsersBoard, environ: Mapping[str, str] | None = No
 def users_board(environ: Mapping[str, str] | None = None) -> UsersBoard | None:
     """The user's board, if a daemon on its default store ever recorded one."""
     try:
-        with open(users_board_path(environ), "rb") as handle:
+        with open(users_board_path(environ), "rb") as handle:  # OSError: no home either
             return msgspec.json.decode(handle.read(MAX_RECORD_BYTES), type=UsersBoard)
     except (OSError, msgspec.DecodeError):
         return None

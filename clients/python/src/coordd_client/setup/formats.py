@@ -171,16 +171,19 @@ def toml_table(
     values: dict[str, Any],
     *,
     merged: tuple[str, ...] = (),
+    essential: str | None = None,
 ) -> Piece:
     """`[a.b]` with `values`, through tomlkit: comments, order and spacing survive.
 
     Setup owns the keys of `values` in that table, nothing else: a key someone
     added by hand (Codex's `env = { COORD_AGENT = ... }`) and their comments
-    stay through a re-run and through removal, which drops the table only when
-    no key is left in it. A key in `merged` holds a list that is shared: setup
+    stay through a re-run. A key in `merged` holds a list that is shared: setup
     owns only its own entries in it (Codex's `env_vars`, where a user may have
-    listed variables of their own), so they are appended to what is there,
-    and removal takes out only them (the key goes when nothing else is left).
+    listed variables of their own), so they are appended to what is there.
+    Removal takes out setup's keys and entries, and drops the table when no key
+    is left, or when `essential` went with them: a Codex server table without
+    its `command` stops Codex from starting at all ("invalid transport"), so
+    what the user added to coord's server goes with the server.
     """
     try:
         import tomlkit  # light, but only setup needs it
@@ -268,7 +271,7 @@ def toml_table(
             if key in current:
                 _take_out(current, key)
         outer = doc[path[0]]
-        if not current:
+        if not current or (essential is not None and essential not in current):
             del outer[path[1]]
         if not outer:
             del doc[path[0]]

@@ -235,7 +235,13 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
     return [
         Target(
             config,
-            toml_table(str(config), ("mcp_servers", SERVER_KEY), server, merged=("env_vars",)),
+            toml_table(
+                str(config),
+                ("mcp_servers", SERVER_KEY),
+                server,
+                merged=("env_vars",),
+                essential="command",
+            ),
         ),
         Target(hooks_file, json_hooks(str(hooks_file), hooks, under=("hooks",))),
         Target(notes, markdown_block(instructions(user, coord))),
