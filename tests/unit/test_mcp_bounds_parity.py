@@ -54,8 +54,8 @@ def tool_methods() -> dict[str, str]:
     found: dict[str, str] = {}
     tool_modules = (TOOLS_PY, TALK_TOOLS_PY, TOOLS_PY.with_name("slot_tools.py"))
     for node in (n for path in tool_modules for n in ast.walk(ast.parse(path.read_text()))):
-        if not isinstance(node, ast.AsyncFunctionDef):
-            continue
+        if not isinstance(node, ast.AsyncFunctionDef) or node.name.startswith("_"):
+            continue  # a private helper is no tool (whoami's `_board_reached`)
         called = {
             inner.func.attr
             for inner in ast.walk(node)

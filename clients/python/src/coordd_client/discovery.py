@@ -134,6 +134,7 @@ def several_boards(
     boards = {record.board_id: record for record in live}
     listed = "; ".join(describe(record) for record in boards.values())
     where = f"no coordd answers on {tried}, and " if tried is not None else ""
+    example = next(iter(boards.values())).socket
     yours = (
         f" Your board is {prefer}, which is not among them: start it with `coordd serve`."
         if prefer is not None
@@ -143,8 +144,8 @@ def several_boards(
         f"{where}{len(boards)} of your boards are live ({listed}), and nothing says which one"
         f" this surface means, so it uses and starts none.{yours} Stop the one nobody should"
         " use (`kill <its pid>`: a clean stop), or give this surface the socket of the one"
-        " you mean (--socket, or $COORDD_SOCKET in its environment); `coord doctor` names"
-        " them and which surface reaches which",
+        f" you mean (e.g. --socket {example}, or $COORDD_SOCKET in its environment);"
+        " `coord doctor` names them and which surface reaches which",
         socket=None if tried is None else str(tried),
         boards=[
             {"board_id": r.board_id, "socket": r.socket, "store": r.store, "pid": r.pid}

@@ -50,7 +50,9 @@ class Invocation(msgspec.Struct):
         """The socket to use (`SocketRoute.locate`), looked up once, on first use: a
         pre-edit of a tool that edits nothing never reaches the daemon."""
         if self._socket is None:
-            self._socket = self.route.locate(may_start=self.autostart)
+            # Only session start may start a daemon (and only it imports autostart).
+            starts = self.event == "session-start" and self.autostart
+            self._socket = self.route.locate(may_start=starts)
         return self._socket
 
     @property
