@@ -17,122 +17,18 @@ named in it and listed as notes.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from coordd_client.doctor.findings import Finding
 from coordd_client.doctor.hostenv import Surface, probe_env, would_autostart
+from coordd_client.mcp_bridge.probe import Reached, mcp_sdk_missing, probe_all
 from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons
 
-#: The whole probe of one server: its start (the MCP SDK's import is most of a second,
-#: more on a loaded machine), the handshake and one `whoami`.
-PROBE_TIMEOUT_S = 30.0
-#: The tail of a server's stderr quoted when it failed.
-STDERR_CHARS = 300
 SECTION = "boards"
 #: How `whoami`'s `board_unreached` begins when several boards are live (the split's).
 SEVERAL_BOARDS = "several_boards:"
-
-
-@dataclass(frozen=True)
-class Reached:
-    """What a surface's `whoami` said (or why it said nothing)."""
-
-    board_id: str | None = None
-    socket: str | None = None
-    #: The server's reason for reaching no board (nothing answers, several boards, ...).
-    unreached: str | None = None
-    #: The probe's own failure: the server did not start, or did not answer in time.
-    failed: str | None = None
-
-
-# -- probing --------------------------------------------------------------------------
-
-
-def mcp_sdk_missing() -> str | None:
-    """Why the servers cannot be probed from here, or None."""
-    try:
-        import mcp.client.stdio  # noqa: F401
-        import trio  # noqa: F401
-    except ImportError:
-        return (
-            "the MCP SDK is not installed for this coord, so the hosts' MCP servers cannot be"
-            " started to compare boards (pip install 'coordd-client[mcp]'; `coord mcp` needs"
-            " it too)"
-        )
-    return None
-
-
-def probe_all(surfaces: list[Surface], timeout_s: float = PROBE_TIMEOUT_S) -> list[Reached]:
-    """Start every surface's server at once (as its host would) and ask its `whoami`;
-    surfaces that start the same command in the same environment are started once."""
-    import trio
-
-    distinct = list(dict.fromkeys(surface.spawn for surface in surfaces))
-    first = {spawn: next(s for s in surfaces if s.spawn == spawn) for spawn in distinct}
-    found: dict[Any, Reached] = {}
-
-    async def one(spawn: Any) -> None:
-        found[spawn] = await _probe(first[spawn], timeout_s)
-
-    async def every() -> None:
-        async with trio.open_nursery() as nursery:
-            for spawn in distinct:
-                nursery.start_soon(one, spawn)
-
-    trio.run(every)
-    return [found[surface.spawn] for surface in surfaces]
-
-
-async def _probe(surface: Surface, timeout_s: float) -> Reached:
-    import trio
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(
-        command=surface.command, args=surface.args, env=probe_env(surface), cwd=surface.cwd
-    )
-    with tempfile.TemporaryFile("w+") as errlog:
-        result: Any = None
-        problem: str | None = None
-        with trio.move_on_after(timeout_s) as scope:
-            try:
-                async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
-                    result = await client.call_tool("whoami", {})
-            except Exception as exc:  # the server did not start, or broke off: say how
-                problem = _why(exc)
-        if scope.cancelled_caught:
-            problem = f"did not answer whoami within {timeout_s:.0f} s"
-        if problem is not None:
-            return Reached(failed=problem + _stderr_tail(errlog))
-    return _read_whoami(result)
-
-
-def _why(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}".strip()
-
-
-def _stderr_tail(errlog: Any) -> str:
-    errlog.seek(0)
-    text = " ".join(errlog.read().split())
-    return f" (its stderr: {text[-STDERR_CHARS:]})" if text else ""
-
-
-def _read_whoami(result: Any) -> Reached:
-    content = getattr(result, "structured_content", None)
-    if getattr(result, "is_error", False) or not isinstance(content, dict):
-        return Reached(failed="its whoami tool answered no result")
-    if "board_id" not in content:
-        return Reached(
-            socket=content.get("socket"),
-            failed="its coord is older than board ids (upgrade it, then run coord setup again)",
-        )
-    return Reached(content["board_id"], content.get("socket"), content.get("board_unreached"))
 
 
 # -- the findings ---------------------------------------------------------------------
