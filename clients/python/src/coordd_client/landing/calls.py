@@ -29,8 +29,9 @@ FIRST_PAUSE_S = 0.1
 MAX_PAUSE_S = 2.0
 
 
-class DaemonGone(Exception):
-    """The daemon stayed away for the whole retry window; the message says since when."""
+class DaemonGone(DaemonUnavailable):
+    """The daemon stayed away for the whole retry window (a `DaemonUnavailable`, so the
+    callers that report those report it; no retry loop retries it again)."""
 
 
 def retrying(what: str, call: Callable[[], R], within_s: float) -> R:
