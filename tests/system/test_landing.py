@@ -392,9 +392,9 @@ def wait_for_child(parent: int, marker: str, timeout_s: float = 120) -> str:
 def test_a_daemon_restart_during_the_check_loses_nothing(
     daemon: DaemonProcess, workdir: Path
 ) -> None:
-    """Issue 44 item 5: the daemon restarts while a landing's check runs. Every call of
-    the lander reconnects and retries: the landing ends `landed`, main has the commit,
-    and the task is completed."""
+    """Issue 44 item 5: the daemon is killed and restarted while a landing's check runs.
+    Every call of the lander reconnects and retries: the landing ends `landed`, main has
+    the commit, and the task is completed."""
     repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
     started, hold = workdir / "started", workdir / "hold"
     os.mkfifo(started)
@@ -405,7 +405,7 @@ def test_a_daemon_restart_during_the_check_loses_nothing(
     lander = start_land(daemon, repo, "agent-a", "f1", "--task", str(task.id),
                         "--check", f"echo go > {started}; cat {hold}")  # fmt: skip
     wait_for_fifo(started, "the check never started")
-    assert daemon.stop() == 0
+    daemon.kill()  # no goodbye: the lander's connections break mid-landing
     daemon.start()
     release_fifo(hold)
     out, err = lander.communicate(timeout=180)
@@ -419,6 +419,43 @@ def test_a_daemon_restart_during_the_check_loses_nothing(
     with Client(daemon.socket_path, project=str(repo)) as client:
         landed = client.events_since(types=["land.landed"]).events[-1].landing
     assert landed is not None and landed.commit == git(repo, "rev-parse", "main")
+
+
+def test_a_daemon_restart_between_the_move_and_the_finish_records_the_landing(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """The daemon is killed after main moved and before `land.finish` (a
+    reference-transaction hook holds the lander right after the swap committed): the
+    retried finish records `landed`, as the repository has it, and completes the task."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
+    moved, hold = workdir / "moved", workdir / "hold"
+    os.mkfifo(moved)
+    os.mkfifo(hold)
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = committed ] || exit 0\n'
+        f"if grep -q ' refs/heads/main$'; then echo go > {moved}; cat {hold} >/dev/null; fi\n"
+    )
+    hook.chmod(0o755)
+    with Client(daemon.socket_path, agent="agent-a", project=str(repo)) as a:
+        task = a.post("land f1").task
+        a.claim(task.id)
+    lander = start_land(daemon, repo, "agent-a", "f1", "--task", str(task.id), "--check", "true")
+    wait_for_fifo(moved, "main never moved")
+    daemon.kill()
+    daemon.start()
+    hook.unlink()
+    release_fifo(hold)
+    out, err = lander.communicate(timeout=180)
+    assert lander.returncode == 0, (out, err)
+    assert (repo / "a.txt").read_text() == "one\n"
+    assert_clean_and_current(repo)
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        assert client.get(task.id).task.state == "done"
+        landed = client.events_since(types=["land.landed"]).events
+    assert len(landed) == 1 and landed[0].landing is not None
+    assert landed[0].landing.commit == git(repo, "rev-parse", "main")
 
 
 def alive(pid: int) -> bool:
