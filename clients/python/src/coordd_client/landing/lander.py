@@ -257,11 +257,15 @@ def _land_holding(
         git.remove_worktree(repo, place)  # before the slot goes to the next lander
     if failed is not None:
         raise _refuse(client, plan, enqueued, failed)
-    done = retrying(
-        "land.finish",
-        lambda: client.finish_landing(landing.id, "landed", commit=commit),
-        plan.retry_s,
-    )
+    try:
+        done = retrying(
+            "land.finish",
+            lambda: client.finish_landing(landing.id, "landed", commit=commit),
+            plan.retry_s,
+        )
+    except CoordError:
+        say(f"  {plan.onto} is now {commit[:12]}, but the daemon did not record #{landing.id}")
+        raise
     if plan.task_id is not None:
         _complete_task(client, plan, commit, say)
     say(f"landed #{landing.id}: {plan.onto} is now {commit[:12]}")
