@@ -12,6 +12,7 @@ import select
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -69,14 +70,31 @@ def run_land(
     )  # fmt: skip
 
 
+#: `coord land` processes a test started; each test's end kills what is left of them.
+STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_lander_left() -> Iterator[None]:
+    """A failing test must not leave a lander (or its check) running, blocked on a FIFO."""
+    yield
+    while STARTED:
+        lander = STARTED.pop()
+        if lander.poll() is None:
+            os.killpg(lander.pid, signal.SIGKILL)
+            lander.communicate()
+
+
 def start_land(
     daemon: DaemonProcess, repo: Path, agent: str, branch: str, *more: str
 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    lander = subprocess.Popen(
         [COORD, *land_args(repo, agent, branch, *more)], cwd=repo.parent / branch,
         env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
+    STARTED.append(lander)
+    return lander
 
 
 def land_events(daemon: DaemonProcess, repo: Path) -> list[tuple[str, str]]:
@@ -344,6 +362,36 @@ def test_a_lander_stopped_past_its_ttl_is_fenced_out_and_never_moves_the_target(
     assert ("land.landed", "f1") not in events
 
 
+def test_a_lander_fenced_out_during_its_check_stops_it_and_says_why(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """The landing's slot lease ends while its check runs (here released by hand, as a
+    session's end hook would): the next heartbeat hears it, the check is killed, and the
+    lander says why without moving main."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
+    started, pid_file = workdir / "started", workdir / "pid"
+    os.mkfifo(started)
+    before = git(repo, "rev-parse", "main")
+    lander = start_land(daemon, repo, "agent-a", "f1", "--ttl", "3", "--check",
+                        f"echo $$ > {pid_file}; echo go > {started}; sleep 600")  # fmt: skip
+    wait_for_fifo(started, "the check never started")
+    shell = int(pid_file.read_text())
+    with Client(daemon.socket_path, agent="agent-a", project=str(repo)) as a:
+        assert a.release_slots(["land:main"]).released == 1
+    try:
+        out, err = lander.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(lander.pid, signal.SIGKILL)
+        os.kill(shell, signal.SIGKILL)
+        lander.communicate()
+        raise AssertionError("the fenced-out lander's check kept running") from None
+    assert lander.returncode == 3, (out, err)
+    assert "check stopped: landing fenced out" in err and "main was not moved" in err, err
+    assert not alive(shell)
+    assert git(repo, "rev-parse", "main") == before
+    assert_clean_and_current(repo)
+
+
 def test_a_stale_lander_cannot_overwrite_a_target_that_moved_after_its_check(
     daemon: DaemonProcess, workdir: Path
 ) -> None:
@@ -473,17 +521,22 @@ def test_a_killed_landers_check_dies_with_it(daemon: DaemonProcess, workdir: Pat
     repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
     started, pid_file = workdir / "started", workdir / "pid"
     os.mkfifo(started)
-    lander = start_land(daemon, repo, "agent-a", "f1", "--ttl", "2", "--check",
-                        f"sleep 600 & echo $! > {pid_file}; echo go > {started}; wait")  # fmt: skip
+    check = f"sleep 600 & echo $$ $! > {pid_file}; echo go > {started}; wait"
+    lander = start_land(daemon, repo, "agent-a", "f1", "--ttl", "2", "--check", check)
     wait_for_fifo(started, "the check never started")
-    child = int(pid_file.read_text())
-    assert alive(child)
+    shell, child = (int(x) for x in pid_file.read_text().split())
+    assert alive(shell) and alive(child)
     os.kill(lander.pid, signal.SIGKILL)  # the lander alone, not its process group
     lander.communicate(timeout=60)
     deadline = time.monotonic() + 60
-    while alive(child) and time.monotonic() < deadline:
+    while (alive(shell) or alive(child)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not alive(child), "the killed lander's check kept running"
+    try:
+        assert not alive(shell) and not alive(child), "the killed lander's check kept running"
+    finally:
+        for pid in (shell, child):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
     landed = run_land(daemon, repo, "agent-b", "f1", "--wait", "120")
     assert landed.returncode == 0, landed.stderr
     assert_clean_and_current(repo)
