@@ -49,7 +49,7 @@ def retrying(what: str, call: Callable[[], R], within_s: float) -> R:
         except AWAY as exc:
             if time.monotonic() + pause > deadline:
                 raise DaemonGone(
-                    f"{what}: the daemon did not answer for {within_s:.0f} s"
+                    f"{what}: the daemon did not answer for {within_s:g} s"
                     f" (last: {exc.message}); is coordd running?"
                 ) from None
             time.sleep(pause)
