@@ -66,6 +66,9 @@ def run_check(
                 [sys.executable, "-c", _WATCHDOG], stdin=read_end,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, process_group=0,
             )  # fmt: skip
+        except BaseException:
+            os.close(write_end)
+            raise
         finally:
             os.close(read_end)
         try:

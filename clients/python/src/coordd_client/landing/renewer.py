@@ -68,9 +68,11 @@ class Renewer:
 
     def _run(self) -> None:
         client = Client(self._socket, agent=self._agent, project=self._project, timeout_s=30)
-        with client:  # connects at its first call; reconnects by itself after a failure
+        try:  # not `with client`: that connects now, and a daemon away now would end the thread
             while not self._stop.wait(self._every_s) and not self.lost.is_set():
-                self._beat(client)
+                self._beat(client)  # each call connects, or reconnects after a failure
+        finally:
+            client.close()
 
     def _beat(self, client: Client) -> None:
         landing = self._landing
