@@ -22,6 +22,8 @@ from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, No
 from support import COORD, DaemonProcess, coord, coord_env
 
 pytestmark = pytest.mark.both_backends
+#: The tests that watch processes read /proc (Linux).
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc")
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -362,6 +364,7 @@ def test_a_lander_stopped_past_its_ttl_is_fenced_out_and_never_moves_the_target(
     assert ("land.landed", "f1") not in events
 
 
+@needs_proc
 def test_a_lander_fenced_out_during_its_check_stops_it_and_says_why(
     daemon: DaemonProcess, workdir: Path
 ) -> None:
@@ -392,6 +395,7 @@ def test_a_lander_fenced_out_during_its_check_stops_it_and_says_why(
     assert_clean_and_current(repo)
 
 
+@needs_proc
 def test_a_stale_lander_cannot_overwrite_a_target_that_moved_after_its_check(
     daemon: DaemonProcess, workdir: Path
 ) -> None:
@@ -515,6 +519,7 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+@needs_proc
 def test_a_killed_landers_check_dies_with_it(daemon: DaemonProcess, workdir: Path) -> None:
     """Killing the lander process alone (`kill -9` of its pid) ends its whole check,
     background children too: nothing keeps running in a worktree the next lander removes."""
