@@ -11,6 +11,8 @@ import os
 import select
 import signal
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,8 @@ from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, No
 from support import COORD, DaemonProcess, coord, coord_env
 
 pytestmark = pytest.mark.both_backends
+#: The tests that watch processes read /proc (Linux).
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc")
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -68,14 +72,31 @@ def run_land(
     )  # fmt: skip
 
 
+#: `coord land` processes a test started; each test's end kills what is left of them.
+STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_lander_left() -> Iterator[None]:
+    """A failing test must not leave a lander (or its check) running, blocked on a FIFO."""
+    yield
+    while STARTED:
+        lander = STARTED.pop()
+        if lander.poll() is None:
+            os.killpg(lander.pid, signal.SIGKILL)
+            lander.communicate()
+
+
 def start_land(
     daemon: DaemonProcess, repo: Path, agent: str, branch: str, *more: str
 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    lander = subprocess.Popen(
         [COORD, *land_args(repo, agent, branch, *more)], cwd=repo.parent / branch,
         env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
+    STARTED.append(lander)
+    return lander
 
 
 def land_events(daemon: DaemonProcess, repo: Path) -> list[tuple[str, str]]:
@@ -271,3 +292,280 @@ def test_the_queue_over_the_wire_orders_reports_and_refuses_clearly(
             b.enqueue_landing("f3", "main", ["../outside"])
         with pytest.raises(InvalidParams):
             b.finish_landing(second.landing.id, "landed", commit="not-a-sha")
+
+
+def test_a_landing_whose_slot_lease_ended_is_fenced_out_not_granted_a_new_fence(
+    daemon: DaemonProcess,
+) -> None:
+    """`land.start` of an entry already `landing` is how a lander asks, just before it
+    moves the target, whether its fence is still current: once the slot lease it holds
+    has ended (released by hand, or by a session's end), the answer is -32003, not a
+    fresh lease with another fence, and nothing is granted."""
+    with Client(daemon.socket_path, agent="a", project="/fence") as a:
+        entry = a.enqueue_landing("f1", "main", ["x.py"]).landing
+        fence = a.start_landing(entry.id).lease.fence
+        assert a.start_landing(entry.id).lease.fence == fence  # still current: renewed
+        assert a.release_slots(["land:main"]).released == 1
+        with pytest.raises(LeaseLost) as lost:
+            a.start_landing(entry.id)
+        assert "fenced out" in lost.value.message
+        assert a.slots(name="land:main").leases == []  # the refused call took nothing
+
+
+def wait_for_fifo(path: Path, what: str, timeout_s: float = 120) -> None:
+    """Block until a check writes a line to the FIFO at `path` (it runs then)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout_s)
+        assert ready, what
+    finally:
+        os.close(fd)
+
+
+def release_fifo(path: Path) -> None:
+    with open(path, "w") as fifo:  # blocks until the check opens it to read
+        fifo.write("go\n")
+
+
+def test_a_lander_stopped_past_its_ttl_is_fenced_out_and_never_moves_the_target(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """Issue 44 item 1: lander A is stopped (SIGSTOP: a laptop asleep) during its check
+    until its lease lapses; B lands meanwhile. Resumed while B's check runs, A must not
+    move main (it was fenced out), and B then lands: main has B's change only."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}, "f2": {"b.txt": "two\n"}})
+    a_started, b_started, b_hold = workdir / "a-started", workdir / "b-started", workdir / "b-hold"
+    for fifo in (a_started, b_started, b_hold):
+        os.mkfifo(fifo)
+    before = git(repo, "rev-parse", "main")
+    first = start_land(daemon, repo, "agent-a", "f1", "--ttl", "3",
+                       "--check", f"echo go > {a_started}; sleep 4")  # fmt: skip
+    wait_for_fifo(a_started, "A's check never started")
+    os.killpg(first.pid, signal.SIGSTOP)
+    try:
+        second = start_land(daemon, repo, "agent-b", "f2", "--wait", "120",
+                            "--check", f"echo go > {b_started}; cat {b_hold}")  # fmt: skip
+        wait_for_fifo(b_started, "B never started its check")  # A lapsed: B holds the slot
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
+    a_out, a_err = first.communicate(timeout=120)
+    assert first.returncode == 3, (a_out, a_err)
+    assert "fenced out" in a_err and "main was not moved" in a_err, a_err
+    assert git(repo, "rev-parse", "main") == before
+    release_fifo(b_hold)
+    b_out, b_err = second.communicate(timeout=120)
+    assert second.returncode == 0, (b_out, b_err)
+    assert "kept 1: its lander still runs" in b_out  # B's sweep left A's worktree to A
+    assert git(repo, "rev-list", "--count", f"{before}..main") == "1"
+    assert (repo / "b.txt").read_text() == "two\n" and (repo / "a.txt").read_text() == "a.txt\n"
+    assert_clean_and_current(repo)
+    events = land_events(daemon, repo)
+    assert ("land.failed", "f1") in events and events[-1] == ("land.landed", "f2")
+    assert ("land.landed", "f1") not in events
+
+
+@needs_proc
+def test_a_lander_fenced_out_during_its_check_stops_it_and_says_why(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """The landing's slot lease ends while its check runs (here released by hand, as a
+    session's end hook would): the next heartbeat hears it, the check is killed, and the
+    lander says why without moving main."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
+    started, pid_file = workdir / "started", workdir / "pid"
+    os.mkfifo(started)
+    before = git(repo, "rev-parse", "main")
+    lander = start_land(daemon, repo, "agent-a", "f1", "--ttl", "3", "--check",
+                        f"echo $$ > {pid_file}; echo go > {started}; sleep 600")  # fmt: skip
+    wait_for_fifo(started, "the check never started")
+    shell = int(pid_file.read_text())
+    with Client(daemon.socket_path, agent="agent-a", project=str(repo)) as a:
+        assert a.release_slots(["land:main"]).released == 1
+    try:
+        out, err = lander.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(lander.pid, signal.SIGKILL)
+        os.kill(shell, signal.SIGKILL)
+        lander.communicate()
+        raise AssertionError("the fenced-out lander's check kept running") from None
+    assert lander.returncode == 3, (out, err)
+    assert "check stopped: landing fenced out" in err and "main was not moved" in err, err
+    assert not alive(shell)
+    assert git(repo, "rev-parse", "main") == before
+    assert_clean_and_current(repo)
+
+
+@needs_proc
+def test_a_stale_lander_cannot_overwrite_a_target_that_moved_after_its_check(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """The move is a compare-and-swap from the commit the check ran on. Here main moves
+    (as a rival lander's landing would) between the daemon's fence check and the swap:
+    the test takes main's ref lock while the check runs, so the lander's swap waits for
+    it, and once the lander is waiting, commits another value through that lock, as git
+    itself does. The swap must be refused: what the daemon said no longer matters."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}, "rival": {"c.txt": "rival\n"}})
+    git(repo, "config", "core.filesRefLockTimeout", "120000")  # the swap waits for the lock
+    rival = git(repo, "rev-parse", "rival")
+    started, hold = workdir / "started", workdir / "hold"
+    os.mkfifo(started)
+    os.mkfifo(hold)
+    lock = repo / ".git" / "refs" / "heads" / "main.lock"
+    lander = start_land(daemon, repo, "agent-a", "f1",
+                        "--check", f"echo go > {started}; cat {hold}")  # fmt: skip
+    wait_for_fifo(started, "the check never started")
+    lock.write_text(rival + "\n")  # main is locked, the rival's commit ready in the lock
+    release_fifo(hold)
+    mover = wait_for_child(lander.pid, "refs/heads/main")  # the lander's swap, waiting
+    lock.rename(lock.with_name("main"))  # main moves to the rival's commit
+    out, err = lander.communicate(timeout=120)
+    assert lander.returncode == 3, (out, err, mover)
+    assert "main moved while" in err and "compare-and-swap" in err, err
+    assert git(repo, "rev-parse", "main") == rival
+    assert land_events(daemon, repo)[-1] == ("land.failed", "f1")
+
+
+def wait_for_child(parent: int, marker: str, timeout_s: float = 120) -> str:
+    """The command line of a child of `parent` naming `marker`, once one runs."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+                line = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == parent and marker in line:
+                return line
+        time.sleep(0.02)
+    raise AssertionError(f"no child of {parent} ran with {marker!r}")
+
+
+def test_a_daemon_restart_during_the_check_loses_nothing(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """Issue 44 item 5: the daemon is killed and restarted while a landing's check runs.
+    Every call of the lander reconnects and retries: the landing ends `landed`, main has
+    the commit, and the task is completed."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
+    started, hold = workdir / "started", workdir / "hold"
+    os.mkfifo(started)
+    os.mkfifo(hold)
+    with Client(daemon.socket_path, agent="agent-a", project=str(repo)) as a:
+        task = a.post("land f1").task
+        a.claim(task.id)
+    lander = start_land(daemon, repo, "agent-a", "f1", "--task", str(task.id),
+                        "--check", f"echo go > {started}; cat {hold}")  # fmt: skip
+    wait_for_fifo(started, "the check never started")
+    daemon.kill()  # no goodbye: the lander's connections break mid-landing
+    daemon.start()
+    release_fifo(hold)
+    out, err = lander.communicate(timeout=180)
+    assert lander.returncode == 0, (out, err)
+    assert (repo / "a.txt").read_text() == "one\n"
+    assert_clean_and_current(repo)
+    with Client(daemon.socket_path) as client:
+        assert client.get(task.id).task.state == "done"
+    events = land_events(daemon, repo)
+    assert events[-1] == ("land.landed", "f1")
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        landed = client.events_since(types=["land.landed"]).events[-1].landing
+    assert landed is not None and landed.commit == git(repo, "rev-parse", "main")
+
+
+def test_a_daemon_restart_between_the_move_and_the_finish_records_the_landing(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """The daemon is killed after main moved and before `land.finish` (a
+    reference-transaction hook holds the lander right after the swap committed): the
+    retried finish records `landed`, as the repository has it, and completes the task."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
+    moved, hold = workdir / "moved", workdir / "hold"
+    os.mkfifo(moved)
+    os.mkfifo(hold)
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = committed ] || exit 0\n'
+        f"if grep -q ' refs/heads/main$'; then echo go > {moved}; cat {hold} >/dev/null; fi\n"
+    )
+    hook.chmod(0o755)
+    with Client(daemon.socket_path, agent="agent-a", project=str(repo)) as a:
+        task = a.post("land f1").task
+        a.claim(task.id)
+    lander = start_land(daemon, repo, "agent-a", "f1", "--task", str(task.id), "--check", "true")
+    wait_for_fifo(moved, "main never moved")
+    daemon.kill()
+    daemon.start()
+    hook.unlink()
+    release_fifo(hold)
+    out, err = lander.communicate(timeout=180)
+    assert lander.returncode == 0, (out, err)
+    assert (repo / "a.txt").read_text() == "one\n"
+    assert_clean_and_current(repo)
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        assert client.get(task.id).task.state == "done"
+        landed = client.events_since(types=["land.landed"]).events
+    assert len(landed) == 1 and landed[0].landing is not None
+    assert landed[0].landing.commit == git(repo, "rev-parse", "main")
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@needs_proc
+def test_a_killed_landers_check_dies_with_it(daemon: DaemonProcess, workdir: Path) -> None:
+    """Killing the lander process alone (`kill -9` of its pid) ends its whole check,
+    background children too: nothing keeps running in a worktree the next lander removes."""
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}})
+    started, pid_file = workdir / "started", workdir / "pid"
+    os.mkfifo(started)
+    check = f"sleep 600 & echo $$ $! > {pid_file}; echo go > {started}; wait"
+    lander = start_land(daemon, repo, "agent-a", "f1", "--ttl", "2", "--check", check)
+    wait_for_fifo(started, "the check never started")
+    shell, child = (int(x) for x in pid_file.read_text().split())
+    assert alive(shell) and alive(child)
+    os.kill(lander.pid, signal.SIGKILL)  # the lander alone, not its process group
+    lander.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while (alive(shell) or alive(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert not alive(shell) and not alive(child), "the killed lander's check kept running"
+    finally:
+        for pid in (shell, child):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    landed = run_land(daemon, repo, "agent-b", "f1", "--wait", "120")
+    assert landed.returncode == 0, landed.stderr
+    assert_clean_and_current(repo)
+
+
+def test_a_branch_changing_more_paths_than_one_enqueue_carries_lands(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    repo = make_repo(workdir, {})
+    place = workdir / "big"
+    git(repo, "worktree", "add", "-q", "-b", "big", str(place))
+    (place / "many").mkdir()
+    for i in range(4200):
+        (place / "many" / f"f{i:04}.txt").write_text(f"{i}\n")
+    git(place, "add", ".")
+    git(place, "commit", "-q", "-m", "big: 4200 files")
+    held = coord("reserve", "many/f4199.txt", "--agent", "holder", "--project", str(repo),
+                 socket=daemon.socket_path)  # fmt: skip
+    assert held.returncode == 0, held.stderr
+    blocked = run_land(daemon, repo, "lander", "big")
+    assert blocked.returncode == 3, (blocked.stdout, blocked.stderr)
+    assert "(4200 paths changed)" in blocked.stdout
+    assert "reserved: many/f4199.txt is held exclusively by holder" in blocked.stdout
+    landed = run_land(daemon, repo, "lander", "big", "--ignore-reservations")
+    assert landed.returncode == 0, (landed.stdout, landed.stderr)
+    assert (repo / "many" / "f4199.txt").read_text() == "4199\n"
+    assert_clean_and_current(repo)

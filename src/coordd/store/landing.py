@@ -174,6 +174,16 @@ def start(tx: Txn, p: S.LandStartParams) -> dict[str, Any]:
         ),
     )  # fmt: skip
     lease = granted["lease"]
+    if landing["state"] == "landing" and lease["id"] != landing["lease_id"]:
+        # Its slot lease ended (released by hand, or by a session's end) and this call
+        # would take a new one: the fence the lander holds is no longer current, and a
+        # lander asking again before it moves the target must hear so. (The new grant
+        # rolls back with this error.)
+        raise LeaseLost(
+            f"landing #{p.id} no longer holds its landing slot (fence {landing['lease_id']}"
+            " ended): it is fenced out, and must not move the target",
+            landing=landing,
+        )
     if landing["state"] == "queued":
         tx.conn.execute(
             "UPDATE landings SET state = 'landing', lease_id = ?, updated_at = ? WHERE id = ?",

@@ -15,6 +15,7 @@ from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_client.cli.registry import arg, command
 from coordd_client.landing import git
+from coordd_client.landing.calls import DaemonGone
 from coordd_client.landing.lander import LandingRefused, Plan, land
 from coordd_client.protocol.errors import Conflict
 from coordd_client.protocol.wire_slots import SlotList
@@ -127,7 +128,7 @@ def land_branch(ctx: Context) -> int:
                 ignore_reservations=args.ignore_reservations,
             )  # fmt: skip
             outcome = land(client, repo, plan, say)
-        except git.GitFailed as exc:
+        except (git.GitFailed, DaemonGone) as exc:
             sys.stderr.write(f"coord: {exc}\n")
             return EXIT_ERROR
         except LandingRefused as exc:

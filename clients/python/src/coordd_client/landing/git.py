@@ -7,12 +7,17 @@ carrying git's own words, which the lander reports as the landing's reason.
 from __future__ import annotations
 
 import os
+import re
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 #: Where landings keep their throwaway worktrees, inside the common git dir.
 LANDING_DIR = "coord-land"
+#: The lock reason of a landing worktree: which lander, on which machine, made it.
+_LOCK_REASON = "coord land: pid {pid} on {host}"
+_LOCK_PATTERN = re.compile(r"coord land: pid (\d+) on (\S+)")
 
 
 class GitFailed(Exception):
@@ -23,6 +28,7 @@ class GitFailed(Exception):
 class Worktree:
     path: Path
     branch: str | None  # None: a detached HEAD
+    locked: str | None = None  # the lock's reason ("" locked without one)
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
@@ -80,13 +86,16 @@ def worktrees(cwd: Path) -> list[Worktree]:
     found: list[Worktree] = []
     path: Path | None = None
     branch: str | None = None
+    locked: str | None = None
     for line in [*git(cwd, "worktree", "list", "--porcelain").splitlines(), ""]:
         if line.startswith("worktree "):
-            path, branch = Path(line.removeprefix("worktree ")), None
+            path, branch, locked = Path(line.removeprefix("worktree ")), None, None
         elif line.startswith("branch refs/heads/"):
             branch = line.removeprefix("branch refs/heads/")
+        elif line == "locked" or line.startswith("locked "):
+            locked = line.removeprefix("locked").strip()
         elif not line and path is not None:
-            found.append(Worktree(path, branch))
+            found.append(Worktree(path, branch, locked))
             path = None
     return found
 
@@ -101,15 +110,62 @@ def is_clean(cwd: Path) -> bool:
     return not git(cwd, "status", "--porcelain", "--untracked-files=no")
 
 
+def add_landing_worktree(cwd: Path, place: Path, start: str) -> None:
+    """A detached worktree at `place`, locked with this process's id: a later lander's
+    `sweep` leaves it alone while this lander may still run (stopped, say)."""
+    reason = _LOCK_REASON.format(pid=os.getpid(), host=socket.gethostname())
+    git(cwd, "worktree", "add", "--detach", "--lock", "--reason", reason, str(place), start)
+
+
 def remove_worktree(cwd: Path, path: Path) -> None:
-    git(cwd, "worktree", "remove", "--force", str(path), check=False)
+    git(cwd, "worktree", "remove", "--force", "--force", str(path), check=False)
     git(cwd, "worktree", "prune", check=False)
 
 
-def sweep(cwd: Path) -> list[Path]:
-    """Remove the landing worktrees a killed lander left (only the slot's holder runs this)."""
+def sweep(cwd: Path) -> tuple[list[Path], list[Path]]:
+    """Remove the landing worktrees that killed landers left; keep those whose lander
+    still runs on this machine (a lander stopped past its lease, which will remove its
+    own when it resumes and learns it was fenced out). Only the slot's holder runs this.
+    Returns (removed, kept)."""
     root = common_dir(cwd) / LANDING_DIR
-    left = sorted(root.iterdir()) if root.is_dir() else []
+    left = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    locks = {w.path.resolve(): w.locked for w in worktrees(cwd)}
+    removed: list[Path] = []
+    kept: list[Path] = []
     for path in left:
-        remove_worktree(cwd, path)
-    return left
+        if _lander_runs(locks.get(path.resolve())):
+            kept.append(path)
+        else:
+            remove_worktree(cwd, path)
+            removed.append(path)
+    return removed, kept
+
+
+def _lander_runs(lock_reason: str | None) -> bool:
+    """Whether the lander that locked a landing worktree may still be running: its process
+    exists on this machine (a reused pid keeps a worktree too long, never too short)."""
+    found = _LOCK_PATTERN.fullmatch(lock_reason or "")
+    if found is None:
+        return False  # not locked by a lander (an older coord): as before, remove it
+    pid, host = int(found[1]), found[2]
+    if host != socket.gethostname():
+        return True  # another machine's lander: this one cannot tell, so it keeps it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def move_ref(cwd: Path, branch: str, new: str, old: str, why: str) -> None:
+    """Compare and swap: `refs/heads/<branch>` from `old` to `new`, refused if it moved."""
+    git(cwd, "update-ref", "-m", why, f"refs/heads/{branch}", new, old)
+
+
+def update_checkout(holder: Path, old: str, new: str) -> None:
+    """Bring a worktree whose branch moved from `old` to `new` (under it, by `move_ref`)
+    up to date: the two-way merge a fast-forward does, refusing to overwrite a change."""
+    git(holder, "update-index", "-q", "--refresh", check=False)
+    git(holder, "read-tree", "-m", "-u", old, new)

@@ -4,47 +4,63 @@
    its merge base with the target); the answer names who is ahead, paths
    another agent holds exclusively (the landing stops there, unless told to
    ignore them) and paths a branch ahead also changes.
-2. Wait to head the queue; the daemon then grants the landing slot. A
-   heartbeat thread keeps the lease alive from here to the end.
-3. In a throwaway worktree (`<git common dir>/coord-land/<id>`, detached):
-   rebase the branch onto the target (or, when `coord.landMerge` is true,
-   merge it into the target with a merge commit), then run the check the
-   repository configures (`git config coord.landCheck 'make test'`, or
-   `--check`) there, on exactly the commit that will land.
-4. Move the target to that commit, and nothing else before it: with
-   `git merge --ff-only` in the worktree that has the target checked out
-   (which must be clean; it is left clean and current), else with one
-   compare-and-swap `git update-ref`. The branch follows (`reset --keep` in
-   its clean worktree, or `update-ref`), so it shows as merged.
+2. Wait to head the queue; the daemon then grants the landing slot, whose
+   lease id is the landing's fence. A heartbeat thread keeps the lease alive
+   from here to the end, and notices when it is lost (`renewer.py`).
+3. In a throwaway worktree (`<git common dir>/coord-land/<id>`, detached,
+   locked with the lander's pid): rebase the branch onto the target (or,
+   when `coord.landMerge` is true, merge it into the target with a merge
+   commit), then run the check the repository configures (`git config
+   coord.landCheck 'make test'`, or `--check`) there, on exactly the commit
+   that will land, in a process group that dies with the lander or when the
+   landing is fenced out (`check.py`).
+4. Move the target to that commit, and nothing else before it: the daemon
+   confirms the fence is still current, then one compare-and-swap
+   `git update-ref` moves the target from the commit the check was built on
+   (refused if anything moved it meanwhile). If the target is checked out
+   (it must be clean), that checkout follows after the swap (`read-tree -m
+   -u`, a fast-forward's two-way merge). The branch follows (`reset --keep`
+   in its clean worktree, or `update-ref`), so it shows as merged.
 5. Tell the daemon (`land.landed` or `land.failed`), complete the linked
    task on success, remove the throwaway worktree.
 
 Until step 4 nothing outside the throwaway worktree changes, so a failure or
 a `kill -9` before it leaves the repository as it was; the next holder of
-the slot removes what a killed lander left (`git.sweep`).
+the slot removes what a killed lander left (`git.sweep`), and keeps what a
+lander that still runs holds. Every daemon call survives a daemon restart
+(`calls.py`).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+
+import msgspec
 
 from coordd_client.client import Client
 from coordd_client.landing import git
+from coordd_client.landing.calls import DaemonGone, retrying
+from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
 from coordd_client.landing.renewer import Renewer
-from coordd_client.protocol.bounds import LANDING_REASON
-from coordd_client.protocol.errors import Conflict, CoordError
+from coordd_client.protocol.bounds import LANDING_PATHS, LANDING_REASON, MAX_CHECK_PATHS
+from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
 from coordd_client.protocol.wire import Landing
-from coordd_client.protocol.wire_slots import Enqueued, Started
+from coordd_client.protocol.wire_slots import Enqueued, Overlap, PathHolder, Started
 
 #: The longest one `land.start` may wait (WAIT_S); a longer wait asks again.
 _START_WAIT_S = 600.0
 #: How much of a failed check's output the landing's reason keeps (its end).
 _REASON_CHARS = (LANDING_REASON.max_length or 8192) - 200
+#: The most paths one `land.enqueue` carries; a branch changing more sends these first.
+_SENT_PATHS = LANDING_PATHS.max_length or 4096
+#: A lease's default time (docs/PROTOCOL-1.2.md section 13), and the shortest retry window.
+_DEFAULT_TTL_S = 600.0
+_MIN_RETRY_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,12 @@ class Plan:
     wait_s: float | None = None
     ttl_s: float | None = None
     ignore_reservations: bool = False
+
+    @property
+    def retry_s(self) -> float:
+        """How long a call waits for a daemon that is away: the lease's time, which an
+        outage that long ends anyway (then the landing is lost, not merely delayed)."""
+        return max(self.ttl_s or _DEFAULT_TTL_S, _MIN_RETRY_S)
 
 
 @dataclass(frozen=True)
@@ -79,6 +101,10 @@ class LandingRefused(Exception):
         self.outcome = outcome
 
 
+class FencedOut(Exception):
+    """The landing no longer holds its landing slot: it must not move the target."""
+
+
 def configured_check(repo: Path) -> str | None:
     return git.git(repo, "config", "--get", "coord.landCheck", check=False) or None
 
@@ -96,9 +122,7 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
         # Nothing would land, and a rebase would reset the branch to the target's tip.
         raise git.GitFailed(f"nothing to land: {plan.branch} is already in {plan.onto}")
     paths = git.changed_paths(repo, plan.onto, plan.branch)
-    enqueued = client.enqueue_landing(
-        plan.branch, plan.onto, paths, task_id=plan.task_id, ttl_s=plan.ttl_s
-    )
+    enqueued = _enqueue(client, plan, paths)
     landing = enqueued.landing
     say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({len(paths)} paths changed)")
     for ahead in enqueued.ahead:
@@ -108,40 +132,101 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
     for held in enqueued.reserved:
         who = held.reservation.get("agent")
         say(f"  reserved: {held.path} is held exclusively by {who}")
-    ttl_s = landing.ttl_s
-    with Renewer(str(client.socket_path), landing.agent, ttl_s):
+    renewer = Renewer(str(client.socket_path), landing.agent, landing.ttl_s, client.project)
+    with renewer:
         if enqueued.reserved and not plan.ignore_reservations:
             held_by = sorted({str(h.reservation.get("agent")) for h in enqueued.reserved})
             why = (
                 f"blocked: {len(enqueued.reserved)} path(s) it changes are reserved"
                 f" exclusively by {', '.join(held_by)}; nothing was merged"
             )
-            raise _refuse(client, enqueued, why)
+            raise _refuse(client, plan, enqueued, why)
         try:
-            started = _wait_for_head(client, landing.id, plan.wait_s)
+            started = _wait_for_head(client, landing.id, plan)
         except Conflict as exc:
-            raise _refuse(client, enqueued, f"not landed: {exc.message}") from None
-        say(f"landing #{landing.id} (fence {started.lease.fence})")
-        return _land_holding(client, repo, plan, enqueued, say)
+            raise _refuse(client, plan, enqueued, f"not landed: {exc.message}") from None
+        fence = started.lease.fence
+        renewer.holding(landing.id, fence)
+        say(f"landing #{landing.id} (fence {fence})")
+        hold = _Hold(landing.id, fence, renewer)
+        return _land_holding(client, repo, plan=plan, enqueued=enqueued, hold=hold, say=say)
 
 
-def _wait_for_head(client: Client, landing_id: int, wait_s: float | None) -> Started:
-    deadline = None if wait_s is None else time.monotonic() + wait_s
+def _enqueue(client: Client, plan: Plan, paths: list[str]) -> Enqueued:
+    """`land.enqueue`; a branch changing more paths than one call carries sends the first
+    of them, and asks about the rest itself (reservations in chunks, overlaps with the
+    entries ahead, whose paths the answer has), so its report is whole either way."""
+    sent, rest = paths[:_SENT_PATHS], paths[_SENT_PATHS:]
+    enqueued = retrying(
+        "land.enqueue",
+        lambda: client.enqueue_landing(
+            plan.branch, plan.onto, sent, task_id=plan.task_id, ttl_s=plan.ttl_s
+        ),
+        plan.retry_s,
+    )
+    if not rest:
+        return enqueued
+    reserved = list(enqueued.reserved)
+    for at in range(0, len(rest), MAX_CHECK_PATHS):
+        chunk = rest[at : at + MAX_CHECK_PATHS]
+        found = retrying("reservation.check", partial(client.check_paths, chunk), plan.retry_s)
+        reserved += [
+            PathHolder(path=c.path, reservation=msgspec.structs.asdict(c.reservation))
+            for c in found.conflicts
+            if c.reservation.exclusive
+        ]
+    overlaps = {o.landing: o for o in enqueued.overlaps}
+    for ahead in enqueued.ahead:
+        shared = sorted(set(rest).intersection(ahead.paths))
+        if shared:
+            was = overlaps.get(ahead.id)
+            overlaps[ahead.id] = Overlap(
+                landing=ahead.id, branch=ahead.branch, agent=ahead.agent,
+                paths=sorted({*(was.paths if was else []), *shared}),
+            )  # fmt: skip
+    return msgspec.structs.replace(enqueued, reserved=reserved, overlaps=list(overlaps.values()))
+
+
+def _wait_for_head(client: Client, landing_id: int, plan: Plan) -> Started:
+    deadline = None if plan.wait_s is None else time.monotonic() + plan.wait_s
     while True:
         left = _START_WAIT_S if deadline is None else max(deadline - time.monotonic(), 0.0)
+        wait_s = min(left, _START_WAIT_S)
         try:
-            return client.start_landing(landing_id, wait_s=min(left, _START_WAIT_S))
+            return retrying(
+                "land.start",
+                partial(client.start_landing, landing_id, wait_s=wait_s),
+                plan.retry_s,
+            )
         except Conflict:
             if deadline is not None and time.monotonic() >= deadline:
                 raise
 
 
+@dataclass(frozen=True)
+class _Hold:
+    """What a landing holds while it lands: its id, its fence, the thread renewing it."""
+
+    landing_id: int
+    fence: int
+    renewer: Renewer
+
+
 def _land_holding(
-    client: Client, repo: Path, plan: Plan, enqueued: Enqueued, say: Callable[[str], None]
+    client: Client,
+    repo: Path,
+    *,
+    plan: Plan,
+    enqueued: Enqueued,
+    hold: _Hold,
+    say: Callable[[str], None],
 ) -> Outcome:
     landing = enqueued.landing
-    for left in git.sweep(repo):
+    removed, kept = git.sweep(repo)
+    for left in removed:
         say(f"  removed {left.name}, left by a lander that did not finish")
+    for left in kept:
+        say(f"  kept {left.name}: its lander still runs (it will not move {plan.onto})")
     place = git.common_dir(repo) / git.LANDING_DIR / str(landing.id)
     merge = configured_merge(repo) if plan.merge is None else plan.merge
     check = configured_check(repo) if plan.check is None else plan.check
@@ -154,31 +239,53 @@ def _land_holding(
         say(f"  {'merged into' if merge else 'rebased onto'} {plan.onto}: {commit[:12]}")
         if check:
             say(f"  check: {check}")
-            _run_check(place, check, landing.id)
+            env = {**os.environ, "COORD_LANDING": str(landing.id)}
+            renewer = hold.renewer
+            run_check(
+                place, check, env=env, stop=renewer.lost, why_stopped=lambda: renewer.why,
+                keep_chars=_REASON_CHARS,
+            )  # fmt: skip
         else:
             say("  no check configured (git config coord.landCheck CMD)")
-        _move_target(repo, plan.onto, target, commit)
+        _move_target(client, repo, plan=plan, hold=hold, was=target, commit=commit, say=say)
         _follow_branch(repo, plan.branch, branch_was, commit, merge=merge)
-    except (git.GitFailed, _CheckFailed) as exc:
+    except (git.GitFailed, CheckFailed) as exc:
         failed = str(exc)
+    except (CheckStopped, FencedOut) as exc:
+        failed = f"{exc}; {plan.onto} was not moved"
     finally:
         git.remove_worktree(repo, place)  # before the slot goes to the next lander
     if failed is not None:
-        raise _refuse(client, enqueued, failed)
-    done = client.finish_landing(landing.id, "landed", commit=commit)
+        raise _refuse(client, plan, enqueued, failed)
+    try:
+        done = retrying(
+            "land.finish",
+            lambda: client.finish_landing(landing.id, "landed", commit=commit),
+            plan.retry_s,
+        )
+    except CoordError:
+        say(f"  {plan.onto} is now {commit[:12]}, but the daemon did not record #{landing.id}")
+        raise
     if plan.task_id is not None:
-        try:
-            client.complete(plan.task_id, result=f"landed {plan.branch} on {plan.onto}: {commit}")
-        except CoordError as exc:
-            say(f"  task #{plan.task_id} not completed: {exc.message}")
+        _complete_task(client, plan, commit, say)
     say(f"landed #{landing.id}: {plan.onto} is now {commit[:12]}")
     return Outcome(done.landing, enqueued, True, commit, None)
+
+
+def _complete_task(client: Client, plan: Plan, commit: str, say: Callable[[str], None]) -> None:
+    assert plan.task_id is not None
+    task_id = plan.task_id
+    result = f"landed {plan.branch} on {plan.onto}: {commit}"
+    try:
+        retrying("task.complete", lambda: client.complete(task_id, result=result), plan.retry_s)
+    except (CoordError, DaemonGone) as exc:
+        say(f"  task #{task_id} not completed: {exc}")
 
 
 def _prepare(repo: Path, place: Path, plan: Plan, target: str, *, merge: bool) -> str:
     """The commit that would land, made in the throwaway worktree at `place`."""
     start = target if merge else plan.branch
-    git.git(repo, "worktree", "add", "--detach", str(place), start)
+    git.add_landing_worktree(repo, place, start)
     try:
         if merge:
             git.git(place, "merge", "--no-ff", "--no-edit", "-m",
@@ -191,32 +298,53 @@ def _prepare(repo: Path, place: Path, plan: Plan, target: str, *, merge: bool) -
     return git.resolve(place, "HEAD")
 
 
-class _CheckFailed(Exception):
-    pass
-
-
-def _run_check(place: Path, command: str, landing_id: int) -> None:
-    done = subprocess.run(
-        command, shell=True, cwd=place, capture_output=True, text=True, check=False,
-        env={**os.environ, "COORD_LANDING": str(landing_id)},
-    )  # fmt: skip
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-_REASON_CHARS:]
-        raise _CheckFailed(f"check failed (exit {done.returncode}): {command}\n{tail}")
-
-
-def _move_target(repo: Path, onto: str, was: str, commit: str) -> None:
-    """Fast-forward `onto` from `was` to `commit`, and its checkout with it, or fail."""
+def _move_target(
+    client: Client,
+    repo: Path,
+    *,
+    plan: Plan,
+    hold: _Hold,
+    was: str,
+    commit: str,
+    say: Callable[[str], None],
+) -> None:
+    """Move `plan.onto` from `was` to `commit`, once, and only while this landing holds
+    its fence: the daemon confirms the fence, then one compare-and-swap of the ref moves
+    it (refused if anything moved it since `was`, the commit the check was built on).
+    The checkout of the target, if any, follows after the swap."""
     if commit == was:
         return
-    holder = git.checked_out(repo, onto)
-    if holder is None:
-        git.git(repo, "update-ref", f"refs/heads/{onto}", commit, was)  # compare and swap
-        return
-    _require_clean_target(repo, onto)  # again: the check ran meanwhile
-    if git.resolve(holder, "HEAD") != was:
-        raise git.GitFailed(f"{onto} moved while it was landing; land again")
-    git.git(holder, "merge", "--ff-only", "--quiet", commit)
+    holder = git.checked_out(repo, plan.onto)
+    if holder is not None:
+        _require_clean_target(repo, plan.onto)  # again: the check ran meanwhile
+    _confirm_fence(client, plan, hold)
+    try:
+        git.move_ref(repo, plan.onto, commit, was, f"coord land #{hold.landing_id}")
+    except git.GitFailed as exc:
+        raise git.GitFailed(
+            f"{plan.onto} moved while #{hold.landing_id} was landing (the compare-and-swap"
+            f" from {was[:12]} was refused: {exc}); land again"
+        ) from None
+    if holder is not None:
+        try:
+            git.update_checkout(holder, was, commit)
+        except git.GitFailed as exc:
+            say(f"  {plan.onto} moved, but its checkout in {holder} was not updated: {exc}")
+
+
+def _confirm_fence(client: Client, plan: Plan, hold: _Hold) -> None:
+    """Ask the daemon, just before the move, whether this landing still holds its slot
+    with its fence (`land.start` of a landing entry returns its lease, or -32003)."""
+    if hold.renewer.lost.is_set():
+        raise FencedOut(hold.renewer.why)
+    try:
+        lease = retrying(
+            "land.start", lambda: client.start_landing(hold.landing_id), plan.retry_s
+        ).lease
+    except (LeaseLost, Conflict) as exc:
+        raise FencedOut(f"landing fenced out: {exc.message}") from None
+    if lease.fence != hold.fence:
+        raise FencedOut(f"landing fenced out: its lease has fence {lease.fence}, not {hold.fence}")
 
 
 def _require_clean_target(repo: Path, onto: str) -> None:
@@ -240,8 +368,17 @@ def _follow_branch(repo: Path, branch: str, was: str, commit: str, *, merge: boo
         git.git(holder, "reset", "--keep", commit, check=False)
 
 
-def _refuse(client: Client, enqueued: Enqueued, why: str) -> LandingRefused:
-    """Mark the landing failed (the slot goes to the next) and say why, to raise."""
+def _refuse(client: Client, plan: Plan, enqueued: Enqueued, why: str) -> LandingRefused:
+    """Mark the landing failed (the slot goes to the next) and say why, to raise. A landing
+    that lapsed is failed already (-32003): it stays as the daemon marked it."""
     why = why[-_REASON_CHARS:]
-    done = client.finish_landing(enqueued.landing.id, "failed", reason=why)
-    return LandingRefused(why, Outcome(done.landing, enqueued, False, None, why))
+    landing = enqueued.landing
+    try:
+        landing = retrying(
+            "land.finish",
+            lambda: client.finish_landing(enqueued.landing.id, "failed", reason=why),
+            plan.retry_s,
+        ).landing
+    except LeaseLost:
+        pass
+    return LandingRefused(why, Outcome(landing, enqueued, False, None, why))
