@@ -18,7 +18,7 @@ from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, Task
 from coordd_client.web.daemon import decode_event
 from coordd_client.web.guard import Guard, Secrets, same_origin_path
-from coordd_client.web.live import LIVE_TYPES, message
+from coordd_client.web.live import LIVE_TYPES, Outbox, message
 from coordd_client.web.markup import Html, esc, tag
 from coordd_client.web.notify import GATE, kinds_of, sign
 from coordd_client.web.rows import View, task_row
@@ -216,3 +216,12 @@ def test_human_as_an_assignee_is_this_users_human_agent_on_every_builder() -> No
     assert methods.assign(1, "human").params["assignee"] == me  # type: ignore[index]
     assert methods.release(1, "a", assignee="human").params["assignee"] == me  # type: ignore[index]
     assert methods.post("x", assignee="claude-1").params["assignee"] == "claude-1"  # type: ignore[index]
+
+
+def test_a_streams_outbox_holds_at_most_its_limit_and_hands_it_over_whole() -> None:
+    outbox = Outbox(limit=10)
+    assert outbox.put(b"12345") and outbox.put(b"6789")
+    assert not outbox.put(b"ab")  # past the limit: refused, nothing queued
+    assert outbox.size == 9
+    assert trio.run(outbox.take) == b"123456789" and outbox.size == 0
+    assert outbox.put(b"0123456789") and not outbox.put(b"x")
