@@ -138,8 +138,10 @@ def test_a_code_is_answered_by_the_guard_and_reaches_no_route() -> None:
     guard = Guard(_app, keys)
     guard.listening(80)
     code = guard.codes.issue()
-    status, headers, _ = _answer(guard, "/task/3", f"code={code.value}&x=1")
-    assert status == 303 and headers[b"location"] == b"/task/3?x=1"
+    # Only a GET spends a code: a HEAD (a link checker, a preview) is refused, not let in.
+    assert _status(guard, "HEAD", host="localhost:80", query=f"code={code.value}") == 403
+    status, headers, body = _answer(guard, "/task/3", f"code={code.value}&x=1")
+    assert status == 200 and b'content="0; url=/task/3?x=1"' in body
     assert headers[b"set-cookie"].startswith(f"coord_web={keys.session};".encode())
     status, headers, body = _answer(guard, "/", f"code={code.value}")
     assert status == 403 and b"set-cookie" not in headers

@@ -12,8 +12,10 @@ browser sends on its own (docs/SECURITY.md, "coord web"):
   (no other site's page sends it); the answer redirects to the same path
   without the token, so it does not stay in the address bar. So is a one-time
   **code** (`?code=`, `signin.py`: what `--open` hands the browser, through a
-  0600 file), once, within its lifetime; a spent or dead one is refused with
-  the way to sign in. The redirect goes to a path on this server only
+  0600 file), once, within its lifetime, answered with a page that goes on to
+  the path (a `SameSite=Strict` cookie is not sent along redirects of a
+  navigation a `file:` page started); a spent or dead one is refused with the
+  way to sign in. The redirect goes to a path on this server only
   (`same_origin_path`): never `//host/`, `/\\host` or an absolute URL.
   A request with neither a right token nor the cookie is refused, 403.
 - **A POST** must carry an `Origin` that is this server (browsers send it on
@@ -35,7 +37,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
-from coordd_client.web.signin import CODE_LIFETIME_S, Codes
+from coordd_client.web.signin import CODE_LIFETIME_S, Codes, redirect_page
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -155,7 +157,7 @@ class Guard:
         code = self._code_in_query(scope)
         if code is not None:
             if self.codes.spend(code):
-                await self._exchange(scope, send)
+                await self._exchange(scope, send, bounce=True)
             else:
                 await _plain(send, 403, CODE_REFUSED)
             return
@@ -197,6 +199,9 @@ class Guard:
 
     @staticmethod
     def _code_in_query(scope: Scope) -> str | None:
+        """The `code` of a GET (only a GET spends one: not a HEAD, not a form)."""
+        if scope["method"] != "GET":
+            return None
         return next((value for key, value in _query(scope) if key == "code"), None)
 
     def _cookie_ok(self, scope: Scope) -> bool:
@@ -208,12 +213,24 @@ class Guard:
         morsel = jar.get(COOKIE)
         return morsel is not None and hmac.compare_digest(morsel.value, self.keys.session)
 
-    async def _exchange(self, scope: Scope, send: Send) -> None:
-        """The token (or a code) for the cookie, and the same path without it."""
+    async def _exchange(self, scope: Scope, send: Send, bounce: bool = False) -> None:
+        """The token (or a code) for the cookie, and the same path without it.
+
+        A `bounce` answers a page that goes there itself, not a redirect: a code
+        comes from `--open`'s file, and a browser does not send a `SameSite=Strict`
+        cookie anywhere along a navigation a `file:` page started, redirects
+        included; a navigation this server's own page starts is same-site."""
         query = [(k, v) for k, v in _query(scope) if k not in ("token", "code")]
         location = same_origin_path(scope["path"]) + (f"?{urlencode(query)}" if query else "")
         cookie = f"{COOKIE}={self.keys.session}; HttpOnly; SameSite=Strict; Path=/"
-        headers = [(b"location", location.encode()), (b"set-cookie", cookie.encode()), *HEADERS]
+        headers = [(b"set-cookie", cookie.encode()), *HEADERS]
+        if bounce:
+            headers.append((b"content-type", b"text/html; charset=utf-8"))
+            body = redirect_page(location).encode()
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        headers.append((b"location", location.encode()))
         await send({"type": "http.response.start", "status": 303, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
 
