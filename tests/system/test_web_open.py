@@ -129,3 +129,23 @@ def test_open_signs_the_browser_in_once(opened: tuple[WebServer, dict[str, Any]]
     while file.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not file.exists(), "the sign-in file outlived its code"
+
+
+def test_a_stop_removes_the_file_of_a_code_never_used(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    given = tmp_path / "given"
+    browser = tmp_path / "browser"  # records what it was given, and opens nothing
+    browser.write_text(f'#!/bin/sh\nprintf %s "$1" > {given}\n')
+    browser.chmod(0o700)
+    server = start_web(daemon.socket_path, PROJECT, "--open", env={"BROWSER": str(browser)})
+    try:
+        deadline = time.monotonic() + REPORT_TIMEOUT_S
+        while not given.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        file = Path(given.read_text().removeprefix("file://"))
+        assert file.exists()
+    finally:
+        server.stop()  # SIGTERM
+    assert server.proc.returncode == 0
+    assert not file.exists(), "a stopped coord web left its sign-in file"

@@ -5,6 +5,7 @@ the webhook notifier beside it when one is configured."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import webbrowser
 from dataclasses import dataclass
@@ -56,6 +57,16 @@ async def run(options: Options) -> None:
             nursery.start_soon(options.webhook.run, options.site, after_seq)
         if options.open_browser:
             nursery.start_soon(browse, app, port)
+        nursery.start_soon(_stop_on_sigterm, nursery.cancel_scope)
+
+
+async def _stop_on_sigterm(scope: trio.CancelScope) -> None:
+    """SIGTERM stops as Ctrl-C does, so what is cleaned up on the way out (`--open`'s
+    file) is, rather than the process dying where it stands."""
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
 
 
 async def browse(guard: Guard, port: int) -> None:
