@@ -227,3 +227,5 @@ def test_a_streams_outbox_holds_at_most_its_limit_and_hands_it_over_whole() -> N
     assert outbox.size == 9
     assert trio.run(outbox.take) == b"123456789" and outbox.size == 0
     assert outbox.put(b"0123456789") and not outbox.put(b"x")
+    trio.run(outbox.take)
+    assert outbox.put(b"a message longer than the limit") and not outbox.put(b"x")

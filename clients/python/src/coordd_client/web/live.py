@@ -97,8 +97,9 @@ class Outbox:
 
     def put(self, chunk: bytes) -> bool:
         """Queue `chunk` without waiting; False (and nothing queued) when it would pass
-        the limit: the browser is too far behind, and the stream must end."""
-        if self.size + len(chunk) > self.limit:
+        the limit: the browser is too far behind, and the stream must end. An empty
+        outbox takes any one message, so none is too long ever to be sent."""
+        if self._chunks and self.size + len(chunk) > self.limit:
             return False
         self._chunks.append(chunk)
         self.size += len(chunk)
