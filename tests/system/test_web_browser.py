@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +52,32 @@ def test_the_board_renders_and_an_agent_written_script_is_shown_as_text(
     # The page's own script is its only one.
     assert page.locator("script").count() == 1
     page.context.close()
+
+
+def test_open_signs_a_real_browser_in_from_its_file_with_the_strict_cookie(
+    daemon: DaemonProcess, browser: Browser, tmp_path: Path
+) -> None:
+    """`--open`'s file, opened by chromium itself: a `SameSite=Strict` cookie is not
+    sent along a navigation a `file:` page started, so the sign-in must not be a
+    plain redirect (issue 44)."""
+    given = tmp_path / "given"
+    fake = tmp_path / "browser"
+    fake.write_text(f'#!/bin/sh\nprintf %s "$1" > {given}\n')
+    fake.chmod(0o700)
+    server = start_web(daemon.socket_path, PROJECT, "--open", env={"BROWSER": str(fake)})
+    try:
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while not given.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        uri = given.read_text()
+        assert uri.startswith("file:///") and server.token not in uri
+        page = browser.new_context().new_page()
+        page.goto(uri)
+        page.wait_for_selector("#status[data-state=live]", timeout=WAIT_MS)
+        assert page.evaluate("location.pathname + location.search") == "/"
+        page.context.close()
+    finally:
+        server.stop()
 
 
 def test_a_claim_by_another_process_appears_without_a_reload(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from http import client as http_client
 from urllib.parse import urlencode
 
 import pytest
@@ -116,3 +117,39 @@ def test_an_action_is_confirmed_before_it_is_done(daemon: DaemonProcess, web: We
     assert bad.status == 400 and "a reason is needed" in bad.body
     gone = http(f"{web.base}/task/999", headers={"Cookie": cookie})
     assert gone.status == 404
+
+
+def _raw_get(web: WebServer, target: str) -> tuple[int, str | None]:
+    """A GET with `target` sent as is (urllib would normalise `//host/`): status, Location."""
+    conn = http_client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+    try:
+        conn.putrequest("GET", target, skip_host=True)
+        conn.putheader("Host", f"127.0.0.1:{web.port}")
+        conn.endheaders()
+        answer = conn.getresponse()
+        return answer.status, answer.getheader("location")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "//evil.example/",
+        "/\\evil.example/",
+        "/\\/evil.example/",
+        "http://evil.example/",
+        "/%2F%2Fevil.example/",
+        "/%5Cevil.example/",
+        "/%09/evil.example/",
+        "/%0d%0aSet-Cookie:x=1",
+    ],
+)
+def test_the_sign_in_redirects_to_a_path_on_this_server_only(web: WebServer, path: str) -> None:
+    status, location = _raw_get(web, f"{path}?token={web.token}")
+    assert (status, location) == (303, "/"), path
+
+
+def test_the_sign_in_keeps_a_plain_path_and_its_query(web: WebServer) -> None:
+    assert _raw_get(web, f"/task/7?token={web.token}") == (303, "/task/7")
+    assert _raw_get(web, f"/?state=all&token={web.token}&q=a%20b") == (303, "/?state=all&q=a+b")

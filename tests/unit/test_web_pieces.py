@@ -10,17 +10,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
+import trio
 
 from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
 from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, Task
 from coordd_client.web.daemon import decode_event
-from coordd_client.web.guard import Guard, Secrets
-from coordd_client.web.live import LIVE_TYPES, message
+from coordd_client.web.guard import Guard, Secrets, same_origin_path
+from coordd_client.web.live import LIVE_TYPES, Outbox, message
 from coordd_client.web.markup import Html, esc, tag
 from coordd_client.web.notify import GATE, kinds_of, sign
 from coordd_client.web.rows import View, task_row
+from coordd_client.web.signin import Codes, redirect_page
 
 NOW = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)
 
@@ -99,6 +101,67 @@ def test_the_guard_refuses_by_host_cookie_and_origin() -> None:
     assert keys.token not in (keys.session, keys.csrf)
 
 
+def test_a_one_time_code_signs_in_once_and_only_while_it_lives() -> None:
+    now = [100.0]
+    codes = Codes(clock=lambda: now[0])
+    first, second, late = codes.issue(60), codes.issue(60), codes.issue(60)
+    assert not first.spent and codes.left_s(first) == 60
+    assert codes.spend(first.value) and first.spent
+    assert not codes.spend(first.value)  # a second use
+    assert not codes.spend("x" * len(first.value))  # never issued
+    now[0] = 159.0
+    assert codes.spend(second.value)
+    now[0] = 160.0
+    assert codes.left_s(late) == 0 and not codes.spend(late.value)  # dead at its hour
+
+
+def _answer(guard: Guard, path: str, query: str) -> tuple[int, dict[bytes, bytes], bytes]:
+    """What the guard itself answers a GET (the app behind it raises if reached)."""
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b""}
+
+    scope = {
+        "type": "http", "method": "GET", "path": path, "query_string": query.encode(),
+        "headers": [(b"host", b"localhost:80")],
+    }  # fmt: skip
+    trio.run(guard, scope, receive, send)
+    return sent[0]["status"], dict(sent[0]["headers"]), sent[1]["body"]
+
+
+def test_a_code_is_answered_by_the_guard_and_reaches_no_route() -> None:
+    keys = Secrets()
+    guard = Guard(_app, keys)
+    guard.listening(80)
+    code = guard.codes.issue()
+    # Only a GET spends a code: a HEAD (a link checker, a preview) is refused, not let in.
+    assert _status(guard, "HEAD", host="localhost:80", query=f"code={code.value}") == 403
+    status, headers, body = _answer(guard, "/task/3", f"code={code.value}&x=1")
+    assert status == 200 and b'content="0; url=/task/3?x=1"' in body
+    assert headers[b"set-cookie"].startswith(f"coord_web={keys.session};".encode())
+    status, headers, body = _answer(guard, "/", f"code={code.value}")
+    assert status == 403 and b"set-cookie" not in headers
+    assert b"printed" in body and keys.token.encode() not in body
+
+
+def test_the_sign_in_page_escapes_its_target() -> None:
+    page = redirect_page('http://127.0.0.1:1/?code=a"b<c')
+    assert 'url=http://127.0.0.1:1/?code=a&quot;b&lt;c"' in page
+
+
+def test_the_redirect_after_sign_in_is_a_path_on_this_server() -> None:
+    for evil in ("//evil.example/", "/\\evil.example", "http://evil.example/", "evil",
+                 "/\t/evil.example", "/\r\nSet-Cookie: x", "/a\x7f", ""):  # fmt: skip
+        assert same_origin_path(evil) == "/", evil
+    assert same_origin_path("/task/7") == "/task/7"
+    assert same_origin_path("/a b/%") == "/a%20b/%25"
+    assert same_origin_path("/caf\u00e9") == "/caf%C3%A9"
+
+
 def test_a_live_message_is_the_row_under_the_pages_filter() -> None:
     claimed = _task(
         state="claimed", claimed_by="<x>", lease_expires_at="2026-12-01T14:05:00.000000Z"
@@ -155,3 +218,14 @@ def test_human_as_an_assignee_is_this_users_human_agent_on_every_builder() -> No
     assert methods.assign(1, "human").params["assignee"] == me  # type: ignore[index]
     assert methods.release(1, "a", assignee="human").params["assignee"] == me  # type: ignore[index]
     assert methods.post("x", assignee="claude-1").params["assignee"] == "claude-1"  # type: ignore[index]
+
+
+def test_a_streams_outbox_holds_at_most_its_limit_and_hands_it_over_whole() -> None:
+    outbox = Outbox(limit=10)
+    assert outbox.put(b"12345") and outbox.put(b"6789")
+    assert not outbox.put(b"ab")  # past the limit: refused, nothing queued
+    assert outbox.size == 9
+    assert trio.run(outbox.take) == b"123456789" and outbox.size == 0
+    assert outbox.put(b"0123456789") and not outbox.put(b"x")
+    trio.run(outbox.take)
+    assert outbox.put(b"a message longer than the limit") and not outbox.put(b"x")

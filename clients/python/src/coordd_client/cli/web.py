@@ -23,7 +23,12 @@ INSTALL_HINT = (
     "the board in the browser on 127.0.0.1: live, with approvals; act as human-<user>",
     "coord web --open   (or --port 8765; --webhook URL --notify-on gate,task.failed)",
     arg("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: a free one)"),
-    arg("--open", action="store_true", dest="open_browser", help="open the page in a browser"),
+    arg(
+        "--open",
+        action="store_true",
+        dest="open_browser",
+        help="open the page in a browser (a 0600 file, a one-time code: no secret in argv)",
+    ),
     arg("--all-projects", action="store_true", help="every project, not this one"),
     arg(
         "--rows",

@@ -3,7 +3,7 @@ paged methods, and the event feed that outlives lag and daemon restarts."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.protocol.errors import DaemonUnavailable, Overloaded, ShuttingDown
 from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, SubscribeResult, Task
-from coordd_client.rpc import unwrap
+from coordd_client.rpc import Response, unwrap
 
 #: Seconds between tries while the daemon is away (restarting, or stopped).
 RETRY_S = 0.5
@@ -170,13 +170,31 @@ class Feed:
             if self.last_seq is None:
                 self.last_seq = answer.last_seq
             await self.status("live")
-            async for note in client.notifications:
-                if note.method == "subscription.closed":
-                    return
-                if note.method != "event":
-                    continue
-                event = decode_event(_event_params.decode(note.params).event)
-                if event.seq <= self.last_seq:
-                    continue  # replayed after a resume: delivered already
-                self.last_seq = event.seq
-                await self.deliver(event)
+            async for first in client.notifications:
+                for note in _with_queued(first, client.notifications):
+                    if note.method == "subscription.closed":
+                        return
+                    if note.method != "event":
+                        continue
+                    event = decode_event(_event_params.decode(note.params).event)
+                    if event.seq <= self.last_seq:
+                        continue  # replayed after a resume: delivered already
+                    self.last_seq = event.seq
+                    await self.deliver(event)
+
+
+def _with_queued(
+    first: Response, queued: trio.MemoryReceiveChannel[Response]
+) -> Iterator[Response]:
+    """`first` and every notification already queued behind it, taken in one turn.
+
+    The client's reader queues a whole read of the socket (several events) each
+    time it runs, and `async for` takes one per turn: a feed that took one at a
+    time fell behind, and its queue grew to the client's bound (a thousand
+    events, each with its task whole) for every open page."""
+    yield first
+    while True:
+        try:
+            yield queued.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return

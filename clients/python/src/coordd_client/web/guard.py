@@ -8,9 +8,15 @@ browser sends on its own (docs/SECURITY.md, "coord web"):
   `[::1]`, with our port): a page of another site that rebinds its DNS name to
   127.0.0.1 reaches the port with its own name in `Host`, and is refused.
 - **The token** `coord web` prints (256 random bits, in the URL's query) is
-  exchanged once for a cookie, `HttpOnly` (no script reads it) and
-  `SameSite=Strict` (no other site's page sends it); the answer redirects to
-  the same address without the token, so it does not stay in the address bar.
+  exchanged for a cookie, `HttpOnly` (no script reads it) and `SameSite=Strict`
+  (no other site's page sends it); the answer redirects to the same path
+  without the token, so it does not stay in the address bar. So is a one-time
+  **code** (`?code=`, `signin.py`: what `--open` hands the browser, through a
+  0600 file), once, within its lifetime, answered with a page that goes on to
+  the path (a `SameSite=Strict` cookie is not sent along redirects of a
+  navigation a `file:` page started); a spent or dead one is refused with the
+  way to sign in. The redirect goes to a path on this server only
+  (`same_origin_path`): never `//host/`, `/\\host` or an absolute URL.
   A request with neither a right token nor the cookie is refused, 403.
 - **A POST** must carry an `Origin` that is this server (browsers send it on
   every POST), and the form's CSRF field (`acts.py` checks it): a form on
@@ -29,7 +35,9 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
+
+from coordd_client.web.signin import CODE_LIFETIME_S, Codes, redirect_page
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -42,6 +50,13 @@ COOKIE = "coord_web"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 #: The static files are the page's own code, not data: served without the cookie.
 PUBLIC_PREFIX = "/static/"
+#: What a spent, dead or unknown one-time code is answered (it names no secret).
+CODE_REFUSED = (
+    "This sign-in link has been used already or has expired: `coord web --open` makes"
+    f" one that works once, within {CODE_LIFETIME_S:.0f} seconds.\n"
+    "Sign in with the address `coord web` printed on the terminal that started it"
+    " (http://127.0.0.1:<port>/?token=...)."
+)
 
 HEADERS = [
     (
@@ -82,6 +97,27 @@ class Secrets:
         return given is not None and hmac.compare_digest(given, self.csrf)
 
 
+def same_origin_path(path: str) -> str:
+    """`path` as a Location that can only mean a path on this server, else `/`.
+
+    A browser reads `//host/` as another host, and `/\\host` too (a backslash is a
+    slash in an http URL), and drops tabs and newlines before reading
+    (`/<tab>/host`); a request in absolute form (`GET http://host/`) has a path that
+    is a whole URL. Each of those would make the sign-in an open redirect."""
+    if (
+        not path.startswith("/")
+        or path.startswith("//")
+        or "\\" in path
+        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in path)
+    ):
+        return "/"
+    return quote(path, safe="/:@!$&'()*+,;=")
+
+
+def _query(scope: Scope) -> list[tuple[str, str]]:
+    return parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1"))
+
+
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
@@ -92,9 +128,11 @@ def _header(scope: Scope, name: bytes) -> str | None:
 class Guard:
     """ASGI middleware in front of the whole app: Host, token or cookie, Origin."""
 
-    def __init__(self, app: App, keys: Secrets) -> None:
+    def __init__(self, app: App, keys: Secrets, codes: Codes | None = None) -> None:
         self.app = app
         self.keys = keys
+        #: The one-time codes `--open` hands a browser (`signin.py`).
+        self.codes = codes or Codes()
         #: Empty until `listening` names the port: until then every request is refused.
         self.hosts: frozenset[str] = frozenset()
         self.origins: frozenset[str] = frozenset()
@@ -115,6 +153,13 @@ class Guard:
             return
         if self._token_in_query(scope):
             await self._exchange(scope, send)
+            return
+        code = self._code_in_query(scope)
+        if code is not None:
+            if self.codes.spend(code):
+                await self._exchange(scope, send, bounce=True)
+            else:
+                await _plain(send, 403, CODE_REFUSED)
             return
 
         async def with_headers(message: Message) -> None:
@@ -140,15 +185,24 @@ class Guard:
                 return 403, "cross-site request refused (Sec-Fetch-Site)"
         if scope["path"].startswith(PUBLIC_PREFIX) or self._token_in_query(scope):
             return None
+        if self._code_in_query(scope) is not None:
+            return None  # spent or refused by `__call__`, never passed to a route
         if not self._cookie_ok(scope):
             return 403, "open the address coord web printed: its token is missing or wrong"
         return None
 
     def _token_in_query(self, scope: Scope) -> bool:
-        for key, value in parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1")):
+        for key, value in _query(scope):
             if key == "token":
                 return hmac.compare_digest(value.encode(), self.keys.token.encode())
         return False
+
+    @staticmethod
+    def _code_in_query(scope: Scope) -> str | None:
+        """The `code` of a GET (only a GET spends one: not a HEAD, not a form)."""
+        if scope["method"] != "GET":
+            return None
+        return next((value for key, value in _query(scope) if key == "code"), None)
 
     def _cookie_ok(self, scope: Scope) -> bool:
         jar: SimpleCookie = SimpleCookie()
@@ -159,16 +213,24 @@ class Guard:
         morsel = jar.get(COOKIE)
         return morsel is not None and hmac.compare_digest(morsel.value, self.keys.session)
 
-    async def _exchange(self, scope: Scope, send: Send) -> None:
-        """The token for the cookie, and the same address without the token."""
-        query = [
-            (k, v)
-            for k, v in parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1"))
-            if k != "token"
-        ]
-        location = scope["path"] + (f"?{urlencode(query)}" if query else "")
+    async def _exchange(self, scope: Scope, send: Send, bounce: bool = False) -> None:
+        """The token (or a code) for the cookie, and the same path without it.
+
+        A `bounce` answers a page that goes there itself, not a redirect: a code
+        comes from `--open`'s file, and a browser does not send a `SameSite=Strict`
+        cookie anywhere along a navigation a `file:` page started, redirects
+        included; a navigation this server's own page starts is same-site."""
+        query = [(k, v) for k, v in _query(scope) if k not in ("token", "code")]
+        location = same_origin_path(scope["path"]) + (f"?{urlencode(query)}" if query else "")
         cookie = f"{COOKIE}={self.keys.session}; HttpOnly; SameSite=Strict; Path=/"
-        headers = [(b"location", location.encode()), (b"set-cookie", cookie.encode()), *HEADERS]
+        headers = [(b"set-cookie", cookie.encode()), *HEADERS]
+        if bounce:
+            headers.append((b"content-type", b"text/html; charset=utf-8"))
+            body = redirect_page(location).encode()
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        headers.append((b"location", location.encode()))
         await send({"type": "http.response.start", "status": 303, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
 

@@ -1,9 +1,11 @@
 """Serving the app: hypercorn's trio worker on 127.0.0.1 (a free port, or `--port`),
-the address with its token printed once, the browser opened when asked, and the
-webhook notifier beside it when one is configured."""
+the address with its token printed once, the browser opened when asked (through a
+0600 file and a one-time code, never with a secret in its argv: `signin.py`), and
+the webhook notifier beside it when one is configured."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import webbrowser
 from dataclasses import dataclass
@@ -15,8 +17,9 @@ from hypercorn.trio import serve
 from coordd_client.web.acts import Site
 from coordd_client.web.app import build
 from coordd_client.web.daemon import connected
-from coordd_client.web.guard import Secrets
+from coordd_client.web.guard import Guard, Secrets
 from coordd_client.web.notify import Webhook
+from coordd_client.web.signin import write_redirect
 
 #: Seconds a stop waits for open pages' streams before closing them.
 GRACEFUL_S = 1.0
@@ -53,7 +56,37 @@ async def run(options: Options) -> None:
         if options.webhook is not None:
             nursery.start_soon(options.webhook.run, options.site, after_seq)
         if options.open_browser:
-            await trio.to_thread.run_sync(webbrowser.open, url)
+            nursery.start_soon(browse, app, port)
+        nursery.start_soon(_stop_on_sigterm, nursery.cancel_scope)
+
+
+async def _stop_on_sigterm(scope: trio.CancelScope) -> None:
+    """SIGTERM stops as Ctrl-C does, so what is cleaned up on the way out (`--open`'s
+    file) is, rather than the process dying where it stands."""
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+async def browse(guard: Guard, port: int) -> None:
+    """Start the user's browser on a 0600 file that redirects with a one-time code,
+    and remove the file once the code is spent or dead (or `coord web` stops)."""
+    code = guard.codes.issue()
+    page = write_redirect(f"http://127.0.0.1:{port}/?code={code.value}")
+    async with trio.open_nursery() as nursery:
+        try:
+            nursery.start_soon(_start_browser, page.as_uri())
+            with trio.move_on_after(guard.codes.left_s(code)):
+                await code.used.wait()
+        finally:
+            page.unlink(missing_ok=True)
+
+
+async def _start_browser(url: str) -> None:
+    """`webbrowser.open` in a thread, abandoned on Ctrl-C: for some browsers it waits
+    for a command that runs as long as the browser does."""
+    await trio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
 
 
 def main(site: Site, port: int, open_browser: bool, webhook: Webhook | None) -> None:
