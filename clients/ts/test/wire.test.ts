@@ -8,7 +8,8 @@ import { test } from "node:test";
 
 import {
   BOUNDS, CLIENT_ERROR_KINDS, CoorddError, DaemonUnavailable, ERROR_KINDS, errorFromWire,
-  EVENT_TYPES, METHODS, STATES, TASK_KEYS, UntrustedSocket, type Task, type TaskKey,
+  EVENT_TYPES, METHODS, SeveralBoards, STATES, TASK_KEYS, UntrustedSocket, WrongBoard,
+  type Task, type TaskKey,
 } from "../src/index.js";
 import { shareBoard } from "./daemon.js";
 
@@ -43,7 +44,12 @@ test("every kind maps to its own error class, and client kinds are set by the cl
   }
   // An own-property check: `constructor` is not a kind, whatever Object.prototype says.
   assert.equal(errorFromWire({ code: -32001, message: "m", data: { kind: "constructor" } }).name, "NotFound");
-  const client = [new DaemonUnavailable("m").kind, new UntrustedSocket("m").kind].sort();
+  const client = [
+    new DaemonUnavailable("m").kind,
+    new UntrustedSocket("m").kind,
+    new SeveralBoards("m").kind,
+    new WrongBoard("m").kind,
+  ].sort();
   assert.deepEqual(client, [...CLIENT_ERROR_KINDS]);
 });
 
