@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -17,7 +18,7 @@ from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
 from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, Task
-from coordd_client.web import notify
+from coordd_client.web import http_post, notify
 from coordd_client.web.daemon import decode_event
 from coordd_client.web.guard import Guard, Secrets, same_origin_path
 from coordd_client.web.live import LIVE_TYPES, Outbox, message
@@ -248,3 +249,25 @@ def test_a_webhooks_queue_drops_its_oldest_past_the_bound_and_names_it_without_s
     assert (status.backlog, status.dropped, status.delivered) == (2, 1, 0)
     said = capsys.readouterr().err
     assert "(seq 1) dropped" in said and "pw" not in said and "key=" not in said
+
+
+def test_a_webhook_post_to_an_answer_that_is_not_http_is_one_error() -> None:
+    async def main() -> str:
+        async def nonsense(stream: trio.SocketStream) -> None:
+            await stream.receive_some(65536)
+            await stream.send_all(b"SPLAT\r\n\r\n")
+            await stream.aclose()
+
+        async with trio.open_nursery() as nursery:
+            serve = partial(trio.serve_tcp, nonsense, 0, host="127.0.0.1")
+            listeners = await nursery.start(serve)
+            port = listeners[0].socket.getsockname()[1]
+            try:
+                await http_post.post(f"http://127.0.0.1:{port}/", b"{}", [])
+            except http_post.PostFailed as exc:
+                return str(exc)
+            finally:
+                nursery.cancel_scope.cancel()
+        return "no error"
+
+    assert trio.run(main) != "no error"

@@ -19,11 +19,24 @@ import trio
 READ_BYTES = 65536
 
 
+class PostFailed(Exception):
+    """No status came back: no connection, a broken one, or an answer that is not HTTP."""
+
+
 async def post(url: str, body: bytes, headers: list[tuple[str, str]]) -> int:
     """POST `body` to `url` (http:// or https://) and give back the answer's status.
 
     Only the status line and headers are read; the connection is closed after them
-    (`Connection: close`), so no answer body can keep the caller waiting."""
+    (`Connection: close`), so no answer body can keep the caller waiting. Every way
+    the exchange can break is one `PostFailed`, so a bad receiver cannot crash the
+    caller with an error it did not expect."""
+    try:
+        return await _post(url, body, headers)
+    except (OSError, ValueError, h11.ProtocolError, trio.BrokenResourceError) as exc:
+        raise PostFailed(str(exc) or type(exc).__name__) from exc
+
+
+async def _post(url: str, body: bytes, headers: list[tuple[str, str]]) -> int:
     parts = urlsplit(url)
     host = parts.hostname or ""
     https = parts.scheme == "https"
@@ -66,5 +79,5 @@ async def _exchange(
         elif isinstance(event, h11.Response):
             return int(event.status_code)
         elif isinstance(event, h11.ConnectionClosed):
-            raise ConnectionError("the receiver closed the connection without an answer")
+            raise PostFailed("the receiver closed the connection without an answer")
         # An InformationalResponse (1xx) is passed over: the answer follows it.

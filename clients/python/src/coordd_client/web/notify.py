@@ -41,7 +41,7 @@ import trio
 
 from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event
-from coordd_client.web.http_post import post
+from coordd_client.web.http_post import PostFailed, post
 
 if TYPE_CHECKING:
     from coordd_client.web.acts import Site
@@ -222,8 +222,8 @@ class ReceiverQueue:
         with trio.move_on_after(DEADLINE_S):
             try:
                 status = await post(self.hook.url, body, headers)
-            except (OSError, ValueError) as exc:  # h11's errors are ValueErrors too
-                raise Failed(str(exc) or type(exc).__name__) from None
+            except PostFailed as exc:
+                raise Failed(str(exc)) from None
         if status == 0:
             raise Failed(f"no answer within {DEADLINE_S:g} s")
         if 200 <= status < 300:
