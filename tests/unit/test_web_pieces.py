@@ -244,11 +244,12 @@ def test_a_webhooks_queue_drops_its_oldest_past_the_bound_and_names_it_without_s
     for seq in (1, 2, 3):
         queue.offer(Event(seq=seq, at="2026-12-01T14:00:00.000000Z", type="task.posted",
                           task_id=seq, agent="claude-1", task=_task()), "human-ada")  # fmt: skip
-    assert [note.event.seq for note in queue.queue] == [2, 3]
+    # The head (seq 1) is the one being delivered: the oldest waiting one goes.
+    assert [note.event.seq for note in queue.queue] == [1, 3]
     status = queue.status()
     assert (status.backlog, status.dropped, status.delivered) == (2, 1, 0)
     said = capsys.readouterr().err
-    assert "(seq 1) dropped" in said and "pw" not in said and "key=" not in said
+    assert "(seq 2) dropped" in said and "pw" not in said and "key=" not in said
 
 
 def test_a_webhook_post_to_an_answer_that_is_not_http_is_one_error() -> None:

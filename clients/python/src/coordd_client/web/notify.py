@@ -19,7 +19,8 @@ deadline (`DEADLINE_S`, the whole exchange, not each read). A 2xx is delivered; 
 is a failure and is never followed; a 4xx other than 408/429 is given up at once (the
 same request would get the same answer); anything else (no connection, the deadline,
 5xx, 408, 429) is retried with backoff, the head of the queue first, so a receiver
-sees its notifications in order. A queue longer than `MAX_BACKLOG` drops its oldest.
+sees its notifications in order. A queue longer than `MAX_BACKLOG` drops its oldest
+waiting one (not the one being delivered).
 Every failure, give-up and drop is a line on stderr, and the board shows each
 receiver's counts and backlog (`ReceiverQueue.status`).
 """
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
 DEADLINE_S = 10.0
 #: Seconds before each retry of a failed delivery; the last repeats.
 RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
-#: Notifications a receiver's queue holds; past it the oldest is dropped (and said).
+#: Notifications a receiver's queue holds; past it the oldest waiting is dropped (and
+#: said). At least 2: the head, being delivered, is never the one dropped.
 MAX_BACKLOG = 1000
 #: Statuses worth the same request again (the rest of 4xx would be refused again).
 RETRYABLE_4XX = frozenset({408, 429})
@@ -175,7 +177,9 @@ class ReceiverQueue:
             if kind in self.hook.kinds:
                 self.queue.append(Note(kind, event))
                 if len(self.queue) > MAX_BACKLOG:
-                    lost = self.queue.popleft()
+                    # The oldest waiting, not the head: that one is being delivered.
+                    lost = self.queue[1]
+                    del self.queue[1]
                     self.dropped += 1
                     self._log(lost, f"dropped: more than {MAX_BACKLOG} waiting")
                 self.wake.set()
@@ -208,13 +212,10 @@ class ReceiverQueue:
                     f" {len(self.queue)} waiting",
                 )
                 await trio.sleep(delay)
-                if not self.queue or self.queue[0] is not note:
-                    return  # pushed out of a full queue while waiting
             else:
                 self.delivered += 1
                 break
-        if self.queue and self.queue[0] is note:
-            self.queue.popleft()
+        self.queue.popleft()
 
     async def _send(self, note: Note) -> None:
         body, headers = self.hook.request(note.kind, note.event)
