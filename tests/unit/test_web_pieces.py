@@ -240,6 +240,9 @@ def test_a_webhooks_queue_drops_its_oldest_past_the_bound_and_names_it_without_s
     monkeypatch.setattr(notify, "MAX_BACKLOG", 2)
     hook = notify.Webhook.of("https://u:pw@hooks.example/in?key=k", "s", ["task.posted"])
     assert hook.shown == "https://hooks.example/in"
+    for bad in ("ftp://h/x", "http:///x", "http://h:99999/x", "http://h:port/x"):
+        with pytest.raises(ValueError, match="http:// or https:// URL"):
+            notify.Webhook.of(bad, "s", ["gate"])
     queue = notify.ReceiverQueue(hook)
     for seq in (1, 2, 3):
         queue.offer(Event(seq=seq, at="2026-12-01T14:00:00.000000Z", type="task.posted",

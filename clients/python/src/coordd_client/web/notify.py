@@ -83,6 +83,17 @@ class _Body(msgspec.Struct):
     event: Event | MessageEvent
 
 
+def _names_a_host(url: str) -> bool:
+    """Whether `url` has a host and, if it has a port, a valid one: refused at start
+    rather than failing every delivery."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - read for its ValueError: not a number, or out of range
+    except ValueError:
+        return False
+    return bool(parts.hostname)
+
+
 @dataclass(frozen=True)
 class Webhook:
     url: str
@@ -91,7 +102,7 @@ class Webhook:
 
     @classmethod
     def of(cls, url: str, secret: str, kinds: Iterable[str]) -> Webhook:
-        if not url.startswith(("http://", "https://")) or not urlsplit(url).hostname:
+        if not url.startswith(("http://", "https://")) or not _names_a_host(url):
             raise ValueError(f"a webhook is an http:// or https:// URL, not {url!r}")
         if not secret:
             raise ValueError("a webhook needs a secret ($COORD_WEBHOOK_SECRET)")
