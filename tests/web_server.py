@@ -65,19 +65,25 @@ class WebServer:
 
 
 def start_web(
-    socket: Path, project: str, *args: str, env: dict[str, str] | None = None
+    socket: Path,
+    project: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    log: Path | None = None,
 ) -> WebServer:
-    """`coord web` on `socket`, once it has printed the address it serves."""
+    """`coord web` on `socket`, once it has printed the address it serves; its stderr
+    (its log) goes to `log` when given, else to the test's own."""
     environ = coord_env(socket)
     environ.update(env or {})
-    proc = subprocess.Popen(
-        [COORD, "--project", project, "web", *args],
-        stdout=subprocess.PIPE,
-        stderr=None,  # pytest shows it when a test fails
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=environ,
-    )
+    with open(log or os.devnull, "ab") as sink:
+        proc = subprocess.Popen(
+            [COORD, "--project", project, "web", *args],
+            stdout=subprocess.PIPE,
+            stderr=sink if log is not None else None,  # else pytest shows it on a failure
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=environ,
+        )
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
     stdout = proc.stdout

@@ -10,6 +10,7 @@ worktree's edit named, and the advisory switch.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -257,3 +258,26 @@ def test_a_stopped_daemon_never_bricks_a_recorded_edit(workdir: Path, repo: Path
     )
     cursor = hook("post-tool", "cursor", read, workdir / "absent.sock")
     assert cursor.returncode == 0 and json.loads(cursor.stdout) == {"permission": "allow"}
+
+
+def test_an_edit_through_a_hard_link_to_a_reserved_file_is_denied(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """Issue 44: a symlink was resolved, a hard link (the same inode) was not."""
+    os.link(repo / "src" / "x.py", repo / "src" / "alias.py")
+    (repo / "lib").mkdir()
+    (repo / "lib" / "y.py").write_text("y = 1\n")
+    os.link(repo / "lib" / "y.py", repo / "src" / "y_alias.py")
+    with Client(daemon.socket_path, agent="other", project=str(repo)) as other:
+        other.reserve(["src/x.py", "lib/*.py"])
+    denied = pre_edit(daemon, SESSION_A, repo, repo / "src" / "alias.py")
+    assert denied["permissionDecision"] == "deny"
+    reason = denied["permissionDecisionReason"]
+    assert "src/x.py (the same file as" in reason and "hard link" in reason and "other" in reason
+    assert held(daemon, AGENT_A) == []  # nothing reserved: the edit is refused whole
+    # Covered only by a pattern: not searched for (that is a scan); allowed, and said.
+    told = pre_edit(daemon, SESSION_A, repo, repo / "src" / "y_alias.py")
+    assert "permissionDecision" not in told
+    assert "has another name (hard links)" in told["additionalContext"]
+    # A file with one name costs nothing more and says nothing.
+    assert pre_edit(daemon, SESSION_A, repo, repo / "src" / "z.py") == {}

@@ -173,3 +173,42 @@ def test_bad_params_are_refused_by_name(
         conn.close()
     with tab(daemon, "a") as a, pytest.raises(InvalidParams):
         a.record_edit(["x"], [], worktree=MAIN)
+
+
+@pytest.mark.parametrize("spelled", ["/repo/", "/repo/.", "/repo//", "/repo/./"])
+def test_the_stale_verdict_names_a_worktree_however_it_is_spelled(
+    daemon: DaemonProcess, spelled: str
+) -> None:
+    """Issue 44: the verdict keyed on the string, so `W/` and `W/.` missed what `W` caught.
+    Raw calls: the daemon itself must not tell them apart (the shipped client resolves)."""
+    conn = RawConnection(daemon.socket_path)
+
+    def call(method: str, agent: str, worktree: str, **more: Any) -> dict[str, Any]:
+        params = {"agent": agent, "project": PROJECT, "worktree": worktree, "paths": ["src/x.py"]}
+        answer = conn.call(method, {**params, **more})
+        assert "result" in answer, answer
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    try:
+        call("file.record_read", "a", MAIN, hashes=["h1"])
+        call("file.record_edit", "b", spelled, hashes=["h2"])
+        for where in (MAIN, spelled):
+            verdict = call("file.guard", "a", where, hashes=["h2"], auto_reserve=False)
+            assert not verdict["allowed"] and [s["agent"] for s in verdict["stale"]] == ["b"]
+        others = call("file.guard", "c", "/wt/b", auto_reserve=False)["others"]
+        assert {o["worktree"] for o in others} == {MAIN}  # stored in its normal form
+        error = conn.call(
+            "file.guard",
+            {"agent": "a", "project": PROJECT, "worktree": "/repo/../repo", "paths": ["src/x.py"]},
+        )
+        assert error["error"]["code"] == -32602 and "`..`" in error["error"]["message"]
+    finally:
+        conn.close()
+
+
+def test_the_client_sends_a_worktree_resolved() -> None:
+    from coordd_client.methods_edits import file_guard, record_read
+
+    assert file_guard(["x"], worktree="/repo/.").params["worktree"] == "/repo"  # type: ignore[index]
+    assert record_read(["x"], ["h"], worktree="/repo//").params["worktree"] == "/repo"  # type: ignore[index]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -62,3 +63,21 @@ async def test_slot_port_queue_and_land_tools(daemon: DaemonProcess, workdir: Pa
         assert git(repo, "status", "--porcelain") == ""
         again = await c.call_tool("land", {"branch": "no-such-branch"})
         assert again.is_error and "no local branch" in again.content[0].text  # type: ignore[union-attr]
+
+
+async def test_lease_port_skips_a_port_another_program_listens_on(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    environ = {**coord_env(daemon.socket_path), "COORD_PROJECT": str(workdir),
+               "COORD_AGENT": "mcp-tab"}  # fmt: skip
+    params = StdioServerParameters(command=COORD, args=["mcp"], env=environ)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        busy = held.getsockname()[1]
+        async with MCPClient(params) as c:
+            answer = await c.call_tool("lease_port", {"low": busy, "high": min(busy + 9, 65535)})
+    port = doc(answer)["lease"]["port"]
+    assert busy < port <= busy + 9
+    said = " ".join(getattr(part, "text", "") for part in answer.content)
+    assert f"skipped {busy}" in said

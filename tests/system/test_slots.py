@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -213,3 +214,24 @@ def test_the_cli_acquires_leases_ports_and_refuses_with_exit_3(daemon: DaemonPro
     assert bad.returncode == 1 and "is not LOW-HIGH" in bad.stderr
     assert run("a", "slot", "release").stdout.strip() == "released 1 lease(s)"
     assert run("b", "slot", "acquire", "deploy").returncode == 0
+
+
+def test_coord_port_skips_a_port_another_program_listens_on(daemon: DaemonProcess) -> None:
+    """The daemon knows only leases; the client on the machine binds to check (issue 44)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        busy = held.getsockname()[1]
+        span = f"{busy}-{min(busy + 9, 65535)}"
+        got = coord("port", "web", "--range", span, "--agent", "b", "--project", PROJECT,
+                    socket=daemon.socket_path)  # fmt: skip
+        again = coord("port", "web", "--range", span, "--agent", "b", "--project", PROJECT,
+                      socket=daemon.socket_path)  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    port = int(got.stdout.strip())
+    assert busy < port <= busy + 9
+    assert f"skipped {busy}" in got.stderr and "in use by another program" in got.stderr
+    assert again.stdout.strip() == str(port) and "skipped" not in again.stderr  # a renewal
+    with Client(daemon.socket_path) as client:
+        leases = client.slots(project=PROJECT, name="web").leases
+    assert [(x.agent, x.port) for x in leases] == [("b", port)]  # the busy one given back

@@ -7,15 +7,18 @@ import hashlib
 import hmac
 import json
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import msgspec
+import pytest
 import trio
 
 from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
 from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, Task
+from coordd_client.web import http_post, notify
 from coordd_client.web.daemon import decode_event
 from coordd_client.web.guard import Guard, Secrets, same_origin_path
 from coordd_client.web.live import LIVE_TYPES, Outbox, message
@@ -229,3 +232,46 @@ def test_a_streams_outbox_holds_at_most_its_limit_and_hands_it_over_whole() -> N
     assert outbox.put(b"0123456789") and not outbox.put(b"x")
     trio.run(outbox.take)
     assert outbox.put(b"a message longer than the limit") and not outbox.put(b"x")
+
+
+def test_a_webhooks_queue_drops_its_oldest_past_the_bound_and_names_it_without_secrets(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(notify, "MAX_BACKLOG", 2)
+    hook = notify.Webhook.of("https://u:pw@hooks.example/in?key=k", "s", ["task.posted"])
+    assert hook.shown == "https://hooks.example/in"
+    for bad in ("ftp://h/x", "http:///x", "http://h:99999/x", "http://h:port/x"):
+        with pytest.raises(ValueError, match="http:// or https:// URL"):
+            notify.Webhook.of(bad, "s", ["gate"])
+    queue = notify.ReceiverQueue(hook)
+    for seq in (1, 2, 3):
+        queue.offer(Event(seq=seq, at="2026-12-01T14:00:00.000000Z", type="task.posted",
+                          task_id=seq, agent="claude-1", task=_task()), "human-ada")  # fmt: skip
+    # The head (seq 1) is the one being delivered: the oldest waiting one goes.
+    assert [note.event.seq for note in queue.queue] == [1, 3]
+    status = queue.status()
+    assert (status.backlog, status.dropped, status.delivered) == (2, 1, 0)
+    said = capsys.readouterr().err
+    assert "(seq 2) dropped" in said and "pw" not in said and "key=" not in said
+
+
+def test_a_webhook_post_to_an_answer_that_is_not_http_is_one_error() -> None:
+    async def main() -> str:
+        async def nonsense(stream: trio.SocketStream) -> None:
+            await stream.receive_some(65536)
+            await stream.send_all(b"SPLAT\r\n\r\n")
+            await stream.aclose()
+
+        async with trio.open_nursery() as nursery:
+            serve = partial(trio.serve_tcp, nonsense, 0, host="127.0.0.1")
+            listeners = await nursery.start(serve)
+            port = listeners[0].socket.getsockname()[1]
+            try:
+                await http_post.post(f"http://127.0.0.1:{port}/", b"{}", [])
+            except http_post.PostFailed as exc:
+                return str(exc)
+            finally:
+                nursery.cancel_scope.cancel()
+        return "no error"
+
+    assert trio.run(main) != "no error"

@@ -25,11 +25,25 @@ DEFAULT_AUTO_TTL_S = 1800.0
 DEFAULT_RECENT_LIMIT = 50
 
 
+def normal_worktree(given: str) -> str:
+    """`given` with empty and `.` segments and a trailing `/` dropped: the stale-write
+    verdict keys on this string, and `W/` or `W/.` must not miss what `W` records. A
+    `..` is refused, not collapsed: which directory it names depends on symlinks the
+    daemon cannot see (in team mode it is on another machine)."""
+    if not given.startswith("/"):
+        raise ValueError("`worktree` must be an absolute path - at `$.worktree`")
+    parts = [part for part in given.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise ValueError("`worktree` may not contain `..`: resolve it first - at `$.worktree`")
+    return "/" + "/".join(parts)
+
+
 class _FileParams(Params):
     """What every `file.*` write names: who, on which board, in which worktree, which paths.
 
     Paths are checked as `reservation.check`'s are (relative to the project root, or
     absolute inside it; no empty, `.` or `..` segment) and kept relative (`relative`).
+    `worktree` is kept normal (`normal_worktree`).
     `hashes`, when given, is one per path, in the same order.
     """
 
@@ -41,8 +55,7 @@ class _FileParams(Params):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not self.worktree.startswith("/"):
-            raise ValueError("`worktree` must be an absolute path - at `$.worktree`")
+        self.worktree = normal_worktree(self.worktree)
         for index, given in enumerate(self.paths):
             try:
                 relative_path(given, self.project)

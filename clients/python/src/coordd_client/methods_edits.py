@@ -6,10 +6,18 @@ builder; an agent left None is the client's default, a project too.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from coordd_client.methods import Call, _clean
 from coordd_client.protocol import wire_edits
+
+
+def worktree_key(worktree: str) -> str:
+    """The worktree as the board keys it: resolved (symlinks, `.`, a trailing `/`), so
+    `W/` and `W/.` name the same records as `W`. A relative one is left for the daemon
+    to refuse rather than read against this process's directory."""
+    return os.path.realpath(worktree) if worktree.startswith("/") else worktree
 
 
 def file_guard(
@@ -25,7 +33,7 @@ def file_guard(
     """The pre-edit verdict in one round trip: reserved by another, stale, else reserve."""
     params = {
         "paths": list(paths),
-        "worktree": worktree,
+        "worktree": worktree_key(worktree),
         "agent": agent,
         "project": project,
         "hashes": None if hashes is None else list(hashes),
@@ -72,7 +80,7 @@ def _recorded(
     return {
         "paths": list(paths),
         "hashes": list(hashes),
-        "worktree": worktree,
+        "worktree": worktree_key(worktree),
         "agent": agent,
         "project": project,
     }

@@ -17,6 +17,7 @@ from coordd_client.cli.registry import arg, command
 from coordd_client.landing import git
 from coordd_client.landing.calls import DaemonGone
 from coordd_client.landing.lander import LandingRefused, Plan, land
+from coordd_client.ports import PortRequest, lease_free_port
 from coordd_client.protocol.errors import Conflict
 from coordd_client.protocol.wire_slots import SlotList
 
@@ -60,7 +61,7 @@ def slot(ctx: Context) -> int:
 
 @command(
     "port",
-    "lease a port nobody else's live lease holds (the same one again for the same name)",
+    "lease a port no other lease or program holds (the same one again for the same name)",
     "coord port dev-server --range 3000-3999",
     arg("name", nargs="?", help="what it is for (default: port)"),
     arg("--range", dest="span", metavar="LOW-HIGH", help="ports to pick from (20000-29999)"),
@@ -83,15 +84,15 @@ def port(ctx: Context) -> int:
             released = client.release_slots([name], agent=ctx.agent, project=ctx.project)
             ctx.emit(released, f"released {released.released} lease(s)")
             return EXIT_OK
+        want = PortRequest(name, ctx.agent, ctx.project, low, high, args.ttl, args.task)
         try:
-            result = client.lease_port(
-                name, agent=ctx.agent, project=ctx.project, low=low, high=high,
-                ttl_s=args.ttl, task_id=args.task,
-            )  # fmt: skip
+            leased = lease_free_port(client, want)
         except Conflict as exc:
             emit_error(ctx.json, exc.code, exc.message, exc.data)
             return EXIT_LOST
-    ctx.emit(result, str(result.lease.port))
+    if leased.skipped:
+        sys.stderr.write(f"coord: port: {leased.note()}\n")
+    ctx.emit(leased.result, str(leased.result.lease.port))
     return EXIT_OK
 
 

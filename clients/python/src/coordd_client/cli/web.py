@@ -36,7 +36,12 @@ INSTALL_HINT = (
         default=DEFAULT_ROWS,
         help=f"at most this many tasks on the board, the newest (default {DEFAULT_ROWS})",
     ),
-    arg("--webhook", metavar="URL", help="POST chosen events here, signed ($COORD_WEBHOOK_SECRET)"),
+    arg(
+        "--webhook",
+        metavar="URL",
+        action="append",
+        help="POST chosen events here, signed ($COORD_WEBHOOK_SECRET); repeat for more",
+    ),
     arg(
         "--notify-on",
         metavar="KINDS",
@@ -61,18 +66,17 @@ def web(ctx: Context) -> int:
     if not 1 <= args.rows <= 100_000:
         sys.stderr.write(f"coord: web: --rows must be 1..100000, not {args.rows}\n")
         return EXIT_ERROR
-    webhook = None
-    if args.webhook:
-        kinds = [k.strip() for k in args.notify_on.split(",") if k.strip()]
-        try:
-            webhook = Webhook.of(args.webhook, os.environ.get("COORD_WEBHOOK_SECRET", ""), kinds)
-        except ValueError as exc:
-            sys.stderr.write(f"coord: web: {exc}\n")
-            return EXIT_ERROR
+    kinds = [k.strip() for k in args.notify_on.split(",") if k.strip()]
+    secret = os.environ.get("COORD_WEBHOOK_SECRET", "")
+    try:
+        webhooks = tuple(Webhook.of(url, secret, kinds) for url in args.webhook or ())
+    except ValueError as exc:
+        sys.stderr.write(f"coord: web: {exc}\n")
+        return EXIT_ERROR
     with ctx.client() as client:  # starts the daemon when none answers, as every command
         client.ping()
     project = None if args.all_projects else ctx.project
     agent = getattr(args, "agent", None) or human_agent()
     site = Site(ctx.socket, project, agent, rows=args.rows)
-    serve.main(site, args.port, args.open_browser, webhook)
+    serve.main(site, args.port, args.open_browser, webhooks)
     return EXIT_OK

@@ -21,7 +21,7 @@ import msgspec
 
 from coordd_client import boards as boards_module
 from coordd_client.client import Client
-from coordd_client.hooks import files, guard
+from coordd_client.hooks import files, guard, links
 from coordd_client.hooks.payload import HookInput
 from coordd_client.protocol.errors import CoordError, MethodNotFound, WrongBoard
 from coordd_client.protocol.wire_edits import GuardResult, StaleFile
@@ -69,26 +69,9 @@ def protect(locate: Callable[[], os.PathLike[str] | str], given: HookInput) -> P
         with Client(socket, timeout_s=guard.GUARD_TIMEOUT_S) as client:
             boards_module.check(client)
             for board in boards:
-                keys = list(board.paths)
-                hashes = [files.content_hash(board.files[k]) for k in keys] if hashed else None
-                config = files.repository_config(board.project)
-                try:
-                    found = client.file_guard(
-                        keys,
-                        worktree=board.worktree,
-                        agent=agent,
-                        project=board.project,
-                        hashes=hashes,
-                        auto_reserve=config.auto_reserve,
-                        ttl_s=config.ttl_s,
-                    )
-                except MethodNotFound:  # a daemon from before section 11
-                    old = guard.check_projects(socket, {board.project: board.paths}, agent=agent)
-                    if not old.allowed:
-                        denials.append(old.reason)
-                    continue
-                denials += _denials(found, board.paths)
-                notes += _notes(found, board.paths, board.project)
+                denied, said = _guard_board(client, socket, board, agent, hashed)
+                denials += denied
+                notes += said
     except WrongBoard as exc:  # not unreachable: reachable, and the wrong one
         return Protection(False, exc.message)
     except CoordError as exc:
@@ -96,6 +79,41 @@ def protect(locate: Callable[[], os.PathLike[str] | str], given: HookInput) -> P
     if denials:
         return Protection(False, "; ".join(denials[:5]))
     return Protection(True, "", context="\n".join(notes))
+
+
+def _guard_board(
+    client: Client, socket: os.PathLike[str] | str, board: files.Group, agent: str, hashed: bool
+) -> tuple[list[str], list[str]]:
+    """One board's `file.guard`: its denials and its notes for the model. A file with
+    other names (hard links) has the reserved ones guarded with it (`links.py`)."""
+    shown = dict(board.paths)
+    on_disk = dict(board.files)
+    notes: list[str] = []
+    linked = links.multiply_linked(board.files)
+    if linked:
+        reserved = client.reservations(project=board.project).reservations
+        found_links = links.reserved_links(board.worktree, linked, (r.pattern for r in reserved))
+        for alias, key in found_links.reserved.items():
+            shown[alias] = f"{alias} (the same file as {board.paths[key]}: a hard link)"
+            on_disk[alias] = os.path.join(board.worktree, alias)
+        notes += [links.unseen_note(board.paths[k], n) for k, n in found_links.unseen.items()]
+    keys = list(shown)
+    hashes = [files.content_hash(on_disk[k]) for k in keys] if hashed else None
+    config = files.repository_config(board.project)
+    try:
+        found = client.file_guard(
+            keys,
+            worktree=board.worktree,
+            agent=agent,
+            project=board.project,
+            hashes=hashes,
+            auto_reserve=config.auto_reserve,
+            ttl_s=config.ttl_s,
+        )
+    except MethodNotFound:  # a daemon from before section 11
+        old = guard.check_projects(socket, {board.project: shown}, agent=agent)
+        return ([] if old.allowed else [old.reason]), notes
+    return _denials(found, shown), notes + _notes(found, shown, board.project)
 
 
 def _cannot_check(failure: CoordError, projects: list[str]) -> Protection:

@@ -14,10 +14,11 @@ from typing import Annotated, Any
 import msgspec
 import trio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from coordd_client import methods_slots as methods
+from coordd_client import ports
 from coordd_client.client import Client
 from coordd_client.landing import git, lander
 from coordd_client.mcp_bridge import models as m
@@ -81,9 +82,24 @@ def register(server: MCPServer, bridge: Bridge) -> None:
         task_id: TaskBound | None = None,
     ) -> Annotated[CallToolResult, SlotResult]:
         """A port for a dev server or test service that no other agent's live lease holds
-        (default range 20000-29999); the same name again gives the same port."""
-        call = methods.lease_port(name, low=low, high=high, ttl_s=ttl_s, task_id=task_id)
-        return await bridge.answer(call, ctx)
+        and no other program on this machine listens on (default range 20000-29999);
+        the same name again gives the same port."""
+        agent, project = bridge.agent(ctx).value, bridge.project.value
+        want = ports.PortRequest(name or "port", agent, project, low, high, ttl_s, task_id)
+        socket = bridge.link.socket_path
+
+        def run() -> ports.Leased:
+            with Client(socket, agent=agent, project=project) as client:
+                return ports.lease_free_port(client, want)
+
+        try:
+            leased = await trio.to_thread.run_sync(run)
+        except CoordError as exc:
+            return results.refusal(exc)
+        answer = results.answer(msgspec.to_builtins(leased.result))
+        if leased.skipped:
+            answer.content.append(TextContent(type="text", text=leased.note()))
+        return answer
 
     @server.tool(annotations=READ_ONLY)
     async def landing_queue(

@@ -22,14 +22,16 @@ from coordd_client.web.daemon import all_tasks, connected, history
 from coordd_client.web.guard import Guard, Secrets
 from coordd_client.web.live import LiveStream
 from coordd_client.web.markup import Html
+from coordd_client.web.notify import Notifier
 from coordd_client.web.rows import View, is_gate, task_row
 
 STATIC_TYPES = {"web.js": "text/javascript", "web.css": "text/css"}
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def build(site: Site, keys: Secrets) -> Guard:
-    """The whole app for one server: the routes behind the guard."""
+def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
+    """The whole app for one server: the routes behind the guard (and the webhooks'
+    state on the board, when `coord web` delivers any)."""
     static = {
         name: (resources.files("coordd_client.web") / "static" / name).read_bytes()
         for name in STATIC_TYPES
@@ -82,7 +84,8 @@ def build(site: Site, keys: Secrets) -> Guard:
         older = max(0, len(shown) - site.rows)
         gates = [t for t in gates if is_gate(t, site.human)]
         now = datetime.now(UTC)
-        board = pages.board(
+        hooks = pages.webhooks(notifier.status() if notifier is not None else [])
+        board = hooks + pages.board(
             shown[older:], gates, view, now, csrf=keys.csrf, last_seq=last_seq, older=older
         )
         return page("coord web", board, live=True, board=info.board_id)

@@ -11,31 +11,51 @@ Kinds: any event type of the page's feed (`task.*`, `message.sent`, `slot.*`,
 `land.*`: `task.failed`, `land.failed`, ...), and `gate`: a task
 that starts waiting for the human (posted or assigned to `human-<user>`). The feed
 starts at the newest seq when `coord web` starts and resumes by seq across daemon
-restarts; a delivery that fails is reported on stderr and not retried.
+restarts.
+
+Delivery: each receiver (`--webhook`, given once or more) has its own queue and its
+own task, so a slow or dead receiver holds back only itself. One delivery has a total
+deadline (`DEADLINE_S`, the whole exchange, not each read). A 2xx is delivered; a 3xx
+is a failure and is never followed; a 4xx other than 408/429 is given up at once (the
+same request would get the same answer); anything else (no connection, the deadline,
+5xx, 408, 429) is retried with backoff, the head of the queue first, so a receiver
+sees its notifications in order. A queue longer than `MAX_BACKLOG` drops its oldest
+waiting one (not the one being delivered).
+Every failure, give-up and drop is a line on stderr, and the board shows each
+receiver's counts and backlog (`ReceiverQueue.status`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import sys
-import urllib.error
-import urllib.request
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import msgspec
 import trio
 
 from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event
+from coordd_client.web.http_post import PostFailed, post
 
 if TYPE_CHECKING:
     from coordd_client.web.acts import Site
 
-#: Seconds one delivery may take before it is given up.
-DELIVERY_TIMEOUT_S = 10.0
+#: Seconds one delivery may take in all (connect, send, the answer's head).
+DEADLINE_S = 10.0
+#: Seconds before each retry of a failed delivery; the last repeats.
+RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+#: Notifications a receiver's queue holds; past it the oldest waiting is dropped (and
+#: said). At least 2: the head, being delivered, is never the one dropped.
+MAX_BACKLOG = 1000
+#: Statuses worth the same request again (the rest of 4xx would be refused again).
+RETRYABLE_4XX = frozenset({408, 429})
 GATE = "gate"
 SIGNATURE_HEADER = "X-Coord-Signature"
 
@@ -63,6 +83,17 @@ class _Body(msgspec.Struct):
     event: Event | MessageEvent
 
 
+def _names_a_host(url: str) -> bool:
+    """Whether `url` has a host and, if it has a port, a valid one: refused at start
+    rather than failing every delivery."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - read for its ValueError: not a number, or out of range
+    except ValueError:
+        return False
+    return bool(parts.hostname)
+
+
 @dataclass(frozen=True)
 class Webhook:
     url: str
@@ -71,11 +102,164 @@ class Webhook:
 
     @classmethod
     def of(cls, url: str, secret: str, kinds: Iterable[str]) -> Webhook:
-        if not url.startswith(("http://", "https://")):
+        if not url.startswith(("http://", "https://")) or not _names_a_host(url):
             raise ValueError(f"a webhook is an http:// or https:// URL, not {url!r}")
         if not secret:
             raise ValueError("a webhook needs a secret ($COORD_WEBHOOK_SECRET)")
         return cls(url, secret.encode(), frozenset(kinds))
+
+    @property
+    def shown(self) -> str:
+        """The URL without its query or user part, which may carry a secret of the
+        receiver's: what the page and the log name it by."""
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+
+    def request(
+        self, kind: str, event: Event | MessageEvent
+    ) -> tuple[bytes, list[tuple[str, str]]]:
+        """The signed body and headers of one notification."""
+        body = msgspec.json.encode(_Body(kind, event))
+        headers = [
+            ("Content-Type", "application/json"),
+            (SIGNATURE_HEADER, sign(self.secret, body)),
+            ("X-Coord-Event", kind),
+            ("X-Coord-Seq", str(event.seq)),
+            ("User-Agent", "coord-web"),
+        ]
+        return body, headers
+
+
+@dataclass(frozen=True)
+class Note:
+    """One notification waiting for its receiver."""
+
+    kind: str
+    event: Event | MessageEvent
+
+
+class Failed(Exception):
+    """A delivery that did not succeed; `final` when retrying cannot help."""
+
+    def __init__(self, reason: str, *, final: bool = False) -> None:
+        super().__init__(reason)
+        self.final = final
+
+
+@dataclass(frozen=True)
+class Status:
+    """One receiver as the board shows it."""
+
+    url: str
+    delivered: int
+    failed: int
+    dropped: int
+    backlog: int
+    last_failure: str | None
+
+
+@dataclass
+class ReceiverQueue:
+    """One receiver's queue and its counts; `run` delivers the queue in order."""
+
+    hook: Webhook
+    queue: deque[Note] = field(default_factory=deque)
+    delivered: int = 0
+    #: Attempts that failed (each retry that fails counts), and notifications dropped:
+    #: given up (a final failure) or pushed out of a full queue.
+    failed: int = 0
+    dropped: int = 0
+    last_failure: str | None = None
+    wake: trio.Event = field(default_factory=trio.Event)
+
+    def status(self) -> Status:
+        return Status(
+            self.hook.shown,
+            self.delivered,
+            self.failed,
+            self.dropped,
+            len(self.queue),
+            self.last_failure,
+        )
+
+    def offer(self, event: Event | MessageEvent, human: str) -> None:
+        """Queue the kinds of `event` this receiver asked for (never waits)."""
+        for kind in kinds_of(event, human):
+            if kind in self.hook.kinds:
+                self.queue.append(Note(kind, event))
+                if len(self.queue) > MAX_BACKLOG:
+                    # The oldest waiting, not the head: that one is being delivered.
+                    lost = self.queue[1]
+                    del self.queue[1]
+                    self.dropped += 1
+                    self._log(lost, f"dropped: more than {MAX_BACKLOG} waiting")
+                self.wake.set()
+
+    async def run(self) -> None:
+        """Forever: deliver the head of the queue, retrying it until it is delivered
+        or given up, before the next (the receiver's order is the feed's)."""
+        while True:
+            while not self.queue:
+                self.wake = trio.Event()
+                await self.wake.wait()
+            await self._deliver_head()
+
+    async def _deliver_head(self) -> None:
+        note = self.queue[0]
+        for attempt in itertools.count(1):
+            try:
+                await self._send(note)
+            except Failed as exc:
+                self.failed += 1
+                self.last_failure = f"{note.kind} (seq {note.event.seq}): {exc}"
+                if exc.final:
+                    self.dropped += 1
+                    self._log(note, f"not delivered, given up: {exc}")
+                    break
+                delay = RETRY_DELAYS_S[min(attempt, len(RETRY_DELAYS_S)) - 1]
+                self._log(
+                    note,
+                    f"not delivered (attempt {attempt}): {exc}; retrying in {delay:g} s,"
+                    f" {len(self.queue)} waiting",
+                )
+                await trio.sleep(delay)
+            else:
+                self.delivered += 1
+                break
+        self.queue.popleft()
+
+    async def _send(self, note: Note) -> None:
+        body, headers = self.hook.request(note.kind, note.event)
+        status = 0
+        with trio.move_on_after(DEADLINE_S):
+            try:
+                status = await post(self.hook.url, body, headers)
+            except PostFailed as exc:
+                raise Failed(str(exc)) from None
+        if status == 0:
+            raise Failed(f"no answer within {DEADLINE_S:g} s")
+        if 200 <= status < 300:
+            return
+        if 300 <= status < 400:
+            raise Failed(f"answered {status}: a redirect is not followed", final=True)
+        retry = status >= 500 or status in RETRYABLE_4XX
+        raise Failed(f"answered {status}", final=not retry)
+
+    def _log(self, note: Note, what: str) -> None:
+        sys.stderr.write(
+            f"coord web: webhook {self.hook.shown}: {note.kind} (seq {note.event.seq}) {what}\n"
+        )
+        sys.stderr.flush()
+
+
+class Notifier:
+    """Every receiver's queue, fed by one event feed."""
+
+    def __init__(self, hooks: Sequence[Webhook]) -> None:
+        self.queues = [ReceiverQueue(hook) for hook in hooks]
+
+    def status(self) -> list[Status]:
+        return [queue.status() for queue in self.queues]
 
     async def run(self, site: Site, after_seq: int) -> None:
         """Deliver every chosen event after `after_seq` (read before the address was
@@ -83,36 +267,16 @@ class Webhook:
         from coordd_client.web.daemon import Feed
         from coordd_client.web.live import LIVE_TYPES
 
-        async def deliver(event: Event) -> None:
-            for kind in kinds_of(event, site.human):
-                if kind in self.kinds:
-                    await trio.to_thread.run_sync(self.send, kind, event)
+        async def offer(event: Event | MessageEvent) -> None:
+            for queue in self.queues:
+                queue.offer(event, site.human)
 
         async def status(word: str) -> None:
             return None
 
-        # The page's types: task events, messages, slots and landings (1.2's events with
-        # no task reach only a subscriber that names them).
-        await Feed(site.socket, site.project, deliver, status, LIVE_TYPES).run(after_seq)
-
-    def send(self, kind: str, event: Event) -> bool:
-        """One signed POST; whether the receiver answered 2xx."""
-        body = msgspec.json.encode(_Body(kind, event))
-        request = urllib.request.Request(
-            self.url,
-            data=body,
-            method="POST",
-            headers={
-                "Content-Type": "application/json",
-                SIGNATURE_HEADER: sign(self.secret, body),
-                "X-Coord-Event": kind,
-                "X-Coord-Seq": str(event.seq),
-                "User-Agent": "coord-web",
-            },
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=DELIVERY_TIMEOUT_S) as answer:
-                return 200 <= int(answer.status) < 300
-        except (urllib.error.URLError, OSError) as exc:
-            sys.stderr.write(f"coord web: webhook {kind} (seq {event.seq}) not delivered: {exc}\n")
-            return False
+        async with trio.open_nursery() as nursery:
+            for queue in self.queues:
+                nursery.start_soon(queue.run)
+            # The page's types: task events, messages, slots and landings (1.2's events
+            # with no task reach only a subscriber that names them).
+            await Feed(site.socket, site.project, offer, status, LIVE_TYPES).run(after_seq)

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from coordd_client import render
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
 from coordd_client.tui.model import STATES, age
 from coordd_client.web.markup import Html, join, tag, void
 from coordd_client.web.rows import View, board_table, gate_row
+
+if TYPE_CHECKING:
+    from coordd_client.web.notify import Status
 
 NAV = (
     ("/", "board"),
@@ -127,6 +131,23 @@ def board(
             data_floor=floor,
         )
     )
+
+
+def webhooks(statuses: Sequence[Status]) -> Html:
+    """Each receiver's counts, backlog and last failure, at the top of the board when
+    `coord web` delivers webhooks: a failing receiver is seen here, not only in its log."""
+    if not statuses:
+        return Html("")
+    items = []
+    for s in statuses:
+        words = (
+            f"{s.url}: {s.delivered} delivered, {s.backlog} waiting,"
+            f" {s.failed} failed attempts, {s.dropped} dropped"
+        )
+        if s.last_failure:
+            words += f"; last failure: {s.last_failure}"
+        items.append(tag("li", words, class_="failing" if s.failed or s.backlog else None))
+    return tag("section", tag("h2", "Webhooks"), tag("ul", join(items)), id="webhooks")
 
 
 def _fields(rows: Sequence[tuple[str, object]]) -> Html:

@@ -18,7 +18,7 @@ from coordd_client.web.acts import Site
 from coordd_client.web.app import build
 from coordd_client.web.daemon import connected
 from coordd_client.web.guard import Guard, Secrets
-from coordd_client.web.notify import Webhook
+from coordd_client.web.notify import Notifier, Webhook
 from coordd_client.web.signin import write_redirect
 
 #: Seconds a stop waits for open pages' streams before closing them.
@@ -30,12 +30,13 @@ class Options:
     site: Site
     port: int = 0
     open_browser: bool = False
-    webhook: Webhook | None = None
+    webhooks: tuple[Webhook, ...] = ()
 
 
 async def run(options: Options) -> None:
     keys = Secrets()
-    app = build(options.site, keys)
+    notifier = Notifier(options.webhooks) if options.webhooks else None
+    app = build(options.site, keys, notifier)
     config = Config()
     config.bind = [f"127.0.0.1:{options.port}"]
     config.graceful_timeout = GRACEFUL_S
@@ -43,7 +44,7 @@ async def run(options: Options) -> None:
     config.errorlog = "-"
     config.loglevel = "WARNING"  # errors on stderr; not a line per start
     after_seq = 0
-    if options.webhook is not None:
+    if notifier is not None:
         async with connected(options.site.socket) as client:
             after_seq = (await client.server_info()).last_seq
     async with trio.open_nursery() as nursery:
@@ -53,8 +54,8 @@ async def run(options: Options) -> None:
         url = f"http://127.0.0.1:{port}/?token={keys.token}"
         sys.stdout.write(f"coord web: {url}\n")
         sys.stdout.flush()
-        if options.webhook is not None:
-            nursery.start_soon(options.webhook.run, options.site, after_seq)
+        if notifier is not None:
+            nursery.start_soon(notifier.run, options.site, after_seq)
         if options.open_browser:
             nursery.start_soon(browse, app, port)
         nursery.start_soon(_stop_on_sigterm, nursery.cancel_scope)
@@ -89,9 +90,9 @@ async def _start_browser(url: str) -> None:
     await trio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
 
 
-def main(site: Site, port: int, open_browser: bool, webhook: Webhook | None) -> None:
+def main(site: Site, port: int, open_browser: bool, webhooks: tuple[Webhook, ...]) -> None:
     """Serve until Ctrl-C."""
     try:
-        trio.run(run, Options(site, port, open_browser, webhook))
+        trio.run(run, Options(site, port, open_browser, webhooks))
     except KeyboardInterrupt:
         pass
