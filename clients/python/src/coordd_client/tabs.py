@@ -29,7 +29,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import msgspec
@@ -195,21 +195,11 @@ def register(
     Returns the tab's name as it stands (the earlier one wins), or None when
     no host process can be told apart (then nothing is recorded).
     """
-    owner = host_process(environ)
-    if owner is None:
-        return None
-    try:
-        path = _path(owner, environ)
-        existing = _read(path, owner)
-        if existing is not None:
-            return existing
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _prune(path.parent)
-        tab = Tab(agent, host, session, owner.pid)
-        _write(path, tab)
-    except OSError:  # no home, or not writable: the tab goes unrecorded, the hook on
-        return None
-    return tab
+
+    def first_name(owner: Process, existing: Tab | None) -> Tab:
+        return existing or Tab(agent, host, session, owner.pid)
+
+    return _update(first_name, environ)
 
 
 def bind_board(board_id: str, environ: Mapping[str, str] | None = None) -> Tab | None:
@@ -218,17 +208,34 @@ def bind_board(board_id: str, environ: Mapping[str, str] | None = None) -> Tab |
     Returns the tab as it stands (its first board wins), or None when this
     process belongs to no registered tab.
     """
+
+    def first_board(owner: Process, existing: Tab | None) -> Tab | None:
+        if existing is None or existing.board is not None:
+            return existing
+        return msgspec.structs.replace(existing, board=board_id)
+
+    return _update(first_board, environ)
+
+
+def _update(
+    change: Callable[[Process, Tab | None], Tab | None], environ: Mapping[str, str] | None
+) -> Tab | None:
+    """This process's tab's record, changed by `change` (given the host process and the
+    record as it stands) and written if it changed; None without a host process, or when
+    the state directory cannot be written (no home: the hook goes on, unrecorded)."""
     owner = host_process(environ)
     if owner is None:
         return None
     try:
         path = _path(owner, environ)
         existing = _read(path, owner)
-        if existing is None or existing.board is not None:
-            return existing
-        tab = msgspec.structs.replace(existing, board=board_id)
-        _write(path, tab)
-    except OSError:  # not writable: the board goes unrecorded, nothing is checked against it
+        tab = change(owner, existing)
+        if tab is not None and tab != existing:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if existing is None:
+                _prune(path.parent)
+            _write(path, tab)
+    except OSError:
         return None
     return tab
 
