@@ -30,15 +30,18 @@ found by equality and range lookups rather than a scan.
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 from dataclasses import dataclass, field
 
 from coordd.pattern_segments import (
     DOUBLE_STAR,
+    SegmentSearch,
     aligned_segments_agree,
     covers_under,
     has_wildcard,
+    segment_search,
     unescape,
     wildcard_count,
 )
@@ -85,6 +88,16 @@ class Pattern:
     def covers_bits(self, bits: PathBits) -> bool:
         """`covers` for a path prepared once (`PathBits`) and asked about by many patterns."""
         return self.matcher.matches_bits(bits)
+
+    @functools.cached_property
+    def search(self) -> SegmentSearch:
+        """Its segments prepared for the overlap search, once per parsed pattern."""
+        return segment_search(self.segments)
+
+    @functools.cached_property
+    def unescaped(self) -> tuple[str, ...]:
+        """Its segments' literal text (what a literal pattern names)."""
+        return tuple(unescape(s) for s in self.segments)
 
     @property
     def globstars(self) -> int:
@@ -271,7 +284,7 @@ def prefix_upper_bound(prefix: str) -> str:
 def overlap(a: Pattern, b: Pattern) -> bool:
     """Could some path be covered by both? Exact when either is literal, else conservative."""
     if a.is_literal:
-        return covers_under(b.segments, a.segments)
+        return covers_under(b.search, a.unescaped)
     if b.is_literal:
-        return covers_under(a.segments, b.segments)
+        return covers_under(a.search, b.unescaped)
     return aligned_segments_agree(a.segments, b.segments)

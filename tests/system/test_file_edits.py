@@ -190,7 +190,7 @@ def test_paths_over_the_segment_bound_are_refused_naming_it(
     deep = "/".join(["d"] * 2047)
     over = [f"{deep}/{n}" for n in range(MAX_PATH_SEGMENTS // 2048 + 1)]
     under = over[:-1]
-    base = {"agent": "a", "project": PROJECT, "worktree": MAIN}
+    base: dict[str, Any] = {"agent": "a", "project": PROJECT, "worktree": MAIN}
     if method == "reservation.check":
         base = {"project": PROJECT}
     if method == "file.record_read":

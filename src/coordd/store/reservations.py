@@ -20,10 +20,10 @@ from typing import Any
 
 from coordd.clock import time_left
 from coordd.limits import Limits
+from coordd.pattern_verdicts import Verdicts
 from coordd.patterns import (
     Pattern,
     candidate_prefixes,
-    overlap,
     parse,
     prefix_upper_bound,
     relative_path,
@@ -31,7 +31,6 @@ from coordd.patterns import (
 from coordd.protocol import params as P
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list, require_row
-from coordd.wildmatch import PathBits
 from coordd_client.protocol.errors import InvalidParams, LeaseLost, Reserved
 
 #: Live now (`:now`): not expired and, when task-bound, its task still held on a live lease.
@@ -66,6 +65,10 @@ def _as_wire(values: Sequence[Any]) -> dict[str, Any]:
     return reservation
 
 
+#: Where a row of `_COLUMNS` holds the pattern's text.
+_PATTERN = _KEYS.index("pattern")
+
+
 def _rows(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     return [_as_wire(values) for values in conn.execute(sql, args).fetchall()]
 
@@ -73,14 +76,22 @@ def _rows(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
 # --- acquire ------------------------------------------------------------------
 
 
-def acquire(tx: Txn, p: P.AcquireParams) -> dict[str, Any]:
-    """Grant every pattern or none (PROTOCOL.md section 10); renew the ones already held."""
+def acquire(tx: Txn, p: P.AcquireParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+    """Grant every pattern or none (PROTOCOL.md section 10); renew the ones already held.
+
+    `verdicts`: what a reader already matched for this request (`file.guard`)."""
     if p.task_id is not None:
         require_task_held(tx.conn, tx.now_text, p.task_id, p.agent)
     patterns = [parse(text) for text in dict.fromkeys(p.patterns)]
     exclusive = True if p.exclusive is None else p.exclusive
     conflicts = find_conflicts(
-        tx.conn, tx.now_text, p.project, p.agent, patterns=patterns, exclusive=exclusive
+        tx.conn,
+        tx.now_text,
+        p.project,
+        p.agent,
+        patterns=patterns,
+        exclusive=exclusive,
+        verdicts=verdicts,
     )
     if conflicts:
         raise refusal(conflicts, tx.now_text)
@@ -149,63 +160,69 @@ def find_conflicts(
     *,
     patterns: Iterable[Pattern],
     exclusive: bool,
+    verdicts: Verdicts | None = None,
 ) -> list[dict[str, Any]]:
     """`[{"pattern", "reservation"}]`: each pair of one of `patterns` and a live reservation
     of another agent in its way, in pattern order, then reservation id."""
     conflicts: list[dict[str, Any]] = []
-    parsed: dict[str, Pattern] = {}  # this request's candidates, each parsed once
+    verdicts = Verdicts() if verdicts is None else verdicts
     for pattern in patterns:
-        for reservation in _overlapping(
-            conn, now, project, agent, pattern=pattern, exclusive=exclusive, parsed=parsed
-        ):
-            conflicts.append({"pattern": pattern.text, "reservation": reservation})
+        rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=exclusive)
+        overlapping = [r for r in rows if verdicts.overlaps(pattern, r[_PATTERN])]
+        verdicts.overlapped_all(pattern)
+        for row in sorted(overlapping, key=lambda r: int(r[0])):
+            conflicts.append({"pattern": pattern.text, "reservation": _as_wire(row)})
             if len(conflicts) >= Limits.max_reported_conflicts:
                 return conflicts
     return conflicts
 
 
-def _overlapping(
-    conn: Db,
-    now: str,
-    project: str,
-    agent: str,
-    *,
-    pattern: Pattern,
-    exclusive: bool,
-    parsed: dict[str, Pattern],
-) -> list[dict[str, Any]]:
+def in_the_way(
+    conn: Db, now: str, project: str, agent: str, *, pattern: Pattern, verdicts: Verdicts
+) -> bool:
+    """Whether any live reservation of another agent overlaps `pattern` (exclusive or
+    not): `find_conflicts`'s answer for one exclusive pattern, as a yes or no, looking
+    first at what a reader already found in the way."""
+    rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=True)
+    found = verdicts.overlapping(pattern)
+    if any(row[_PATTERN] in found for row in rows):
+        return True
+    for row in rows:
+        if verdicts.overlaps(pattern, row[_PATTERN]):
+            return True
+    verdicts.overlapped_all(pattern)
+    return False
+
+
+def _candidates(
+    conn: Db, now: str, project: str, agent: str, *, pattern: Pattern, exclusive: bool
+) -> list[Sequence[Any]]:
+    """The live reservations of other agents the prefix index cannot rule out for
+    `pattern`, as rows (`_COLUMNS`): matched first, made wire dicts only if they overlap."""
     args: dict[str, Any] = {"project": project, "agent": agent, "now": now}
     where = f"r.project = :project AND r.agent <> :agent AND {LIVE}"
     if not exclusive:
         where += " AND r.exclusive"  # shared with shared never conflicts
     prefix = pattern.prefix
-    if prefix:
-        # Above: a prefix of mine (a shorter literal run); below: mine is a prefix of theirs.
-        above = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
-        found = _rows(
-            conn,
+    if not prefix:
+        # Mine starts with a wildcard: every reservation in the project is a candidate.
+        sql = f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
+        return list(conn.execute(sql, args).fetchall())
+    # Above: a prefix of mine (a shorter literal run); below: mine is a prefix of theirs.
+    above = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
+    found = list(
+        conn.execute(
             f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
             f" AND r.prefix IN {in_list('above', above, args)}",
             args,
-        )
-        args.update(low=prefix, high=prefix_upper_bound(prefix))
-        found += _rows(
-            conn,
-            f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
-            " AND r.prefix >= :low AND r.prefix < :high",
-            args,
-        )
-    else:
-        # Mine starts with a wildcard: every reservation in the project is a candidate.
-        found = _rows(conn, f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}", args)
-    found.sort(key=lambda r: r["id"])
-    return [r for r in found if overlap(pattern, _parsed(parsed, r["pattern"]))]
-
-
-def _parsed(parsed: dict[str, Pattern], text: str) -> Pattern:
-    found = parsed.get(text)
-    if found is None:
-        found = parsed[text] = parse(text)
+        ).fetchall()
+    )
+    args.update(low=prefix, high=prefix_upper_bound(prefix))
+    found += conn.execute(
+        f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
+        " AND r.prefix >= :low AND r.prefix < :high",
+        args,
+    ).fetchall()
     return found
 
 
@@ -271,10 +288,12 @@ def purge_expired(tx: Txn) -> int:
 # --- reads --------------------------------------------------------------------
 
 
-def check(conn: Db, now: str, p: P.CheckParams) -> dict[str, Any]:
-    """For each path, every live reservation of another agent that covers it."""
+def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+    """For each path, every live reservation of another agent that covers it.
+
+    `verdicts`: what a reader already matched for this request (`file.guard`)."""
     conflicts: list[dict[str, Any]] = []
-    parsed: dict[str, Pattern] = {}  # this request's candidates, each parsed once
+    verdicts = Verdicts() if verdicts is None else verdicts
     for index, given in enumerate(p.paths):
         try:
             path = relative_path(given, p.project)
@@ -286,17 +305,17 @@ def check(conn: Db, now: str, p: P.CheckParams) -> dict[str, Any]:
             where += " AND r.agent <> :agent"
             args["agent"] = p.agent
         keys = in_list("prefix", candidate_prefixes(path), args)
-        bits = PathBits(path)
-        for reservation in _rows(
-            conn,
+        rows = conn.execute(
             f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where} AND r.prefix IN {keys}"
             " ORDER BY r.id",
             args,
-        ):
-            if _parsed(parsed, reservation["pattern"]).covers_bits(bits):
-                conflicts.append({"path": given, "reservation": reservation})
+        ).fetchall()
+        for row in rows:
+            if verdicts.covers(row[_PATTERN], path):
+                conflicts.append({"path": given, "reservation": _as_wire(row)})
                 if len(conflicts) >= Limits.max_reported_conflicts:
                     return {"conflicts": conflicts}
+        verdicts.covered_all(path)
     return {"conflicts": conflicts}
 
 
