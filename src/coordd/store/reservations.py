@@ -65,8 +65,22 @@ def _as_wire(values: Sequence[Any]) -> dict[str, Any]:
     return reservation
 
 
-#: Where a row of `_COLUMNS` holds the pattern's text.
-_PATTERN = _KEYS.index("pattern")
+#: What a candidate is matched by: two columns read a third as fast as all of them,
+#: and a guard reads every candidate of every path (issue 44). Rows that match are
+#: then read whole (`_whole`).
+_MATCHED = "r.id, r.pattern"
+_PATTERN = 1
+
+
+def _whole(conn: Db, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The reservations `ids` (matched in this transaction), as the wire has them."""
+    found: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        args: dict[str, Any] = {}
+        keys = in_list("id", ids[start : start + 500], args)
+        sql = f"SELECT {_COLUMNS} FROM reservations AS r WHERE r.id IN {keys}"
+        found.update((int(row[0]), _as_wire(row)) for row in conn.execute(sql, args).fetchall())
+    return found
 
 
 def _rows(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -164,17 +178,18 @@ def find_conflicts(
 ) -> list[dict[str, Any]]:
     """`[{"pattern", "reservation"}]`: each pair of one of `patterns` and a live reservation
     of another agent in its way, in pattern order, then reservation id."""
-    conflicts: list[dict[str, Any]] = []
+    pairs: list[tuple[str, int]] = []
     verdicts = Verdicts() if verdicts is None else verdicts
     for pattern in patterns:
         rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=exclusive)
-        overlapping = [r for r in rows if verdicts.overlaps(pattern, r[_PATTERN])]
+        overlapping = [int(r[0]) for r in rows if verdicts.overlaps(pattern, r[_PATTERN])]
         verdicts.overlapped_all(pattern)
-        for row in sorted(overlapping, key=lambda r: int(r[0])):
-            conflicts.append({"pattern": pattern.text, "reservation": _as_wire(row)})
-            if len(conflicts) >= Limits.max_reported_conflicts:
-                return conflicts
-    return conflicts
+        pairs += [(pattern.text, rid) for rid in sorted(overlapping)]
+        if len(pairs) >= Limits.max_reported_conflicts:
+            break
+    pairs = pairs[: Limits.max_reported_conflicts]
+    whole = _whole(conn, list({rid for _, rid in pairs}))
+    return [{"pattern": text, "reservation": whole[rid]} for text, rid in pairs]
 
 
 def in_the_way(
@@ -198,7 +213,7 @@ def _candidates(
     conn: Db, now: str, project: str, agent: str, *, pattern: Pattern, exclusive: bool
 ) -> list[Sequence[Any]]:
     """The live reservations of other agents the prefix index cannot rule out for
-    `pattern`, as rows (`_COLUMNS`): matched first, made wire dicts only if they overlap."""
+    `pattern`, as (id, pattern) rows: matched first, read whole only if they overlap."""
     args: dict[str, Any] = {"project": project, "agent": agent, "now": now}
     where = f"r.project = :project AND r.agent <> :agent AND {LIVE}"
     if not exclusive:
@@ -206,20 +221,20 @@ def _candidates(
     prefix = pattern.prefix
     if not prefix:
         # Mine starts with a wildcard: every reservation in the project is a candidate.
-        sql = f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
+        sql = f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
         return list(conn.execute(sql, args).fetchall())
     # Above: a prefix of mine (a shorter literal run); below: mine is a prefix of theirs.
     above = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
     found = list(
         conn.execute(
-            f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
+            f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
             f" AND r.prefix IN {in_list('above', above, args)}",
             args,
         ).fetchall()
     )
     args.update(low=prefix, high=prefix_upper_bound(prefix))
     found += conn.execute(
-        f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
+        f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
         " AND r.prefix >= :low AND r.prefix < :high",
         args,
     ).fetchall()
@@ -292,7 +307,7 @@ def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None
     """For each path, every live reservation of another agent that covers it.
 
     `verdicts`: what a reader already matched for this request (`file.guard`)."""
-    conflicts: list[dict[str, Any]] = []
+    pairs: list[tuple[str, int]] = []
     verdicts = Verdicts() if verdicts is None else verdicts
     for index, given in enumerate(p.paths):
         try:
@@ -306,17 +321,18 @@ def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None
             args["agent"] = p.agent
         keys = in_list("prefix", candidate_prefixes(path), args)
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where} AND r.prefix IN {keys}"
+            f"SELECT {_MATCHED} FROM reservations AS r WHERE {where} AND r.prefix IN {keys}"
             " ORDER BY r.id",
             args,
         ).fetchall()
-        for row in rows:
-            if verdicts.covers(row[_PATTERN], path):
-                conflicts.append({"path": given, "reservation": _as_wire(row)})
-                if len(conflicts) >= Limits.max_reported_conflicts:
-                    return {"conflicts": conflicts}
+        covering = [int(row[0]) for row in rows if verdicts.covers(row[_PATTERN], path)]
         verdicts.covered_all(path)
-    return {"conflicts": conflicts}
+        pairs += [(given, rid) for rid in covering]
+        if len(pairs) >= Limits.max_reported_conflicts:
+            break
+    pairs = pairs[: Limits.max_reported_conflicts]
+    whole = _whole(conn, list({rid for _, rid in pairs}))
+    return {"conflicts": [{"path": given, "reservation": whole[rid]} for given, rid in pairs]}
 
 
 def list_live(conn: Db, now: str, p: P.ListReservationsParams) -> dict[str, Any]:
