@@ -78,8 +78,9 @@ def match_for_guard(conn: Db, now: str, p: E.GuardParams) -> Verdicts:
     relative = p.relative
     reservations.check(conn, now, P.CheckParams(project=p.project, paths=relative), verdicts)
     if p.auto_reserve is not False:
+        above = reservations.others_above(conn, now, p.project, p.agent)
         for path in dict.fromkeys(relative):
-            _in_the_way(conn, now, p, path, verdicts)
+            _in_the_way(conn, now, p, path, verdicts=verdicts, above=above)
     verdicts.freeze()
     return verdicts
 
@@ -173,14 +174,28 @@ def _freshness(
     return stale, unrecorded
 
 
-def _in_the_way(conn: Db, now: str, p: E.GuardParams, path: str, verdicts: Verdicts) -> bool:
+def _in_the_way(
+    conn: Db,
+    now: str,
+    p: E.GuardParams,
+    path: str,
+    *,
+    verdicts: Verdicts,
+    above: reservations.ByPrefix,
+) -> bool:
     """Whether another agent's live reservation (shared or not) overlaps `path`'s
     automatic reservation; True too when no pattern can name it (nothing to reserve)."""
     text = literal_pattern(path)
     if text is None:
         return True
     return reservations.in_the_way(
-        conn, now, p.project, p.agent, pattern=verdicts.parsed(text), verdicts=verdicts
+        conn,
+        now,
+        p.project,
+        p.agent,
+        pattern=verdicts.parsed(text),
+        verdicts=verdicts,
+        above=above,
     )
 
 
@@ -194,10 +209,11 @@ def _reserve(
     others may work there. Bound to the agent's one claim in the project, if it
     holds exactly one; else to the session, for `ttl_s`, renewed by each edit.
     """
+    above = reservations.others_above(tx.conn, tx.now_text, p.project, p.agent)
     patterns = [
         text
         for path in wanted
-        if not _in_the_way(tx.conn, tx.now_text, p, path, verdicts)
+        if not _in_the_way(tx.conn, tx.now_text, p, path, verdicts=verdicts, above=above)
         and (text := literal_pattern(path)) is not None
     ]
     if not patterns:

@@ -15,6 +15,7 @@ prepares each path it checks once for every pattern asked about it.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -85,6 +86,46 @@ def _whole(conn: Db, ids: list[int]) -> dict[int, dict[str, Any]]:
 
 def _rows(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     return [_as_wire(values) for values in conn.execute(sql, args).fetchall()]
+
+
+Row = Sequence[Any]
+
+
+class ByPrefix:
+    """One transaction's candidate rows (`_MATCHED`, with `r.prefix`), by index key,
+    each key read once however many paths name it.
+
+    Every wildcard-leading reservation has the key "", so it is a candidate of every
+    path: read per path, a 256-path request read each of them 256 times (issue 44).
+    `where` and `args` are the statement's filter; keys are added to `args` per read.
+    """
+
+    def __init__(self, conn: Db, where: str, args: dict[str, Any]) -> None:
+        self._conn, self._where, self._args = conn, where, args
+        self._rows: dict[str, list[Row]] = {}
+
+    def rows(self, keys: Sequence[str]) -> list[Row]:
+        """The candidates whose key is one of `keys`, in id order."""
+        missing = [key for key in dict.fromkeys(keys) if key not in self._rows]
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            for key in chunk:
+                self._rows[key] = []
+            args = dict(self._args)
+            sql = (
+                f"SELECT {_MATCHED}, r.prefix FROM reservations AS r WHERE {self._where}"
+                f" AND r.prefix IN {in_list('key', chunk, args)} ORDER BY r.id"
+            )
+            for row in self._conn.execute(sql, args).fetchall():
+                self._rows[row[2]].append(row)
+        runs = [self._rows[key] for key in dict.fromkeys(keys) if self._rows[key]]
+        if len(runs) == 1:
+            return runs[0]  # the common case: one key holds them all, in id order
+        return list(heapq.merge(*runs, key=_row_id))
+
+
+def _row_id(row: Row) -> int:
+    return int(row[0])
 
 
 # --- acquire ------------------------------------------------------------------
@@ -193,12 +234,20 @@ def find_conflicts(
 
 
 def in_the_way(
-    conn: Db, now: str, project: str, agent: str, *, pattern: Pattern, verdicts: Verdicts
+    conn: Db,
+    now: str,
+    project: str,
+    agent: str,
+    *,
+    pattern: Pattern,
+    verdicts: Verdicts,
+    above: ByPrefix | None = None,
 ) -> bool:
     """Whether any live reservation of another agent overlaps `pattern` (exclusive or
     not): `find_conflicts`'s answer for one exclusive pattern, as a yes or no, looking
-    first at what a reader already found in the way."""
-    rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=True)
+    first at what a reader already found in the way. `above`: `others_above`'s rows,
+    shared by the patterns of one request."""
+    rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=True, above=above)
     found = verdicts.overlapping(pattern)
     if any(row[_PATTERN] in found for row in rows):
         return True
@@ -209,9 +258,22 @@ def in_the_way(
     return False
 
 
+def others_above(conn: Db, now: str, project: str, agent: str) -> ByPrefix:
+    """Other agents' live reservations by key: what `in_the_way` reads above a pattern."""
+    where = f"r.project = :project AND r.agent <> :agent AND {LIVE}"
+    return ByPrefix(conn, where, {"project": project, "agent": agent, "now": now})
+
+
 def _candidates(
-    conn: Db, now: str, project: str, agent: str, *, pattern: Pattern, exclusive: bool
-) -> list[Sequence[Any]]:
+    conn: Db,
+    now: str,
+    project: str,
+    agent: str,
+    *,
+    pattern: Pattern,
+    exclusive: bool,
+    above: ByPrefix | None = None,
+) -> list[Row]:
     """The live reservations of other agents the prefix index cannot rule out for
     `pattern`, as (id, pattern) rows: matched first, read whole only if they overlap."""
     args: dict[str, Any] = {"project": project, "agent": agent, "now": now}
@@ -224,14 +286,17 @@ def _candidates(
         sql = f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
         return list(conn.execute(sql, args).fetchall())
     # Above: a prefix of mine (a shorter literal run); below: mine is a prefix of theirs.
-    above = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
-    found = list(
-        conn.execute(
-            f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
-            f" AND r.prefix IN {in_list('above', above, args)}",
-            args,
-        ).fetchall()
-    )
+    keys = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
+    if above is not None and exclusive:
+        found = above.rows(keys)
+    else:
+        found = list(
+            conn.execute(
+                f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
+                f" AND r.prefix IN {in_list('above', keys, args)}",
+                args,
+            ).fetchall()
+        )
     args.update(low=prefix, high=prefix_upper_bound(prefix))
     found += conn.execute(
         f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
@@ -309,22 +374,18 @@ def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None
     `verdicts`: what a reader already matched for this request (`file.guard`)."""
     pairs: list[tuple[str, int]] = []
     verdicts = Verdicts() if verdicts is None else verdicts
+    args: dict[str, Any] = {"project": p.project, "now": now}
+    where = f"r.project = :project AND {LIVE}"
+    if p.agent is not None:
+        where += " AND r.agent <> :agent"
+        args["agent"] = p.agent
+    candidates = ByPrefix(conn, where, args)
     for index, given in enumerate(p.paths):
         try:
             path = relative_path(given, p.project)
         except ValueError as exc:
             raise InvalidParams(f"{exc} - at `$.paths[{index}]`", field="paths") from None
-        args: dict[str, Any] = {"project": p.project, "now": now}
-        where = f"r.project = :project AND {LIVE}"
-        if p.agent is not None:
-            where += " AND r.agent <> :agent"
-            args["agent"] = p.agent
-        keys = in_list("prefix", candidate_prefixes(path), args)
-        rows = conn.execute(
-            f"SELECT {_MATCHED} FROM reservations AS r WHERE {where} AND r.prefix IN {keys}"
-            " ORDER BY r.id",
-            args,
-        ).fetchall()
+        rows = candidates.rows(candidate_prefixes(path))
         covering = [int(row[0]) for row in rows if verdicts.covers(row[_PATTERN], path)]
         verdicts.covered_all(path)
         pairs += [(given, rid) for rid in covering]
