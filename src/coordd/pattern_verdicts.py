@@ -23,6 +23,9 @@ not match it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from coordd.patterns import Pattern, overlap, parse
 from coordd.wildmatch import PathBits
 
@@ -94,6 +97,22 @@ class Verdicts:
             self._covers.note(path, text, answer)
         return answer
 
+    def covering(self, rows: Sequence[Sequence[Any]], path: str) -> list[int]:
+        """The ids of `rows` (id, pattern, ...) whose pattern covers `path`.
+
+        Where the reader went through `path`, a row whose text it saw is answered by
+        two set lookups inline: the writer's share of a guard is this loop, once per
+        path and candidate (256 paths x 10,000 wildcard reservations at worst)."""
+        matched = self._covers.matched.get(path)
+        if matched is None:
+            return [int(row[0]) for row in rows if self.covers(row[1], path)]
+        seen = self._covers.seen
+        return [
+            int(row[0])
+            for row in rows
+            if (text := row[1]) in matched or (text not in seen and self.covers(text, path))
+        ]
+
     def covered_all(self, path: str) -> None:
         """Every candidate of `path` was asked about (on the reader)."""
         if not self._frozen:
@@ -110,13 +129,21 @@ class Verdicts:
             self._overlaps.note(pattern.text, text, answer)
         return answer
 
+    def any_overlapping(self, pattern: Pattern, rows: Sequence[Sequence[Any]]) -> bool:
+        """Whether any of `rows` (id, pattern, ...) overlaps `pattern`: first what the
+        reader found in the way, then, where it went through them all, only the texts
+        it never saw are matched."""
+        record = self._overlaps
+        found = record.matched.get(pattern.text)
+        ahead = found or record.partial.get(pattern.text) or set()
+        if any(row[1] in ahead for row in rows):
+            return True
+        if found is None:
+            return any(self.overlaps(pattern, row[1]) for row in rows)
+        seen = record.seen
+        return any(row[1] not in seen and self.overlaps(pattern, row[1]) for row in rows)
+
     def overlapped_all(self, pattern: Pattern) -> None:
         """Every candidate of `pattern` was asked about (on the reader)."""
         if not self._frozen:
             self._overlaps.done(pattern.text)
-
-    def overlapping(self, pattern: Pattern) -> set[str]:
-        """The texts the reader found overlapping `pattern`, finished or not: a writer
-        asking whether anything is in the way looks for these first."""
-        record = self._overlaps
-        return record.matched.get(pattern.text) or record.partial.get(pattern.text) or set()

@@ -248,12 +248,8 @@ def in_the_way(
     first at what a reader already found in the way. `above`: `others_above`'s rows,
     shared by the patterns of one request."""
     rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=True, above=above)
-    found = verdicts.overlapping(pattern)
-    if any(row[_PATTERN] in found for row in rows):
+    if verdicts.any_overlapping(pattern, rows):
         return True
-    for row in rows:
-        if verdicts.overlaps(pattern, row[_PATTERN]):
-            return True
     verdicts.overlapped_all(pattern)
     return False
 
@@ -386,7 +382,7 @@ def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None
         except ValueError as exc:
             raise InvalidParams(f"{exc} - at `$.paths[{index}]`", field="paths") from None
         rows = candidates.rows(candidate_prefixes(path))
-        covering = [int(row[0]) for row in rows if verdicts.covers(row[_PATTERN], path)]
+        covering = verdicts.covering(rows, path)
         verdicts.covered_all(path)
         pairs += [(given, rid) for rid in covering]
         if len(pairs) >= Limits.max_reported_conflicts:
