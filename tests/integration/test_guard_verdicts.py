@@ -3,8 +3,10 @@ in between is matched in the writer, so the verdict is the writer's own."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,11 +28,11 @@ def conn(workdir: Path) -> SqliteDb:
     return connection
 
 
-def _write(conn: SqliteDb, fn: object, *args: object) -> object:
+def _write(conn: SqliteDb, fn: Callable[..., Any], *args: object) -> Any:
     conn.execute("BEGIN IMMEDIATE")
     tx = transaction.Txn(conn, datetime.now(UTC), {}, 1)
     try:
-        return fn(tx, *args)  # type: ignore[operator]
+        return fn(tx, *args)
     finally:
         conn.execute("COMMIT")
 
