@@ -38,7 +38,7 @@ from bench.idle import measure_idle_costs, measure_waiters, measure_wakeups
 from bench.mcp import measure_mcp
 from bench.mcp_start import measure_mcp_start
 from bench.report import Measured, Result, render_report
-from bench.reservations import measure_reservations
+from bench.reservations import measure_guard_worst, measure_reservations
 from bench.tab_wake import measure_tab_wake
 from bench.team import measure_team
 
@@ -292,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             wake = measure_wakeups(daemon, waiters=8, posts=50 if args.quick else 150)
             sizes = (10, 2_000) if args.quick else (10, 100_000)
             extra.update(measure_reservations(daemon.socket, sizes))
+            extra.update(measure_guard_worst(daemon.socket, 2_000 if args.quick else 10_000))
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
             extra.update(measure_mcp_start(rounds=3 if args.quick else 9))
             extra.update(measure_hooks(daemon.socket, runs=9 if args.quick else 21))

@@ -282,7 +282,28 @@ def reservation_lines(extra: dict[str, float]) -> list[str]:
             f" | {extra[f'reservation_fill_s_{size}']:.1f} s |"
         )
     lines.append("")
-    return lines
+    return lines + guard_worst_lines(extra)
+
+
+def guard_worst_lines(extra: dict[str, float]) -> list[str]:
+    """Issue 44: `file.guard` against live wildcard-leading reservations (every path's
+    candidates): a 16-path edit against the hooks' 3 s, and the worst request the bounds
+    allow, with the slowest claim another client made while it ran (SECURITY.md)."""
+    if "guard_worst_request_s" not in extra:
+        return []
+    live = int(extra["guard_wildcards"])
+    return [
+        f"### `file.guard` against {live:,} live wildcard reservations",
+        "",
+        "| request | took | slowest claim meanwhile |",
+        "| --- | --- | --- |",
+        f"| 16 paths (a large edit; the hooks wait 3 s), p50 / max"
+        f" | {extra['guard_16_wildcards_p50_s']:.2f} s / {extra['guard_16_wildcards_max_s']:.2f} s"
+        " | - |",
+        f"| worst per request: 256 paths, 8,192 segments in all"
+        f" | {extra['guard_worst_request_s']:.1f} s | {extra['guard_worst_claim_max_s']:.2f} s |",
+        "",
+    ]
 
 
 def mcp_lines(extra: dict[str, float]) -> list[str]:

@@ -8,6 +8,12 @@ from typing import Any
 import pytest
 
 from coordd_client import Client
+from coordd_client.protocol.bounds import (
+    MAX_CHECK_PATHS,
+    MAX_PATH_SEGMENTS,
+    path_chunks,
+    path_segments,
+)
 from coordd_client.protocol.errors import InvalidParams
 from support import DaemonProcess, RawConnection
 
@@ -207,8 +213,47 @@ def test_the_stale_verdict_names_a_worktree_however_it_is_spelled(
         conn.close()
 
 
+@pytest.mark.parametrize("method", ["file.guard", "reservation.check", "file.record_read"])
+def test_paths_over_the_segment_bound_are_refused_naming_it(
+    daemon: DaemonProcess, method: str
+) -> None:
+    """Issue 44: 100 paths of 2,048 segments stalled every write for 20 s. The paths of
+    one request hold at most MAX_PATH_SEGMENTS segments; past it, -32602 naming the bound."""
+    deep = "/".join(["d"] * 2047)
+    over = [f"{deep}/{n}" for n in range(MAX_PATH_SEGMENTS // 2048 + 1)]
+    under = over[:-1]
+    base: dict[str, Any] = {"agent": "a", "project": PROJECT, "worktree": MAIN}
+    if method == "reservation.check":
+        base = {"project": PROJECT}
+    if method == "file.record_read":
+        base["hashes"] = ["h"] * len(over)
+    conn = RawConnection(daemon.socket_path)
+    try:
+        error = conn.call(method, {**base, "paths": over})["error"]
+        assert error["code"] == -32602, error
+        assert (
+            "MAX_PATH_SEGMENTS" in error["message"] and str(MAX_PATH_SEGMENTS) in error["message"]
+        )
+        assert error["data"]["field"] == "paths"
+        if method == "file.record_read":
+            base["hashes"] = ["h"] * len(under)
+        assert "result" in conn.call(method, {**base, "paths": under})
+    finally:
+        conn.close()
+
+
 def test_the_client_sends_a_worktree_resolved() -> None:
     from coordd_client.methods_edits import file_guard, record_read
 
     assert file_guard(["x"], worktree="/repo/.").params["worktree"] == "/repo"  # type: ignore[index]
     assert record_read(["x"], ["h"], worktree="/repo//").params["worktree"] == "/repo"  # type: ignore[index]
+
+
+def test_a_client_splits_paths_under_both_bounds() -> None:
+    deep = "/".join(["d"] * 1000)
+    paths = [f"{deep}/{n}" for n in range(20)] + [f"f{n}" for n in range(600)]
+    chunks = path_chunks(paths)
+    assert [p for chunk in chunks for p in chunk] == paths
+    for chunk in chunks:
+        assert len(chunk) <= MAX_CHECK_PATHS
+        assert sum(map(path_segments, chunk)) <= MAX_PATH_SEGMENTS

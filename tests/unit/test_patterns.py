@@ -12,12 +12,15 @@ names.
 from __future__ import annotations
 
 import itertools
+import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordd.patterns import (
+    MAX_PREFIX_CHARS,
     BadPattern,
     ParsedCache,
     Pattern,
@@ -169,6 +172,49 @@ def test_every_covering_pattern_has_a_candidate_prefix() -> None:
         for path in ("src/auth/login.py", "src/a/b/c", "src/x", "x"):
             if pattern.covers(path):
                 assert pattern.prefix in candidate_prefixes(path)
+
+
+def _joined_prefixes(path: str) -> list[str]:
+    """The keys as they were first built: each run of segments joined anew (quadratic)."""
+    segments = path.split("/")
+    return [""] + ["".join(s + "/" for s in segments[: n + 1]) for n in range(len(segments))]
+
+
+@given(
+    st.lists(st.sampled_from(["a", "bb", "c" * 9, "d" * 300]), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=MAX_PREFIX_CHARS + 9),
+)
+def test_the_keys_are_every_key_a_pattern_can_have(segments: list[str], cut: int) -> None:
+    """The same keys as before, less those longer than any pattern's prefix can be."""
+    path = "/".join(segments)[:cut].rstrip("/")
+    if path:
+        expected = [k for k in _joined_prefixes(path) if len(k) <= MAX_PREFIX_CHARS]
+        assert candidate_prefixes(path) == expected
+    assert parse("a/" * 511 + "bc").prefix in candidate_prefixes("a/" * 511 + "bc/d/e")
+
+
+def _best_of(action: Callable[[], object], rounds: int = 7) -> float:
+    """The fastest of `rounds` runs: the least disturbed by a loaded machine."""
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def test_preparing_a_deep_path_is_linear_not_quadratic() -> None:
+    """Issue 44: 2,048 segments took 0.2 s (each run of segments joined anew), 4x the
+    time of 1,024. Now twice the depth costs at most about twice the time (a ratio, not
+    an absolute time), and the keys stop at the longest a pattern's prefix can be."""
+    shallow, deep = "/".join(["a"] * 1024), "/".join(["a"] * 2048)
+    ratio = _best_of(lambda: candidate_prefixes(deep)) / _best_of(
+        lambda: candidate_prefixes(shallow)
+    )
+    assert ratio < 2.5, f"depth 2,048 / depth 1,024 took {ratio:.1f}x"
+    keys = candidate_prefixes(deep)
+    assert len(keys) <= MAX_PREFIX_CHARS // 2 + 1
+    assert max(map(len, keys)) <= MAX_PREFIX_CHARS
 
 
 def test_paths_are_made_relative_to_the_project() -> None:

@@ -2,7 +2,8 @@
 and the pre-edit verdict.
 
 The three writes run in the writer like every other write; `file.recent` on a
-reader. A guard that reserved something may have ended nothing, so it wakes
+reader. `file.guard` first matches on a reader, then decides in the writer. A
+guard that reserved something may have ended nothing, so it wakes
 no waiter; a recorded edit appends `file.edited`.
 """
 
@@ -27,8 +28,17 @@ def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
     method(name, params_type, fn)(handler)
 
 
+@method("file.guard", E.GuardParams)
+async def guard(services: Services, p: E.GuardParams, session: Session) -> Any:
+    """Matched on a reader first, then decided in the writer with those answers: the
+    writer matches only what changed in between, so a guard over many paths and many
+    live reservations never holds every other write behind it (issue 44)."""
+    now = format_time(services.clock.now())
+    verdicts = await services.readers.run(edits.match_for_guard, now, p, share=session.reads)
+    return await services.writer.submit(edits.guard, p, verdicts)
+
+
 for _name, _params, _fn in (
-    ("file.guard", E.GuardParams, edits.guard),
     ("file.record_edit", E.RecordEditParams, edits.record_edit),
     ("file.record_read", E.RecordReadParams, edits.record_read),
 ):

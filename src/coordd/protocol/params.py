@@ -280,10 +280,26 @@ class ReleaseReservationsParams(Params):
             raise ValueError("give `patterns` or `ids`, not both - at `$.ids`")
 
 
+def check_path_segments(paths: list[str]) -> None:
+    """Refuse a request whose paths hold more than `MAX_PATH_SEGMENTS` segments in all
+    (docs/PROTOCOL-1.2.md section 10a): the bound on what one request's paths cost."""
+    total = sum(map(bounds.path_segments, paths))
+    if total > bounds.MAX_PATH_SEGMENTS:
+        raise ValueError(
+            f"the paths hold {total} segments in all: a request may hold at most"
+            f" {bounds.MAX_PATH_SEGMENTS} (MAX_PATH_SEGMENTS; each path counts one plus its"
+            " `/`s): ask in smaller requests - at `$.paths`"
+        )
+
+
 class CheckParams(Params):
     project: Project
     paths: CheckPaths
     agent: Agent | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_path_segments(self.paths)
 
 
 class ListReservationsParams(Params):

@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from coordd.patterns import BadPattern, relative_path
-from coordd.protocol.params import Agent, Params, Project, TtlSeconds, meta
+from coordd.protocol.params import (
+    Agent,
+    Params,
+    Project,
+    TtlSeconds,
+    check_path_segments,
+    meta,
+)
 from coordd_client.protocol import bounds
 
 EditPath = Annotated[str, meta(bounds.CHECK_PATH)]
@@ -56,6 +63,7 @@ class _FileParams(Params):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.worktree = normal_worktree(self.worktree)
+        check_path_segments(self.paths)
         for index, given in enumerate(self.paths):
             try:
                 relative_path(given, self.project)

@@ -22,7 +22,8 @@ from typing import Any
 import msgspec
 
 from coordd.clock import format_time, parse_time
-from coordd.patterns import MAX_PATTERN_CHARS, parse
+from coordd.pattern_verdicts import Verdicts
+from coordd.patterns import MAX_PATTERN_CHARS
 from coordd.protocol import params as P
 from coordd.protocol import params_edits as E
 from coordd.store import reservations
@@ -69,12 +70,31 @@ def literal_pattern(path: str) -> str | None:
 # --- the pre-edit verdict -------------------------------------------------------
 
 
-def guard(tx: Txn, p: E.GuardParams) -> dict[str, Any]:
-    """Deny (reserved by another, or stale), else reserve what is unreserved and allow."""
+def match_for_guard(conn: Db, now: str, p: E.GuardParams) -> Verdicts:
+    """The guard's matching, on a reader and off the writer (issue 44): the reservation
+    check and, for each path, whether anything of another agent overlaps it, recorded
+    for `guard` to look up (`coordd.pattern_verdicts`). Reads only."""
+    verdicts = Verdicts()
+    relative = p.relative
+    reservations.check(conn, now, P.CheckParams(project=p.project, paths=relative), verdicts)
+    if p.auto_reserve is not False:
+        above = reservations.others_above(conn, now, p.project, p.agent)
+        for path in dict.fromkeys(relative):
+            _in_the_way(conn, now, p, path, verdicts=verdicts, above=above)
+    verdicts.freeze()
+    return verdicts
+
+
+def guard(tx: Txn, p: E.GuardParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+    """Deny (reserved by another, or stale), else reserve what is unreserved and allow.
+
+    `verdicts`: what `match_for_guard` matched on a reader just before; every row is
+    still read here, and only what changed since is matched here."""
+    verdicts = Verdicts() if verdicts is None else verdicts
     now = tx.now_text
     relative = p.relative
     check = P.CheckParams(project=p.project, paths=relative)
-    covering = reservations.check(tx.conn, now, check)["conflicts"]
+    covering = reservations.check(tx.conn, now, check, verdicts)["conflicts"]
     mine = {c["path"] for c in covering if c["reservation"]["agent"] == p.agent}
     held = [
         {"path": p.paths[relative.index(c["path"])], "reservation": c["reservation"]}
@@ -92,7 +112,7 @@ def guard(tx: Txn, p: E.GuardParams) -> dict[str, Any]:
     task_id = None
     if p.auto_reserve is not False:
         wanted = [path for path in dict.fromkeys(relative) if path not in mine]
-        task_id, granted = _reserve(tx, p, wanted)
+        task_id, granted = _reserve(tx, p, wanted, verdicts)
     return _verdict(
         True,
         unrecorded=[path for path, _ in unrecorded],
@@ -154,8 +174,33 @@ def _freshness(
     return stale, unrecorded
 
 
+def _in_the_way(
+    conn: Db,
+    now: str,
+    p: E.GuardParams,
+    path: str,
+    *,
+    verdicts: Verdicts,
+    above: reservations.ByPrefix,
+) -> bool:
+    """Whether another agent's live reservation (shared or not) overlaps `path`'s
+    automatic reservation; True too when no pattern can name it (nothing to reserve)."""
+    text = literal_pattern(path)
+    if text is None:
+        return True
+    return reservations.in_the_way(
+        conn,
+        now,
+        p.project,
+        p.agent,
+        pattern=verdicts.parsed(text),
+        verdicts=verdicts,
+        above=above,
+    )
+
+
 def _reserve(
-    tx: Txn, p: E.GuardParams, wanted: Sequence[str]
+    tx: Txn, p: E.GuardParams, wanted: Sequence[str], verdicts: Verdicts
 ) -> tuple[int | None, list[dict[str, Any]]]:
     """Reserve each of `wanted` that nobody else holds in any way, all in one acquire.
 
@@ -164,16 +209,13 @@ def _reserve(
     others may work there. Bound to the agent's one claim in the project, if it
     holds exactly one; else to the session, for `ttl_s`, renewed by each edit.
     """
-    patterns = []
-    for path in wanted:
-        text = literal_pattern(path)
-        if text is None:
-            continue
-        found = reservations.find_conflicts(
-            tx.conn, tx.now_text, p.project, p.agent, patterns=[parse(text)], exclusive=True
-        )
-        if not found:
-            patterns.append(text)
+    above = reservations.others_above(tx.conn, tx.now_text, p.project, p.agent)
+    patterns = [
+        text
+        for path in wanted
+        if not _in_the_way(tx.conn, tx.now_text, p, path, verdicts=verdicts, above=above)
+        and (text := literal_pattern(path)) is not None
+    ]
     if not patterns:
         return None, []
     claims = tx.conn.execute(
@@ -191,7 +233,7 @@ def _reserve(
         reason=AUTO_REASON,
         task_id=task_id,
     )
-    return task_id, reservations.acquire(tx, acquire)["reservations"]
+    return task_id, reservations.acquire(tx, acquire, verdicts)["reservations"]
 
 
 def _renew_auto(tx: Txn, agent: str, project: str) -> int:

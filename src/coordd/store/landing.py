@@ -17,6 +17,7 @@ from coordd.protocol import params_slots as S
 from coordd.store import reservations, slots
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
+from coordd_client.protocol.bounds import path_chunks
 from coordd_client.protocol.errors import Conflict, LeaseLost, NotFound
 
 _COLUMNS = (
@@ -125,8 +126,7 @@ def enqueue(tx: Txn, p: S.LandEnqueueParams) -> dict[str, Any]:
 def _reserved(conn: Db, now: str, project: str, agent: str, paths: list[str]) -> list[Any]:
     """`[{"path", "reservation"}]`: live exclusive reservations of others covering a path."""
     found: list[Any] = []
-    for start in range(0, len(paths), 256):
-        chunk = paths[start : start + 256]
+    for chunk in path_chunks(paths):  # each a check's worth (1.2 section 10a)
         p = P.CheckParams(project=project, paths=chunk, agent=agent)
         found += [
             c for c in reservations.check(conn, now, p)["conflicts"]

@@ -15,15 +15,16 @@ prepares each path it checks once for every pattern asked about it.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from coordd.clock import time_left
 from coordd.limits import Limits
+from coordd.pattern_verdicts import Verdicts
 from coordd.patterns import (
     Pattern,
     candidate_prefixes,
-    overlap,
     parse,
     prefix_upper_bound,
     relative_path,
@@ -31,7 +32,6 @@ from coordd.patterns import (
 from coordd.protocol import params as P
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list, require_row
-from coordd.wildmatch import PathBits
 from coordd_client.protocol.errors import InvalidParams, LeaseLost, Reserved
 
 #: Live now (`:now`): not expired and, when task-bound, its task still held on a live lease.
@@ -66,21 +66,87 @@ def _as_wire(values: Sequence[Any]) -> dict[str, Any]:
     return reservation
 
 
+#: What a candidate is matched by: two columns read a third as fast as all of them,
+#: and a guard reads every candidate of every path (issue 44). Rows that match are
+#: then read whole (`_whole`).
+_MATCHED = "r.id, r.pattern"
+_PATTERN = 1
+
+
+def _whole(conn: Db, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The reservations `ids` (matched in this transaction), as the wire has them."""
+    found: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        args: dict[str, Any] = {}
+        keys = in_list("id", ids[start : start + 500], args)
+        sql = f"SELECT {_COLUMNS} FROM reservations AS r WHERE r.id IN {keys}"
+        found.update((int(row[0]), _as_wire(row)) for row in conn.execute(sql, args).fetchall())
+    return found
+
+
 def _rows(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     return [_as_wire(values) for values in conn.execute(sql, args).fetchall()]
+
+
+Row = Sequence[Any]
+
+
+class ByPrefix:
+    """One transaction's candidate rows (`_MATCHED`, with `r.prefix`), by index key,
+    each key read once however many paths name it.
+
+    Every wildcard-leading reservation has the key "", so it is a candidate of every
+    path: read per path, a 256-path request read each of them 256 times (issue 44).
+    `where` and `args` are the statement's filter; keys are added to `args` per read.
+    """
+
+    def __init__(self, conn: Db, where: str, args: dict[str, Any]) -> None:
+        self._conn, self._where, self._args = conn, where, args
+        self._rows: dict[str, list[Row]] = {}
+
+    def rows(self, keys: Sequence[str]) -> list[Row]:
+        """The candidates whose key is one of `keys`, in id order."""
+        missing = [key for key in dict.fromkeys(keys) if key not in self._rows]
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            for key in chunk:
+                self._rows[key] = []
+            args = dict(self._args)
+            sql = (
+                f"SELECT {_MATCHED}, r.prefix FROM reservations AS r WHERE {self._where}"
+                f" AND r.prefix IN {in_list('key', chunk, args)} ORDER BY r.id"
+            )
+            for row in self._conn.execute(sql, args).fetchall():
+                self._rows[row[2]].append(row)
+        runs = [self._rows[key] for key in dict.fromkeys(keys) if self._rows[key]]
+        if len(runs) == 1:
+            return runs[0]  # the common case: one key holds them all, in id order
+        return list(heapq.merge(*runs, key=_row_id))
+
+
+def _row_id(row: Row) -> int:
+    return int(row[0])
 
 
 # --- acquire ------------------------------------------------------------------
 
 
-def acquire(tx: Txn, p: P.AcquireParams) -> dict[str, Any]:
-    """Grant every pattern or none (PROTOCOL.md section 10); renew the ones already held."""
+def acquire(tx: Txn, p: P.AcquireParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+    """Grant every pattern or none (PROTOCOL.md section 10); renew the ones already held.
+
+    `verdicts`: what a reader already matched for this request (`file.guard`)."""
     if p.task_id is not None:
         require_task_held(tx.conn, tx.now_text, p.task_id, p.agent)
     patterns = [parse(text) for text in dict.fromkeys(p.patterns)]
     exclusive = True if p.exclusive is None else p.exclusive
     conflicts = find_conflicts(
-        tx.conn, tx.now_text, p.project, p.agent, patterns=patterns, exclusive=exclusive
+        tx.conn,
+        tx.now_text,
+        p.project,
+        p.agent,
+        patterns=patterns,
+        exclusive=exclusive,
+        verdicts=verdicts,
     )
     if conflicts:
         raise refusal(conflicts, tx.now_text)
@@ -149,22 +215,52 @@ def find_conflicts(
     *,
     patterns: Iterable[Pattern],
     exclusive: bool,
+    verdicts: Verdicts | None = None,
 ) -> list[dict[str, Any]]:
     """`[{"pattern", "reservation"}]`: each pair of one of `patterns` and a live reservation
     of another agent in its way, in pattern order, then reservation id."""
-    conflicts: list[dict[str, Any]] = []
-    parsed: dict[str, Pattern] = {}  # this request's candidates, each parsed once
+    pairs: list[tuple[str, int]] = []
+    verdicts = Verdicts() if verdicts is None else verdicts
     for pattern in patterns:
-        for reservation in _overlapping(
-            conn, now, project, agent, pattern=pattern, exclusive=exclusive, parsed=parsed
-        ):
-            conflicts.append({"pattern": pattern.text, "reservation": reservation})
-            if len(conflicts) >= Limits.max_reported_conflicts:
-                return conflicts
-    return conflicts
+        rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=exclusive)
+        overlapping = [int(r[0]) for r in rows if verdicts.overlaps(pattern, r[_PATTERN])]
+        verdicts.overlapped_all(pattern)
+        pairs += [(pattern.text, rid) for rid in sorted(overlapping)]
+        if len(pairs) >= Limits.max_reported_conflicts:
+            break
+    pairs = pairs[: Limits.max_reported_conflicts]
+    whole = _whole(conn, list({rid for _, rid in pairs}))
+    return [{"pattern": text, "reservation": whole[rid]} for text, rid in pairs]
 
 
-def _overlapping(
+def in_the_way(
+    conn: Db,
+    now: str,
+    project: str,
+    agent: str,
+    *,
+    pattern: Pattern,
+    verdicts: Verdicts,
+    above: ByPrefix | None = None,
+) -> bool:
+    """Whether any live reservation of another agent overlaps `pattern` (exclusive or
+    not): `find_conflicts`'s answer for one exclusive pattern, as a yes or no, looking
+    first at what a reader already found in the way. `above`: `others_above`'s rows,
+    shared by the patterns of one request."""
+    rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=True, above=above)
+    if verdicts.any_overlapping(pattern, rows):
+        return True
+    verdicts.overlapped_all(pattern)
+    return False
+
+
+def others_above(conn: Db, now: str, project: str, agent: str) -> ByPrefix:
+    """Other agents' live reservations by key: what `in_the_way` reads above a pattern."""
+    where = f"r.project = :project AND r.agent <> :agent AND {LIVE}"
+    return ByPrefix(conn, where, {"project": project, "agent": agent, "now": now})
+
+
+def _candidates(
     conn: Db,
     now: str,
     project: str,
@@ -172,40 +268,37 @@ def _overlapping(
     *,
     pattern: Pattern,
     exclusive: bool,
-    parsed: dict[str, Pattern],
-) -> list[dict[str, Any]]:
+    above: ByPrefix | None = None,
+) -> list[Row]:
+    """The live reservations of other agents the prefix index cannot rule out for
+    `pattern`, as (id, pattern) rows: matched first, read whole only if they overlap."""
     args: dict[str, Any] = {"project": project, "agent": agent, "now": now}
     where = f"r.project = :project AND r.agent <> :agent AND {LIVE}"
     if not exclusive:
         where += " AND r.exclusive"  # shared with shared never conflicts
     prefix = pattern.prefix
-    if prefix:
-        # Above: a prefix of mine (a shorter literal run); below: mine is a prefix of theirs.
-        above = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
-        found = _rows(
-            conn,
-            f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
-            f" AND r.prefix IN {in_list('above', above, args)}",
-            args,
-        )
-        args.update(low=prefix, high=prefix_upper_bound(prefix))
-        found += _rows(
-            conn,
-            f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}"
-            " AND r.prefix >= :low AND r.prefix < :high",
-            args,
-        )
-    else:
+    if not prefix:
         # Mine starts with a wildcard: every reservation in the project is a candidate.
-        found = _rows(conn, f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where}", args)
-    found.sort(key=lambda r: r["id"])
-    return [r for r in found if overlap(pattern, _parsed(parsed, r["pattern"]))]
-
-
-def _parsed(parsed: dict[str, Pattern], text: str) -> Pattern:
-    found = parsed.get(text)
-    if found is None:
-        found = parsed[text] = parse(text)
+        sql = f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
+        return list(conn.execute(sql, args).fetchall())
+    # Above: a prefix of mine (a shorter literal run); below: mine is a prefix of theirs.
+    keys = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
+    if above is not None and exclusive:
+        found = above.rows(keys)
+    else:
+        found = list(
+            conn.execute(
+                f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
+                f" AND r.prefix IN {in_list('above', keys, args)}",
+                args,
+            ).fetchall()
+        )
+    args.update(low=prefix, high=prefix_upper_bound(prefix))
+    found += conn.execute(
+        f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
+        " AND r.prefix >= :low AND r.prefix < :high",
+        args,
+    ).fetchall()
     return found
 
 
@@ -271,33 +364,32 @@ def purge_expired(tx: Txn) -> int:
 # --- reads --------------------------------------------------------------------
 
 
-def check(conn: Db, now: str, p: P.CheckParams) -> dict[str, Any]:
-    """For each path, every live reservation of another agent that covers it."""
-    conflicts: list[dict[str, Any]] = []
-    parsed: dict[str, Pattern] = {}  # this request's candidates, each parsed once
+def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+    """For each path, every live reservation of another agent that covers it.
+
+    `verdicts`: what a reader already matched for this request (`file.guard`)."""
+    pairs: list[tuple[str, int]] = []
+    verdicts = Verdicts() if verdicts is None else verdicts
+    args: dict[str, Any] = {"project": p.project, "now": now}
+    where = f"r.project = :project AND {LIVE}"
+    if p.agent is not None:
+        where += " AND r.agent <> :agent"
+        args["agent"] = p.agent
+    candidates = ByPrefix(conn, where, args)
     for index, given in enumerate(p.paths):
         try:
             path = relative_path(given, p.project)
         except ValueError as exc:
             raise InvalidParams(f"{exc} - at `$.paths[{index}]`", field="paths") from None
-        args: dict[str, Any] = {"project": p.project, "now": now}
-        where = f"r.project = :project AND {LIVE}"
-        if p.agent is not None:
-            where += " AND r.agent <> :agent"
-            args["agent"] = p.agent
-        keys = in_list("prefix", candidate_prefixes(path), args)
-        bits = PathBits(path)
-        for reservation in _rows(
-            conn,
-            f"SELECT {_COLUMNS} FROM reservations AS r WHERE {where} AND r.prefix IN {keys}"
-            " ORDER BY r.id",
-            args,
-        ):
-            if _parsed(parsed, reservation["pattern"]).covers_bits(bits):
-                conflicts.append({"path": given, "reservation": reservation})
-                if len(conflicts) >= Limits.max_reported_conflicts:
-                    return {"conflicts": conflicts}
-    return {"conflicts": conflicts}
+        rows = candidates.rows(candidate_prefixes(path))
+        covering = verdicts.covering(rows, path)
+        verdicts.covered_all(path)
+        pairs += [(given, rid) for rid in covering]
+        if len(pairs) >= Limits.max_reported_conflicts:
+            break
+    pairs = pairs[: Limits.max_reported_conflicts]
+    whole = _whole(conn, list({rid for _, rid in pairs}))
+    return {"conflicts": [{"path": given, "reservation": whole[rid]} for given, rid in pairs]}
 
 
 def list_live(conn: Db, now: str, p: P.ListReservationsParams) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import msgspec
 
 from coordd_client import boards
 from coordd_client.client import Client
-from coordd_client.protocol.bounds import MAX_CHECK_PATHS
+from coordd_client.protocol.bounds import path_chunks
 from coordd_client.protocol.errors import CoordError, SeveralBoards, WrongBoard
 from coordd_client.protocol.wire import PathConflict
 
@@ -135,11 +135,11 @@ def check_projects(
             boards.check(client)
             for project, asked in by_project.items():
                 keys = list(asked)
-                # One check takes at most MAX_CHECK_PATHS paths (PROTOCOL.md section 10):
-                # a larger commit is asked about in chunks, on one connection. Sent whole
-                # it was refused with -32602 and read as "could not check": a fail-open.
-                for start in range(0, len(keys), MAX_CHECK_PATHS):
-                    chunk = keys[start : start + MAX_CHECK_PATHS]
+                # One check takes at most MAX_CHECK_PATHS paths and MAX_PATH_SEGMENTS
+                # segments (PROTOCOL.md section 10, 1.2 section 10a): a larger commit is
+                # asked about in chunks, on one connection. Sent whole it was refused
+                # with -32602 and read as "could not check": a fail-open.
+                for chunk in path_chunks(keys):
                     found = client.check_paths(chunk, project=project, agent=agent).conflicts
                     held = [c for c in found if c.reservation.exclusive]
                     lines.extend(line(asked.get(c.path, c.path), c) for c in held)

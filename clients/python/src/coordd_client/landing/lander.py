@@ -47,7 +47,7 @@ from coordd_client.landing import git
 from coordd_client.landing.calls import DaemonGone, retrying
 from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
 from coordd_client.landing.renewer import Renewer
-from coordd_client.protocol.bounds import LANDING_PATHS, LANDING_REASON, MAX_CHECK_PATHS
+from coordd_client.protocol.bounds import LANDING_PATHS, LANDING_REASON, path_chunks
 from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
 from coordd_client.protocol.wire import Landing
 from coordd_client.protocol.wire_slots import Enqueued, Overlap, PathHolder, Started
@@ -167,8 +167,7 @@ def _enqueue(client: Client, plan: Plan, paths: list[str]) -> Enqueued:
     if not rest:
         return enqueued
     reserved = list(enqueued.reserved)
-    for at in range(0, len(rest), MAX_CHECK_PATHS):
-        chunk = rest[at : at + MAX_CHECK_PATHS]
+    for chunk in path_chunks(rest):
         found = retrying("reservation.check", partial(client.check_paths, chunk), plan.retry_s)
         reserved += [
             PathHolder(path=c.path, reservation=msgspec.structs.asdict(c.reservation))

@@ -11,6 +11,7 @@ checks that every surface publishes these and only these.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from coordd_client.protocol.wire import EVENT_TYPES, STATES
@@ -105,6 +106,36 @@ MAX_CHECK_PATHS = 256
 CHECK_PATHS = Bound(min_length=1, max_length=MAX_CHECK_PATHS)
 #: Not in PROTOCOL.md: Linux's PATH_MAX, so one path cannot be a megabyte of work.
 CHECK_PATH = Bound(min_length=1, max_length=4096)
+#: docs/PROTOCOL-1.2.md section 10a: the segments of all the paths of one request
+#: (`reservation.check`, `file.guard`, `file.record_edit`, `file.record_read`), each
+#: path counting one plus its `/`s (`path_segments`). 256 paths 32 deep; a path's
+#: index keys and its matching grow with its depth, so one request's work is bounded
+#: by this, not by 256 paths of 2,048 segments (issue 44). A client splits a longer
+#: list into requests under both bounds (`path_chunks`).
+MAX_PATH_SEGMENTS = 8192
+
+
+def path_segments(path: str) -> int:
+    """What one path counts towards `MAX_PATH_SEGMENTS`: one, plus one per `/`."""
+    return path.count("/") + 1
+
+
+def path_chunks(paths: Sequence[str]) -> list[list[str]]:
+    """`paths` in order, split into lists one request may carry: at most
+    `MAX_CHECK_PATHS` paths and `MAX_PATH_SEGMENTS` segments each (a path is at
+    most 4,096 characters, so it alone is always under the segment bound)."""
+    chunks: list[list[str]] = []
+    segments = 0
+    for path in paths:
+        count = path_segments(path)
+        if not chunks or len(chunks[-1]) == MAX_CHECK_PATHS or segments + count > MAX_PATH_SEGMENTS:
+            chunks.append([])
+            segments = 0
+        chunks[-1].append(path)
+        segments += count
+    return chunks
+
+
 #: Not in PROTOCOL.md: `reservation.release` by id, at most this many ids at once.
 RESERVATION_IDS = Bound(min_length=1, max_length=256)
 
