@@ -9,7 +9,7 @@ import trio
 
 from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
-from coordd.store import claims, edits, landing, reservations, writes
+from coordd.store import claims, edits, landing, reservations, talk_unseen, writes
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
 from coordd.store.writer import Writer
@@ -79,6 +79,9 @@ async def run_retention(
 
     async def trim() -> int:
         await writer.submit(edits.purge_old)  # section 11's records: a day (issue 33)
+        # Messages to names never seen, past their week (issue 44).
+        if dropped := int(await writer.submit(talk_unseen.purge)):
+            log.info("message retention removed %d message(s) to names never seen", dropped)
         return int(await writer.submit(writes.trim_events, retention, keep_after()))
 
     await _every(retention.interval_s, trim, "event retention", "removed %d old event(s)")

@@ -108,6 +108,19 @@ class Limits:
     #: broad pattern over a crowded project must not build a megabyte error.
     max_reported_conflicts: int = 1000
 
+    # --- messages to names never seen (docs/PROTOCOL-1.2.md section 12, issue 44) ------
+    #: Unread messages one name the daemon has never seen may hold; one more is
+    #: refused. A tab that starts later finds a real backlog (a handful is usual,
+    #: a hundred is plenty), and a typo costs at most this many rows.
+    unseen_inbox_cap: int = 100
+    #: Unread messages all never-seen names together may hold: without it, one
+    #: message each to 3,000 typos grows as surely as 3,000 to one. At 8 KiB a body
+    #: this is 8 MiB of text, with its events.
+    unseen_messages_cap: int = 1_000
+    #: Seconds an unread message to a name still never seen is kept; the event
+    #: retention duty then deletes it. A week, the event log's own default age.
+    unseen_message_max_age_s: float = 7 * 24 * 3600.0
+
     # --- background duties ---------------------------------------------------------------
     #: The reaper's period: PROTOCOL.md asks for at least once a second.
     reap_interval_s: float = 0.5

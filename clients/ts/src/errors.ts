@@ -27,6 +27,13 @@ export class ProtocolError extends CoorddError {
 export class InvalidParams extends ProtocolError {
   override name = "InvalidParams";
 }
+/**
+ * 1.2 section 12: a message to a name the daemon has never seen, past its cap (a typo,
+ * most likely; `data.agent`, `data.unread`, `data.limit`). Not retryable until the name is seen.
+ */
+export class RecipientNeverSeen extends InvalidParams {
+  override name = "RecipientNeverSeen";
+}
 export class MethodNotFound extends ProtocolError {
   override name = "MethodNotFound";
 }
@@ -73,6 +80,7 @@ const BY_KIND: Record<ErrorKind, ErrorClass> = {
   frame_too_large: ProtocolError,
   method_not_found: MethodNotFound,
   invalid_params: InvalidParams,
+  recipient_never_seen: RecipientNeverSeen,
   internal_error: InternalError,
   not_found: NotFound,
   conflict: Conflict,

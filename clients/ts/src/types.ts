@@ -264,7 +264,8 @@ export interface MessageEvent {
   message: Message;
   recipients: string[];
 }
-export interface SendResult { message: Message; created: boolean; recipients: string[] }
+/** `never_seen` (feature `unseen_recipients`): recipients the daemon has never seen; absent from an older daemon. */
+export interface SendResult { message: Message; created: boolean; recipients: string[]; never_seen?: string[] }
 export interface InboxResult { messages: Message[]; cursor: number; more?: boolean }
 export interface AckResult { cursor: number }
 export interface MessageResult { message: Message; recipients: string[] }

@@ -123,6 +123,7 @@ export const ERROR_KINDS = [
   "not_found",
   "overloaded",
   "parse_error",
+  "recipient_never_seen",
   "reserved",
   "shutting_down",
 ] as const;

@@ -7,7 +7,7 @@ import sqlite3
 from coordd.store.board_schema import BOARD
 from coordd.store.edits_schema import EDITS
 from coordd.store.slots_schema import SLOTS
-from coordd.store.talk_schema import TALK
+from coordd.store.talk_schema import TALK, UNSEEN
 
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
 #: row. Under load a group's claims land on rows far apart, so every index a
@@ -146,6 +146,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     TALK,  # issue 34: messages and release requests
     SLOTS,  # issue 35: slot leases and the landing queue
     BOARD,  # issue 43: the board's id (docs/PROTOCOL-1.2.md section 1b)
+    UNSEEN,  # issue 44: messages to names never seen, marked for their cap and retention
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,6 +18,7 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.protocol import params_talk as T
+from coordd.store import talk_unseen
 from coordd.store.reservations import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
@@ -160,8 +161,12 @@ def insert_message(
     reply_to: int | None = None,
     key: str | None = None,
     request: dict[str, Any] | None = None,
+    unseen: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """Store one message with its recipients and append its `message.sent` event."""
+    """Store one message with its recipients and append its `message.sent` event.
+
+    The rows of `unseen` recipients (names never seen, `talk_unseen`) are marked
+    with the time, so the retention duty can end them if the name stays unused."""
     request = request or {}
     seq = tx.next_seq  # the event appended below takes it
     (values,) = tx.conn.execute(
@@ -177,8 +182,8 @@ def insert_message(
     message = as_wire(values, tx.now_text)
     recipients = [name for name in dict.fromkeys(recipients) if name != sender]
     tx.conn.executemany(
-        "INSERT INTO message_recipients (agent, message_id) VALUES (?, ?)",
-        [(name, message["id"]) for name in recipients],
+        "INSERT INTO message_recipients (agent, message_id, unseen_since) VALUES (?, ?, ?)",
+        [(name, message["id"], tx.now_text if name in unseen else None) for name in recipients],
     )
     emit_message(tx, message, recipients)
     tx.touch_agent(sender)
@@ -224,10 +229,12 @@ def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:
     sender of `reply_to`; else every live agent of the project."""
     repeat = by_key(tx, p.project, p.idempotency_key)
     if repeat is not None:
+        recipients = recipients_of(tx.conn, repeat["id"])
         return {
             "message": repeat,
             "created": False,
-            "recipients": recipients_of(tx.conn, repeat["id"]),
+            "recipients": recipients,
+            "never_seen": sorted(talk_unseen.never_seen(tx.conn, recipients)),
         }
     parent = None
     if p.reply_to is not None:
@@ -239,21 +246,24 @@ def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:
                 field="reply_to",
             )
     task_id = p.task_id if p.task_id is not None else (parent or {}).get("task_id")
+    field: str | None = None  # the param that named the one recipient, if one did
     if p.to is not None:
-        audience, recipients, to = "agent", [p.to], p.to
+        audience, recipients, to, field = "agent", [p.to], p.to, "to"
     elif p.task_id is not None:
         audience, recipients, to = "task", thread_audience(tx, p.task_id), None
     elif parent is not None:
         to = parent["sender"] if parent["sender"] != p.agent else parent["to"]
-        audience, recipients = "agent", [] if to is None else [to]
+        audience, recipients, field = "agent", [] if to is None else [to], "reply_to"
     else:
         audience, recipients, to = "project", project_audience(tx, p.project), None
     if task_id is not None and p.task_id is None and audience != "task":
         require_row(tx.conn, task_id)
+    recipients = [name for name in dict.fromkeys(recipients) if name != p.agent]
+    recipients, unseen = talk_unseen.admit(tx, recipients, field)
     message = insert_message(
         tx, project=p.project, sender=p.agent, kind=p.kind or "message", audience=audience,
         recipients=recipients, body=p.body, to=to, task_id=task_id, reply_to=p.reply_to,
-        key=p.idempotency_key,
+        key=p.idempotency_key, unseen=unseen,
     )  # fmt: skip
     if parent is not None and parent["kind"] == "question" and parent["sender"] != p.agent:
         # A question is open until someone else answers it: the first reply does.
@@ -264,7 +274,8 @@ def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:
     return {
         "message": message,
         "created": True,
-        "recipients": [r for r in dict.fromkeys(recipients) if r != p.agent],
+        "recipients": recipients,
+        "never_seen": sorted(unseen),
     }
 
 

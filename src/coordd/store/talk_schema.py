@@ -48,3 +48,18 @@ TALK: tuple[str, ...] = (
         read_id INTEGER NOT NULL
     ) WITHOUT ROWID""",
 )
+
+#: Issue 44: messages to a name nobody uses were kept forever. A recipient row
+#: the daemon wrote for a name it had never seen carries the time it was sent
+#: (`unseen_since`), NULL otherwise; the partial index holds only those rows, so
+#: the cap on all never-seen inboxes and their retention read a few hundred
+#: entries, never the whole table. The backfill marks the rows already kept
+#: for names still never seen, so what a typo stored before this step expires too.
+UNSEEN: tuple[str, ...] = (
+    "ALTER TABLE message_recipients ADD COLUMN unseen_since TEXT",
+    """CREATE INDEX message_recipients_unseen ON message_recipients (unseen_since)
+        WHERE unseen_since IS NOT NULL""",
+    """UPDATE message_recipients SET unseen_since = (
+        SELECT created_at FROM messages WHERE messages.id = message_recipients.message_id)
+        WHERE agent NOT IN (SELECT agent FROM agents)""",
+)

@@ -19,7 +19,7 @@ from typing import Any
 from coordd.store.postgres.board_schema import BOARD
 from coordd.store.postgres.edits_schema import EDITS
 from coordd.store.postgres.slots_schema import SLOTS
-from coordd.store.postgres.talk_schema import TALK
+from coordd.store.postgres.talk_schema import TALK, UNSEEN
 from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
 
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.
@@ -131,6 +131,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     TALK,  # issue 34: messages and release requests
     SLOTS,  # issue 35: slot leases and the landing queue
     BOARD,  # issue 43: the board's id (docs/PROTOCOL-1.2.md section 1b)
+    UNSEEN,  # issue 44: messages to names never seen, marked for their cap and retention
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

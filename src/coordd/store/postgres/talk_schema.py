@@ -38,3 +38,13 @@ TALK: tuple[str, ...] = (
     )""",
     f"CREATE TABLE message_cursors (agent {_T} PRIMARY KEY, read_id BIGINT NOT NULL)",
 )
+
+#: The twin of `talk_schema.UNSEEN` (issue 44): never-seen recipients' rows, marked.
+UNSEEN: tuple[str, ...] = (
+    f"ALTER TABLE message_recipients ADD COLUMN unseen_since {_T}",
+    """CREATE INDEX message_recipients_unseen ON message_recipients (unseen_since)
+        WHERE unseen_since IS NOT NULL""",
+    """UPDATE message_recipients SET unseen_since = (
+        SELECT created_at FROM messages WHERE messages.id = message_recipients.message_id)
+        WHERE agent NOT IN (SELECT agent FROM agents)""",
+)

@@ -65,6 +65,17 @@ class InvalidParams(ProtocolError):
     kind = "invalid_params"
 
 
+class RecipientNeverSeen(InvalidParams):
+    """1.2 section 12: a message to a name the daemon has never seen, past its cap.
+
+    Most such names are typos, and every message kept for one is kept for
+    nobody: the daemon refuses loudly rather than store without end or drop in
+    silence. `data.agent` is the name, `data.unread` and `data.limit` the count
+    that was reached. Not retryable: it clears when the name is first seen."""
+
+    kind = "recipient_never_seen"
+
+
 class InternalError(CoordError):
     code = INTERNAL_ERROR
     kind = "internal_error"
@@ -176,6 +187,7 @@ _BY_KIND: dict[str, type[CoordError]] = {
         FrameTooLargeError,
         MethodNotFound,
         InvalidParams,
+        RecipientNeverSeen,
         InternalError,
         NotFound,
         Conflict,

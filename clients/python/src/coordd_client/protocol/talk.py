@@ -69,6 +69,9 @@ class SendResult(msgspec.Struct, frozen=True, kw_only=True):
     message: Message
     created: bool
     recipients: list[str]
+    #: Recipients the daemon has never seen (feature `unseen_recipients`; empty from
+    #: an older daemon): most likely typos, capped and kept for a week only.
+    never_seen: list[str] = msgspec.field(default_factory=list)
 
 
 class InboxResult(msgspec.Struct, frozen=True, kw_only=True):
