@@ -258,9 +258,9 @@ def _serve(args: argparse.Namespace) -> int:
             max_frame=args.max_frame,
             frame_completion_s=args.frame_timeout,
             write_timeout_s=args.write_timeout,
+            restart_grace_s=args.restart_grace,
         ),
         max_db_pages=args.max_db_pages,
-        restart_grace_s=args.restart_grace,
         users_board=(
             args.store is None
             and args.db is None

@@ -18,7 +18,6 @@ class DaemonConfig:
     socket_path: Path
     durability: Durability = Durability.FULL
     limits: Limits = field(default_factory=Limits)
-    restart_grace_s: float = Limits.restart_grace_s
     retention: Retention = field(default_factory=Retention)
     handle_signals: bool = True
     #: SQLite max_page_count for the writer: a hard cap on the database's size.

@@ -198,7 +198,7 @@ class Daemon:
         if peers := self.store.peers():
             log.info("no restart grace: %d other daemon(s) live on the store", len(peers))
             return
-        grace_s = self.config.restart_grace_s
+        grace_s = self.config.limits.restart_grace_s
         if granted := await self.writer.submit(claims.grant_restart_grace, grace_s):
             log.info("gave %d lease(s) a %.0f s restart grace", granted, grace_s)
 

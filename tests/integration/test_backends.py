@@ -23,7 +23,7 @@ import trio
 
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
-from coordd.team import TeamMode
+from coordd.store.postgres.backend import TeamMode
 from postgres import create_database
 from servers import PostgresPeer
 from support import short_tmpdir
@@ -59,7 +59,8 @@ def test_an_sqlite_daemon_is_built_without_the_team_store(tmp_path: Path) -> Non
         f"root = Path({str(tmp_path)!r})\n"
         "daemon = Daemon(DaemonConfig(db_path=root / 'c.db', socket_path=root / 'c.sock'))\n"
         "print(daemon.store.name, daemon.store.location == str(root / 'c.db'),"
-        " *(m in sys.modules for m in ('coordd.team', 'psycopg', 'psycopg_pool')))"
+        " *(m in sys.modules"
+        "   for m in ('coordd.store.postgres.backend', 'psycopg', 'psycopg_pool')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True

@@ -12,8 +12,8 @@ import trio
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
 from coordd.limits import Limits, Retention
+from coordd.store.postgres.backend import TeamMode
 from coordd.store.writes import trim_events
-from coordd.team import TeamMode
 from coordd_client.aio import AsyncClient
 from postgres import create_database, psql
 from servers import PostgresPeer

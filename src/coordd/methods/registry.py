@@ -21,7 +21,7 @@ from coordd.store.readers import Readers
 from coordd.store.writer import Writer
 
 if TYPE_CHECKING:
-    from coordd.store.backends import Backend
+    from coordd.store.backend import Backend
 
 
 @dataclass

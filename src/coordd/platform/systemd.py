@@ -77,10 +77,6 @@ class Notifier:
             except ValueError:
                 self.watchdog_interval_s = None
 
-    @property
-    def enabled(self) -> bool:
-        return self._sock is not None
-
     def notify(self, *fields: str) -> None:
         if self._sock is None or self._address is None:
             return

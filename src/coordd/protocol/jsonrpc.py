@@ -224,11 +224,6 @@ def error_object(request_id: RequestId | None, error: CoordError) -> _Error:
     return _Error(id=request_id, error=body)
 
 
-def encode_error(request_id: RequestId | None, error: CoordError) -> bytes:
-    """An error response's payload."""
-    return _encoder.encode(error_object(request_id, error))
-
-
 def encode_response(response: Response) -> bytes:
     """One response object's payload."""
     return _encoder.encode(response)

@@ -29,14 +29,15 @@ from coordd.protocol import params_edits as E
 from coordd.store import reservations
 from coordd.store.sql import Db
 from coordd.store.transaction import OPT_IN_EVENT_TYPES, Txn, encoder, in_list
+from coordd_client.protocol.wire import LIVE_HORIZON
 
 #: The `reason` of a reservation taken on first edit: how renewals find them, and how a
 #: board tells them from those an agent asked for (which are never touched here).
 AUTO_REASON = "auto: reserved on first edit (coordd)"
 #: Rows of `file_edits` and `file_seen` older than this go (retention, `purge_old`).
 KEEP_S = 24 * 3600.0
-#: An agent seen this recently is live (as `coordd_client.presence` says for boards).
-LIVE_S = 15 * 60.0
+#: An agent seen this recently is live (the wire's rule, as every surface says).
+LIVE_S = LIVE_HORIZON.total_seconds()
 #: The event a recorded edit appends; delivered only where `types` names it
 #: (`transaction.OPT_IN_EVENT_TYPES`).
 FILE_EDITED = "file.edited"

@@ -11,7 +11,6 @@ in a claim's, a heartbeat's or the reaper's transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 import msgspec
@@ -23,12 +22,10 @@ from coordd.store.reservations import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
 from coordd_client.protocol.errors import InvalidParams, NotFound
+from coordd_client.protocol.wire import LIVE_HORIZON
 
 #: The event type of every message, question, request and answer.
 MESSAGE_SENT = "message.sent"
-#: A project's "live" agents (besides its holders): seen this recently. The
-#: clients' presence rule (`coordd_client.presence.HORIZON`) uses the same 15 minutes.
-LIVE_HORIZON = timedelta(minutes=15)
 
 COLUMNS = (
     "id, project, sender, kind, audience, to_agent, task_id, reply_to, body, created_at,"

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
-from coordd_client.protocol.wire import AgentInfo, Event, Task
+from coordd_client.protocol.wire import LIVE_HORIZON, AgentInfo, Event, Task
 from coordd_client.render import parse_time
 
-#: Seen within this long counts as at work. A tab heartbeats its claims and calls in
-#: at each turn; a quarter of an hour with neither is a tab that is idle or gone.
-HORIZON = timedelta(minutes=15)
+#: Seen within this long counts as at work (the wire's rule, shared with the daemon).
+HORIZON = LIVE_HORIZON
 
 
 def involved(tasks: Iterable[Task], events: Iterable[Event] = ()) -> set[str]:

@@ -6,12 +6,18 @@ Frozen, keyword-only msgspec Structs; the clients decode results into them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Literal, get_args
 
 import msgspec
 
 State = Literal["pending", "claimed", "done", "failed", "cancelled"]
 STATES: tuple[State, ...] = get_args(State)
+
+#: An agent seen within this long counts as at work, on every surface and in the
+#: daemon's answers that name "live" agents. A tab heartbeats its claims and calls
+#: in at each turn; a quarter of an hour with neither is a tab that is idle or gone.
+LIVE_HORIZON = timedelta(minutes=15)
 
 EventType = Literal[
     "task.posted",

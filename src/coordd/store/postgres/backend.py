@@ -27,7 +27,7 @@ from coordd.config import DaemonConfig
 from coordd.dsn import redact
 from coordd.limits import Limits
 from coordd.store import reads
-from coordd.store.backends import Board
+from coordd.store.backend import Board
 from coordd.store.failures import NodeInUse
 from coordd.store.postgres.connection import describe
 from coordd.store.postgres.presence import NodePresence, Peer
