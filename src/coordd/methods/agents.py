@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.clock import format_time
-from coordd.methods.registry import Services, Session, method
+from coordd.methods.registry import Services, Session, method, write
 from coordd.protocol import params as P
 from coordd.store import claims, holding, reads
 
-
-@method("agent.heartbeat", P.HeartbeatParams)
-async def heartbeat(services: Services, p: P.HeartbeatParams, session: Session) -> Any:
-    return await services.writer.submit(claims.heartbeat, p)
+write("agent.heartbeat", P.HeartbeatParams, claims.heartbeat)
 
 
 @method("agent.list", P.NoParams)

@@ -9,23 +9,12 @@ no waiter; a recorded edit appends `file.edited`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from coordd.clock import format_time
-from coordd.methods.registry import Services, Session, method
+from coordd.methods.registry import Services, Session, method, write
 from coordd.protocol import params_edits as E
 from coordd.store import edits
-
-
-def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
-    """A write queued straight to the writer (no trio task), as `task.*` writes are: the
-    pre-edit and post-edit hooks call these on every edit."""
-
-    async def handler(services: Services, p: Any, session: Session) -> Any:
-        return await services.writer.submit(fn, p)
-
-    method(name, params_type, fn)(handler)
 
 
 @method("file.guard", E.GuardParams)
@@ -42,7 +31,7 @@ for _name, _params, _fn in (
     ("file.record_edit", E.RecordEditParams, edits.record_edit),
     ("file.record_read", E.RecordReadParams, edits.record_read),
 ):
-    _write(_name, _params, _fn)
+    write(_name, _params, _fn)
 
 
 @method("file.recent", E.RecentParams)

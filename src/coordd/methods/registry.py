@@ -125,6 +125,18 @@ def method(
     return register
 
 
+def write(name: str, params_type: type[Any], fn: WriteFn) -> None:
+    """Register a plain write: `fn` runs in the writer and its result is the answer,
+    with nothing before or after it on the trio side. Registered this way, a lone
+    request is queued to the writer where its frame was read and answered from the
+    writer thread (the fast path, `dispatch.Queued`), with no trio task."""
+
+    async def handler(services: Services, p: Any, session: Session) -> Any:
+        return await services.writer.submit(fn, p)
+
+    method(name, params_type, fn)(handler)
+
+
 def inline_method(name: str, params_type: type[Any]) -> Callable[[InlineHandler], InlineHandler]:
     """Register a handler that never waits (no I/O, no lock): a lone request for it is
     answered where its frame was read, without spawning a task (in a batch it runs

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.clock import format_time
-from coordd.methods.registry import Services, Session, method
+from coordd.methods.registry import Services, Session, method, write
 from coordd.protocol import params_slots as S
 from coordd.store import landing, slots
 
@@ -24,9 +24,7 @@ async def acquire(services: Services, p: S.SlotAcquireParams, session: Session) 
     return await services.slot_queue.wait((p.project, p.name), p.wait_s, attempt, fifo=True)
 
 
-@method("slot.release", S.SlotReleaseParams)
-async def release(services: Services, p: S.SlotReleaseParams, session: Session) -> Any:
-    return await services.writer.submit(slots.release, p)
+write("slot.release", S.SlotReleaseParams, slots.release)
 
 
 @method("slot.list", S.SlotListParams, large_answer=True)
@@ -35,14 +33,8 @@ async def list_(services: Services, p: S.SlotListParams, session: Session) -> An
     return await services.readers.run(slots.list_live, now, p, share=session.reads)
 
 
-@method("port.lease", S.PortLeaseParams)
-async def lease_port(services: Services, p: S.PortLeaseParams, session: Session) -> Any:
-    return await services.writer.submit(slots.lease_port, p)
-
-
-@method("land.enqueue", S.LandEnqueueParams)
-async def enqueue(services: Services, p: S.LandEnqueueParams, session: Session) -> Any:
-    return await services.writer.submit(landing.enqueue, p)
+write("port.lease", S.PortLeaseParams, slots.lease_port)
+write("land.enqueue", S.LandEnqueueParams, landing.enqueue)
 
 
 @method("land.start", S.LandStartParams, blocking=True)
@@ -56,9 +48,7 @@ async def start(services: Services, p: S.LandStartParams, session: Session) -> A
     return await services.slot_queue.wait(key, p.wait_s, attempt, fifo=False)
 
 
-@method("land.finish", S.LandFinishParams)
-async def finish(services: Services, p: S.LandFinishParams, session: Session) -> Any:
-    return await services.writer.submit(landing.finish, p)
+write("land.finish", S.LandFinishParams, landing.finish)
 
 
 @method("land.list", S.LandListParams, large_answer=True)

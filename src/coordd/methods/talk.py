@@ -15,7 +15,7 @@ import msgspec
 import trio
 
 from coordd.clock import format_time
-from coordd.methods.registry import Services, Session, method
+from coordd.methods.registry import Services, Session, method, write
 from coordd.protocol import params_talk as T
 from coordd.store import talk, talk_requests
 from coordd.store.transaction import CommittedEvent
@@ -54,14 +54,8 @@ def _now(services: Services) -> str:
     return format_time(services.clock.now())
 
 
-@method("message.send", T.SendParams)
-async def send(services: Services, p: T.SendParams, session: Session) -> Any:
-    return await services.writer.submit(talk.send, p)
-
-
-@method("message.ack", T.AckParams)
-async def ack(services: Services, p: T.AckParams, session: Session) -> Any:
-    return await services.writer.submit(talk.ack, p)
+write("message.send", T.SendParams, talk.send)
+write("message.ack", T.AckParams, talk.ack)
 
 
 @method("message.read", T.ReadParams, large_answer=True)
@@ -95,9 +89,7 @@ async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> 
         services.hub.listeners.discard(waiter)
 
 
-@method("request.release", T.RequestReleaseParams)
-async def request_release(services: Services, p: T.RequestReleaseParams, session: Session) -> Any:
-    return await services.writer.submit(talk_requests.request_release, p)
+write("request.release", T.RequestReleaseParams, talk_requests.request_release)
 
 
 @method("request.answer", T.AnswerParams)

@@ -6,20 +6,11 @@ Each is a thin adapter: decode the params, run one function from
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from coordd.methods.registry import Services, Session, method
+from coordd.methods.registry import Services, Session, method, write
 from coordd.protocol import params as P
 from coordd.store import claims, holding, reads, writes
-
-
-def _write(name: str, params_type: type[Any], fn: Callable[..., Any]) -> None:
-    async def handler(services: Services, p: Any, session: Session) -> Any:
-        return await services.writer.submit(fn, p)
-
-    method(name, params_type, fn)(handler)
-
 
 for _name, _params, _fn in (
     ("task.post", P.PostParams, writes.post_task),
@@ -33,7 +24,7 @@ for _name, _params, _fn in (
     ("task.reopen", P.ReopenParams, writes.reopen_task),
     ("task.assign", P.AssignParams, writes.assign_task),
 ):
-    _write(_name, _params, _fn)
+    write(_name, _params, _fn)
 
 
 @method("task.get", P.GetParams)
