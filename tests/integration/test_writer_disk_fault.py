@@ -36,7 +36,7 @@ class FailingDisk(SqliteWriteStore):
         if self.failing:
             self.db.execute("ROLLBACK")  # what SQLite does to the transaction itself
             exc = sqlite3.OperationalError("disk I/O error")
-            exc.sqlite_errorcode = SQLITE_IOERR_FSYNC  # type: ignore[attr-defined]
+            exc.sqlite_errorcode = SQLITE_IOERR_FSYNC
             raise exc
         super().commit(last_seq, freed_projects)
 
