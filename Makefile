@@ -32,10 +32,12 @@ run: $(STAMP)
 
 ## The whole suite (unit, integration, system, then the TypeScript client's); `make soak` is long.
 ## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how;
-## coord web's browser tests need chromium: scripts/ensure-chromium.sh.
+## coord web's browser tests need chromium: scripts/ensure-chromium.sh; the disk-fault test
+## needs fiu-utils: scripts/ensure-fiu.sh.
 test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	scripts/ensure-postgres.sh
 	scripts/ensure-chromium.sh
+	scripts/ensure-fiu.sh
 	$(BIN)/python -m pytest -q -m "not soak"
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
 
@@ -88,7 +90,9 @@ bench-peers: $(STAMP) $(HOSTS_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' -c $(CONSTRAINTS)
 	$(BIN)/python -m bench --peers $(BENCH_ARGS)
 
+## The long fault rounds: kill -9 rounds and disk-fault rounds (fiu-utils: scripts/ensure-fiu.sh).
 soak: $(STAMP)
+	scripts/ensure-fiu.sh
 	$(BIN)/python -m pytest -q -m soak
 
 ## Re-resolve every dependency (the daemon, the client, every extra) and rewrite the lock.

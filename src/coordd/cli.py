@@ -31,7 +31,7 @@ from coordd.paths import (
 )
 from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
-from coordd.store.failures import NodeInUse, StoreUnavailable
+from coordd.store.failures import EXIT_DISK_FAULT, DiskFault, NodeInUse, StoreUnavailable
 from coordd.store.schema import SchemaTooNew
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 
@@ -298,5 +298,13 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:  # a second ^C while draining
         return 1
+    except DiskFault as exc:
+        log.critical("stopped after a disk error (%s); exit %d", exc, EXIT_DISK_FAULT)
+        logging.shutdown()
+        # Not `return`: the interpreter's exit would close the write connection left
+        # open on purpose, and closing the last connection checkpoints the WAL into
+        # the database from a page cache no longer trusted. Like kill -9, the next
+        # start recovers from the WAL instead.
+        os._exit(EXIT_DISK_FAULT)
     log.info("stopped cleanly")
     return 0

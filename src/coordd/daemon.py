@@ -4,6 +4,7 @@ flock(db.lock) -> open writer (recovery, migrations) -> open readers
 -> listener (systemd / launchd / bind) -> READY=1 -> serve
 SIGTERM/SIGINT -> STOPPING=1 -> stop accepting -> drain in-flight
 -> checkpoint(TRUNCATE) -> close -> exit 0
+a disk fault in the writer -> the same drain, no checkpoint, no close -> exit 74
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from coordd.reservation_queue import ReservationQueue
 from coordd.slot_queue import SlotQueue
 from coordd.store import claims, reads
 from coordd.store.backends import open_backend
+from coordd.store.failures import EXIT_DISK_FAULT, DiskFault
 from coordd.store.transaction import CommittedEvent
 from coordd.store.writer import Writer
 
@@ -63,6 +65,7 @@ class Daemon:
             on_commit=self.store.on_commit,
             lifecycle=self.lifecycle,
             on_instant=self.store.on_instant,
+            on_disk_fault=self.disk_fault,
         )
         self.notifier = Notifier()
         self.tracker = InflightTracker()
@@ -72,6 +75,8 @@ class Daemon:
         self.board_id = ""
         self.announcement = Announcement()
         self._stop_requested = trio.Event()
+        #: What the disk failed, once it has: `run` then ends in `DiskFault`.
+        self.disk_fault_seen: str | None = None
         self._acceptor = Acceptor(self._serve_connection, config.limits.max_connections)
 
     # --- what the store calls (`store.backends.Board`) ---------------------------
@@ -93,6 +98,22 @@ class Daemon:
 
     def subscribers_keep_after(self) -> int:
         return self.hub.oldest_subscriber_position()
+
+    def disk_fault(self, why: str) -> None:
+        """The writer met a disk fault and stopped writing: drain and exit, to be restarted.
+
+        Exiting, not reopening in place: every cache of the store this process
+        holds (the writer's seq and last-seen, the hub, the readers) would have
+        to start over too, and a fresh start is the recovery `kill -9` proves.
+        """
+        log.critical(
+            "disk error on the store: %s; stopping (exit %d) so that a restart recovers"
+            ' from the WAL (docs/ARCHITECTURE.md, "After a disk error")',
+            why,
+            EXIT_DISK_FAULT,
+        )
+        self.disk_fault_seen = why
+        self.request_stop()
 
     def lost_store(self, why: str) -> None:
         log.error("%s; stopping", why)
@@ -133,6 +154,9 @@ class Daemon:
                         users_board=config.users_board,
                     )
                 await self._serve(task_status)
+                if self.disk_fault_seen is not None:
+                    # Not clean: the store's record stays, so clients restart this store.
+                    raise DiskFault(self.disk_fault_seen)
                 stopped_cleanly = True
             finally:
                 self.announcement.withdraw()
@@ -145,7 +169,10 @@ class Daemon:
                     if self.bound.owned:
                         self.bound.sock.close()
         finally:
-            self.store.release()
+            if self.disk_fault_seen is None:
+                self.store.release()
+            # After a disk fault the lock goes with the process, after the write
+            # connection: no new daemon opens the file before this one is gone.
             self.notifier.close()
 
     async def _serve(self, task_status: trio.TaskStatus[Daemon]) -> None:

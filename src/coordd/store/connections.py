@@ -9,7 +9,7 @@ from pathlib import Path
 from coordd.limits import Limits
 from coordd.store.sql import SQLITE_LAST_SEQ
 
-SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL = 5, 6, 10, 13
 
 
 def primary_error_code(exc: sqlite3.Error) -> int | None:
@@ -21,6 +21,17 @@ def primary_error_code(exc: sqlite3.Error) -> int | None:
 def is_busy(exc: sqlite3.Error) -> bool:
     """Another connection holds a lock this one needs."""
     return primary_error_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED)
+
+
+def is_disk_fault(exc: BaseException) -> bool:
+    """The operating system failed a read, write or sync (SQLITE_IOERR and its extended codes).
+
+    Not SQLITE_FULL: a full disk fails the write before anything is written,
+    so retrying once space returns is safe (-32004 `disk_full`). After an I/O
+    error the page cache may no longer say what the disk holds
+    (docs/ARCHITECTURE.md, "After a disk error").
+    """
+    return isinstance(exc, sqlite3.Error) and primary_error_code(exc) == SQLITE_IOERR
 
 
 class Durability(StrEnum):

@@ -1,4 +1,4 @@
-"""Why a daemon cannot start on its store, in terms `coordd serve` reports (exit 1).
+"""Why a daemon cannot start on its store (exit 1), or must stop serving it (exit 74).
 
 Kept free of any driver import: the CLI names these whatever the backend.
 """
@@ -12,3 +12,18 @@ class StoreUnavailable(Exception):
 
 class NodeInUse(Exception):
     """Another live daemon already runs under this node name on the team store."""
+
+
+class DiskFault(Exception):
+    """The disk failed a write of the store while serving: the daemon exits to recover.
+
+    Raised out of `Daemon.run` after the drain; `coordd serve` then exits
+    `EXIT_DISK_FAULT` without closing the write connection, so that nothing
+    is checkpointed from a page cache it no longer trusts and the next start
+    recovers from the WAL (docs/ARCHITECTURE.md, "After a disk error").
+    """
+
+
+#: `coordd serve`'s exit status after a `DiskFault`: sysexits' EX_IOERR. Not 0, so
+#: systemd (Restart=on-failure) and launchd (KeepAlive SuccessfulExit=false) restart it.
+EXIT_DISK_FAULT = 74

@@ -25,6 +25,7 @@ from coordd.store.connections import (
     DatabaseUnusable,
     Durability,
     SqliteDb,
+    is_disk_fault,
     open_writer_connection,
     unusable,
     verify_intact,
@@ -124,6 +125,12 @@ class WriteStore(Protocol):
         """The wire error for a database failure; None if `exc` is not one."""
         ...
 
+    def is_disk_fault(self, exc: Exception) -> bool:
+        """Whether `exc` is the disk failing under this process: the writer then stops
+        writing and the daemon exits to recover from the log (docs/ARCHITECTURE.md,
+        "After a disk error")."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -216,6 +223,9 @@ class SqliteWriteStore:
 
     def map_error(self, exc: Exception) -> CoordError | None:
         return map_sqlite_error(exc) if isinstance(exc, sqlite3.Error) else None
+
+    def is_disk_fault(self, exc: Exception) -> bool:
+        return is_disk_fault(exc)
 
     def close(self) -> None:
         conn = self._conn

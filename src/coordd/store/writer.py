@@ -16,6 +16,13 @@ thread runs right after COMMIT, writing the client's answer itself; the
 per-batch callback then only does the trio-side bookkeeping. Measured on the
 bench machine, that took an event-loop wake-up and a task resume off every
 claim's critical path (docs/PERFORMANCE.md).
+
+After a disk fault (`WriteStore.is_disk_fault`: the OS failed a write or a
+sync) the writer commits nothing more: the group in flight is answered a
+retryable -32004 `disk_error`, every command queued after it -32005 unrun,
+the daemon is told to stop, and the connection is left unclosed, since
+closing would checkpoint from a page cache that may no longer match the disk
+(docs/ARCHITECTURE.md, "After a disk error").
 """
 
 from __future__ import annotations
@@ -59,11 +66,16 @@ class Writer:
         on_commit: OnCommit,
         lifecycle: Lifecycle,
         on_instant: Callable[[datetime], None] | None = None,
+        on_disk_fault: Callable[[str], None] | None = None,
     ) -> None:
         self._store = store
         self._on_commit = on_commit
         #: Told each group's instant (team mode: the database's clock).
         self._on_instant = on_instant
+        #: Told, on the trio thread, that the disk failed a write: the daemon must stop.
+        self._on_disk_fault = on_disk_fault
+        #: The disk fault that ended this writer's writing, if one did.
+        self._fault: Exception | None = None
         # None is the stop sentinel.
         self._queue: queue.SimpleQueue[Command | None] = queue.SimpleQueue()
         self._admission = trio.Semaphore(Limits.write_queue_capacity)
@@ -219,17 +231,28 @@ class Writer:
                     batch.append(item)
                 self._run_batch(batch)
         finally:
-            self._store.close()
+            if self._fault is None:
+                self._store.close()
+            # After a disk fault the connection stays open until the process exits:
+            # closing the last connection checkpoints the WAL into the database file.
 
     def _run_batch(self, batch: list[Command]) -> None:
         outcomes: list[Outcome] = []
         events: list[transaction.CommittedEvent] = []
+        if self._fault is not None:
+            refusal = ShuttingDown("the daemon is restarting after a disk error; retry")
+            outcomes.extend((command, None, refusal) for command in batch)
+            self._answer(outcomes, events)
+            return
         grouped = [command for command in batch if command.transactional]
         if grouped:
             self._run_transaction(grouped, outcomes, events)
         for command in batch:
             if not command.transactional:
                 outcomes.append(self._run_raw(command))
+        self._answer(outcomes, events)
+
+    def _answer(self, outcomes: list[Outcome], events: list[transaction.CommittedEvent]) -> None:
         for command, value, error in outcomes:
             if command.answer is not None:
                 try:
@@ -298,6 +321,9 @@ class Writer:
                     store.savepoint()
                 value = command.fn(txn, *command.args)
             except Exception as exc:
+                if not isolated and self._store.is_disk_fault(exc):
+                    self._abandon(commands, outcomes, exc)  # not run again: see _disk_fault
+                    return True
                 if not isolated:
                     try:
                         store.rollback()
@@ -324,6 +350,9 @@ class Writer:
             freed.update(txn.freed_projects)
             seen.update(txn.seen)
             done.append((command, value, None))
+        if self._fault is not None:  # a command of this group met it in its savepoint
+            self._abandon(commands, outcomes, self._fault)
+            return True
         try:
             if staged_events:
                 store.append_events(staged_events)
@@ -359,8 +388,33 @@ class Writer:
     def _command_error(self, exc: Exception) -> CoordError:
         if isinstance(exc, CoordError):
             return exc
+        if self._store.is_disk_fault(exc):
+            self._disk_fault(exc)
+            return Overloaded(
+                "the disk failed this write, which was not acknowledged; the daemon"
+                " restarts to recover from its log: retry",
+                reason="disk_error",
+            )
         mapped = self._store.map_error(exc)
         if mapped is not None:
             return mapped
         log.error("write command failed: %r", exc, exc_info=exc)
         return InternalError(f"internal error: {exc!r}")
+
+    def _disk_fault(self, exc: Exception) -> None:
+        """Stop writing for good: the kernel may have dropped the pages it could not
+        write and cleared the error, so a later sync could succeed over lost data
+        (PostgreSQL's fsyncgate). The answer is PostgreSQL's: stop, and let the next
+        start recover from the log, the path `kill -9` takes."""
+        if self._fault is not None:
+            return
+        self._fault = exc
+        self._lifecycle.begin_drain()  # from now on no write is admitted
+        log.critical(
+            "the disk failed a write of the store (%s): nothing more is committed; the"
+            " daemon stops so that its next start recovers from the WAL",
+            exc,
+        )
+        if self._on_disk_fault is not None:
+            assert self._token is not None
+            self._token.run_sync_soon(self._on_disk_fault, str(exc))

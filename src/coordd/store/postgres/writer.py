@@ -283,5 +283,11 @@ class PostgresWriteStore:
     def map_error(self, exc: Exception) -> CoordError | None:
         return pg.map_error(exc)
 
+    def is_disk_fault(self, exc: Exception) -> bool:
+        """Never here: the server syncs its own files and, failing, stops itself (its
+        `data_sync_retry = off`); this daemon sees a lost connection, whose COMMIT
+        outcome `_resolve_outcome` asks of the restarted server."""
+        return False
+
     def close(self) -> None:
         self._drop()
