@@ -12,7 +12,8 @@ import ast
 import inspect
 import textwrap
 
-from coordd.methods.dispatch import METHODS
+from coordd.methods import dispatch  # noqa: F401  (registers every method)
+from coordd.methods.registry import METHODS
 
 
 def _only_submits(handler: object) -> bool:
