@@ -116,8 +116,12 @@ def main() -> None:
         except CoordError as exc:
             if op == "complete":
                 held.pop(task_id, None)
+            # A disk error's write is not acknowledged, but its WAL frames may have
+            # been written before the sync failed: its outcome is unknown, as a lost
+            # reply's is (docs/ARCHITECTURE.md, "After a disk error").
+            outcome = "unknown" if exc.data.get("reason") == "disk_error" else "fail"
             record(
-                op=op, outcome="fail", code=exc.code, kind=exc.data.get("kind"), patterns=patterns
+                op=op, outcome=outcome, code=exc.code, kind=exc.data.get("kind"), patterns=patterns
             )
     if client is not None:
         client.close()
