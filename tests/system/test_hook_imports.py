@@ -37,9 +37,10 @@ START_ONLY = ("coordd_client.autostart", "coordd_client.render", "coordd_client.
 #: pre-edit and post-tool, 151 for wake; 166 to 168 for session start (its board lists
 #: others' edits through `hooks.files`). Issue 43 added 1 to the hooks that find the
 #: daemon (`protocol.rendezvous`, read before a derived socket is used): 153 for wake,
-#: 156 for post-tool.
-CAP = {"pre-edit": 156, "pre-commit": 153, "session-end": 153, "wake": 153, "session-start": 171,
-       "post-tool": 156}  # fmt: skip
+#: 156 for post-tool. Issue 45 added 1 to every hook (`coordd_client.argv`, the command
+#: word, moved out of `entry` so that the CLI no longer imports its entry point back).
+CAP = {"pre-edit": 157, "pre-commit": 154, "session-end": 154, "wake": 154, "session-start": 172,
+       "post-tool": 157}  # fmt: skip
 SESSION = "cccccccc-3333-4f6e-8b5a-000000000003"
 
 

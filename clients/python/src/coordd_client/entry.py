@@ -11,24 +11,11 @@ from __future__ import annotations
 
 import sys
 
+from coordd_client.argv import command_of
+
 TYPE_CHECKING = False  # `typing` and `collections.abc` cost the relay's start
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-#: Global options that take a value (`cli.registry.global_options`): `--socket S mcp`.
-VALUED = frozenset({"--socket", "--agent", "--project"})
-
-
-def command_of(arguments: Sequence[str]) -> str | None:
-    """The command word in `arguments` (the first word that is neither an option nor
-    an option's value), or None."""
-    words = iter(arguments)
-    for word in words:
-        if word in VALUED:
-            next(words, None)
-        elif not word.startswith("-"):
-            return word
-    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 # Nothing else at the top: `coord hook` (`hooks.entry`) must not pay for argparse, the
 # registry or the CLI's context, so `main` imports them once it knows it needs them.
-from coordd_client.entry import command_of  # the standard library only, like this module
+from coordd_client.argv import command_of  # the standard library only, like this module
 
 #: The command groups, in the order `coord --help` lists their commands.
 COMMAND_GROUPS = (
