@@ -301,10 +301,10 @@ export class CoorddClient extends EventEmitter {
   post(p: T.PostParams, o?: CallOptions): Promise<T.PostResult> { return this.call("task.post", p, o); }
   get(id: number, o?: CallOptions): Promise<T.TaskResult> { return this.call("task.get", { id }, o); }
   list(p: T.ListParams = {}, o?: CallOptions): Promise<T.ListResult> { return this.call("task.list", p, o); }
-  claim(p: { id: number; agent: string; lease_s?: number }, o?: CallOptions): Promise<T.ClaimResult> {
+  claim(p: { id: number; agent: string; lease_s?: number; request_key?: string }, o?: CallOptions): Promise<T.ClaimResult> {
     return this.call("task.claim", p, o);
   }
-  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number }, o?: CallOptions): Promise<T.MaybeTaskResult> {
+  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number; request_key?: string }, o?: CallOptions): Promise<T.MaybeTaskResult> {
     return this.call("task.claim_next", p, o);
   }
   renew(p: { id: number; agent: string; fence?: number; lease_s?: number }, o?: CallOptions): Promise<T.TaskResult> {

@@ -23,6 +23,7 @@ FEATURES = (
     "slots",  # issue 35: docs/PROTOCOL-1.2.md section 13
     "landing_queue",  # issue 35: section 14
     "board_id",  # issue 43: section 1b
+    "claim_request_key",  # issue 44 item 7: section 5a
 )
 
 

@@ -49,6 +49,7 @@ Tags = Annotated[list[Tag], meta(bounds.TAGS)]
 LeaseSeconds = Annotated[float, meta(bounds.LEASE_S)]
 TimeoutSeconds = Annotated[float, meta(bounds.TIMEOUT_S)]
 IdempotencyKey = Annotated[str, meta(bounds.IDEMPOTENCY_KEY)]
+RequestKey = Annotated[str, meta(bounds.REQUEST_KEY)]
 ListLimit = Annotated[int, meta(bounds.LIST_LIMIT)]
 DependsOn = Annotated[list[TaskId], meta(bounds.DEPENDS_ON)]
 PatternText = Annotated[str, meta(bounds.PATTERN)]
@@ -149,6 +150,7 @@ class ClaimParams(Params):
     id: TaskId
     agent: Agent
     lease_s: LeaseSeconds | None = None
+    request_key: RequestKey | None = None
 
 
 class ClaimNextParams(Params):
@@ -157,6 +159,7 @@ class ClaimNextParams(Params):
     kind: Kind | None = None
     tags: Tags | None = None
     lease_s: LeaseSeconds | None = None
+    request_key: RequestKey | None = None
 
 
 class RenewParams(Params):
