@@ -205,8 +205,24 @@ class AsyncClient:
 
     async def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
+        if call.method in methods.KEYED_METHODS and await self.supports("claim_request_key"):
+            from coordd_client import claim_retry  # a hook that never claims loads none of it
+
+            keyed = claim_retry.keyed(call)
+            return await claim_retry.retrying_async(
+                keyed, partial(self._request_once, keyed), partial(self._on_new_connection, keyed)
+            )
+        return await self._request_once(call)
+
+    async def _request_once(self, call: methods.Call[R]) -> R:
         response = await self.call_raw(call.method, call.params)
         return unwrap(response, call.result_type)
+
+    async def _on_new_connection(self, call: methods.Call[R]) -> R:
+        """`call` on a connection of its own: this one, once broken, stays broken (its
+        owner replaces it), but a claim whose answer it lost is asked again."""
+        async with AsyncClient.connect(self.socket_path) as fresh:
+            return await fresh._request_once(call)
 
     async def call_raw(self, method: str, params: dict[str, Any] | None = None) -> Response:
         if self._broken is not None:
