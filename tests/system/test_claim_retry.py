@@ -31,7 +31,7 @@ from coordd_client.landing.calls import retrying
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import DaemonUnavailable
 from coordd_client.rpc import Response
-from support import DaemonProcess
+from support import DaemonProcess, coord
 
 #: Seconds a worker keeps asking while the daemon is away (a restart on a busy machine).
 AWAY_S = 120.0
@@ -195,6 +195,22 @@ def test_the_mcp_claim_tools_link_asks_again_on_a_new_connection(workdir: Path) 
         assert [(t.id, t.claimed_by) for t in claimed] == [(ids[0], "w")]
     finally:
         daemon.ensure_dead()
+
+
+def test_coord_next_and_claim_with_a_request_key_learn_what_it_won(daemon: DaemonProcess) -> None:
+    """What the error of a claim that gave up tells a user to run: the same key answers
+    with the task that claim won, not a second one."""
+    with daemon.client() as setup:
+        ids = [setup.post(f"work {n}").task.id for n in range(2)]
+    key = ["--request-key", "a" * 32, "--agent", "w", "--project", "default", "--json"]
+    runs = [coord("next", *key, socket=daemon.socket_path) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs
+    answers = [msgspec.json.decode(r.stdout, type=wire.MaybeTaskResult).task for r in runs]
+    assert [t.id for t in answers if t is not None] == [ids[0], ids[0]]
+    again = coord("claim", str(ids[0]), *key, socket=daemon.socket_path)
+    assert msgspec.json.decode(again.stdout, type=wire.ClaimResult).won, again
+    with daemon.client() as check:
+        assert [t.id for t in check.list_tasks(state="claimed").tasks] == [ids[0]]
 
 
 class Drain:

@@ -64,7 +64,7 @@ def _gave_up(call: methods.Call[R], within_s: float, last: BaseException) -> Dae
     return DaemonUnavailable(
         f"{call.method}: its answer was lost and the daemon did not answer again within"
         f" {within_s:g} s (last: {message}); the claim may have been made: ask again with"
-        f" request_key {key} to learn what it won",
+        f" request_key {key} to learn what it won (coord: --request-key {key})",
         outcome="unknown",
         request_key=key,
     )
