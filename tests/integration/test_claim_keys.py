@@ -34,7 +34,7 @@ async def post_three(client: AsyncClient) -> list[int]:
 async def test_a_repeated_claim_next_returns_the_task_its_key_won(aclient: AsyncClient) -> None:
     ids = await post_three(aclient)
     first = await claim_next(aclient, "w", request_key=KEY, lease_s=60)
-    again = await claim_next(aclient, "w", request_key=KEY, lease_s=60)
+    again = await claim_next(aclient, "w", request_key=KEY, repeat=True, lease_s=60)
     assert first is not None and again is not None
     assert first.id == again.id == ids[0]
     # The same claim, not a second one: same fence, one attempt, one task.claimed.
@@ -48,9 +48,24 @@ async def test_a_repeated_claim_next_returns_the_task_its_key_won(aclient: Async
 async def test_another_key_or_another_agent_claims_afresh(aclient: AsyncClient) -> None:
     ids = await post_three(aclient)
     first = await claim_next(aclient, "w", request_key=KEY)
-    other_key = await claim_next(aclient, "w", request_key=KEY[::-1])
-    other_agent = await claim_next(aclient, "v", request_key=KEY)
+    other_key = await claim_next(aclient, "w", request_key=KEY[::-1], repeat=True)
+    other_agent = await claim_next(aclient, "v", request_key=KEY, repeat=True)
     assert [t.id for t in (first, other_key, other_agent) if t is not None] == ids
+
+
+async def test_without_repeat_a_key_is_a_new_call(aclient: AsyncClient) -> None:
+    """Only a repeat pays for the lookup: a first attempt cannot have won anything yet.
+    (A client never sends one key as two first attempts.)"""
+    ids = await post_three(aclient)
+    first = await claim_next(aclient, "w", request_key=KEY)
+    second = await claim_next(aclient, "w", request_key=KEY)
+    assert [t.id for t in (first, second) if t is not None] == ids[:2]
+
+
+async def test_repeat_needs_a_key(aclient: AsyncClient) -> None:
+    await aclient.post("work")
+    with pytest.raises(InvalidParams, match="repeat"):
+        await claim_next(aclient, "w", repeat=True)
 
 
 async def test_a_key_whose_claim_ended_claims_afresh(
@@ -62,18 +77,20 @@ async def test_a_key_whose_claim_ended_claims_afresh(
     first = await claim_next(aclient, "w", request_key=KEY, lease_s=5)
     assert first is not None
     await aclient.complete(first.id, "w", fence=first.fence)
-    second = await claim_next(aclient, "w", request_key=KEY, lease_s=5)
+    second = await claim_next(aclient, "w", request_key=KEY, repeat=True, lease_s=5)
     assert second is not None and second.id == ids[1]
     clock.advance(6)  # lapsed: the reaper of the next claim_next returns it to pending
-    third = await claim_next(aclient, "w", request_key=KEY, lease_s=5)
+    third = await claim_next(aclient, "w", request_key=KEY, repeat=True, lease_s=5)
     assert third is not None and third.id == ids[1] and third.fence == second.fence + 1
 
 
 async def test_claim_takes_a_key_and_a_repeat_still_wins(aclient: AsyncClient) -> None:
     (task_id, *_) = await post_three(aclient)
-    params = {"id": task_id, "agent": "w", "request_key": KEY}
+    params: dict[str, Any] = {"id": task_id, "agent": "w", "request_key": KEY}
     first = unwrap(await aclient.call_raw("task.claim", params), wire.ClaimResult)
-    again = unwrap(await aclient.call_raw("task.claim", params), wire.ClaimResult)
+    again = unwrap(
+        await aclient.call_raw("task.claim", {**params, "repeat": True}), wire.ClaimResult
+    )
     assert first.won and again.won and again.task.fence == first.task.fence
     rival = {**params, "agent": "v"}
     assert not unwrap(await aclient.call_raw("task.claim", rival), wire.ClaimResult).won

@@ -8,8 +8,9 @@
  * until its lease ran out. So `claim` and `claimNext` send a `request_key` of their own
  * (to a daemon that names `claim_request_key`), and when the answer is lost (the
  * connection broke or no answer came: outcome unknown) ask again, on a new connection,
- * with the same key, while the daemon is away, for a bounded time: the daemon answers a
- * repeat with what the first call won. The Python clients do the same (`claim_retry.py`).
+ * with the same key and `repeat: true`, while the daemon is away, for a bounded time: the
+ * daemon answers a repeat with what the first call won. The Python clients do the same
+ * (`claim_retry.py`).
  */
 
 import { randomBytes } from "node:crypto";

@@ -299,14 +299,17 @@ export class CoorddClient extends EventEmitter {
     }
   }
 
-  private async keyedClaim<R>(method: string, p: { request_key?: string }, o?: CallOptions): Promise<R> {
+  /** A fresh key; or, for a caller's own key, a `repeat` (it asks what an earlier call won). */
+  private async keyedClaim<R>(method: string, p: { request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<R> {
     if (!(await this.supports(CLAIM_REQUEST_KEY))) return this.call<R>(method, p, o);
-    const params = { ...p, request_key: p.request_key ?? newRequestKey() };
+    const key = p.request_key ?? newRequestKey();
+    const first = { ...p, request_key: key, ...(p.request_key !== undefined ? { repeat: true } : {}) };
+    const again = { ...first, repeat: true };
     return retryingClaim(
       method,
-      params.request_key,
-      () => this.call<R>(method, params, o),
-      () => this.onNewConnection<R>(method, params, o),
+      key,
+      () => this.call<R>(method, first, o),
+      () => this.onNewConnection<R>(method, again, o),
     );
   }
 
@@ -337,11 +340,11 @@ export class CoorddClient extends EventEmitter {
   list(p: T.ListParams = {}, o?: CallOptions): Promise<T.ListResult> { return this.call("task.list", p, o); }
   /** With a fresh `request_key`, asked again when its answer is lost (`claims.ts`); give
    * `request_key` only to learn what an earlier claim won (its error names the key). */
-  claim(p: { id: number; agent: string; lease_s?: number; request_key?: string }, o?: CallOptions): Promise<T.ClaimResult> {
+  claim(p: { id: number; agent: string; lease_s?: number; request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<T.ClaimResult> {
     return this.keyedClaim("task.claim", p, o);
   }
   /** As `claim`: a lost answer is asked again with the same key, never as a second claim. */
-  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number; request_key?: string }, o?: CallOptions): Promise<T.MaybeTaskResult> {
+  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number; request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<T.MaybeTaskResult> {
     return this.keyedClaim("task.claim_next", p, o);
   }
   renew(p: { id: number; agent: string; fence?: number; lease_s?: number }, o?: CallOptions): Promise<T.TaskResult> {

@@ -103,6 +103,11 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                     check_bounds(pattern)
             except BadPattern as exc:
                 raise ValueError(f"{exc} - at `$.patterns[{index}]`") from None
+        if getattr(self, "repeat", None) and getattr(self, "request_key", None) is None:
+            # 1.2 section 5a: a repeat names the call it repeats.
+            raise ValueError(
+                "`repeat` needs the `request_key` of the call it repeats - at `$.repeat`"
+            )
         ready = getattr(self, "ready", None)
         state = getattr(self, "state", None)
         if ready is not None and state is not None:
@@ -151,6 +156,7 @@ class ClaimParams(Params):
     agent: Agent
     lease_s: LeaseSeconds | None = None
     request_key: RequestKey | None = None
+    repeat: bool | None = None
 
 
 class ClaimNextParams(Params):
@@ -160,6 +166,7 @@ class ClaimNextParams(Params):
     tags: Tags | None = None
     lease_s: LeaseSeconds | None = None
     request_key: RequestKey | None = None
+    repeat: bool | None = None
 
 
 class RenewParams(Params):

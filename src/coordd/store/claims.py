@@ -149,7 +149,10 @@ def reap_expired(tx: Txn) -> int:
 
 #: The live claim an earlier `claim_next` of this agent won with this `request_key`
 #: (docs/PROTOCOL-1.2.md section 5a). Found among the live claims through the lease
-#: index, which holds the holder, as a heartbeat finds an agent's claims.
+#: index, which holds the holder, as a heartbeat finds an agent's claims: a scan of the
+#: live claims (0.5 ms at 3,000, 9 ms at 20,000), so it runs for a `repeat` only, which
+#: follows a lost answer, never on a first attempt. An index on the key would make every
+#: keyed claim write one more B-tree page (docs/PERFORMANCE.md counts them).
 _CLAIM_WON_BY_KEY = (
     f"SELECT {ROW_COLUMNS} FROM tasks INDEXED BY tasks_lease WHERE state = 'claimed'"
     " AND lease_expires_at > :now AND claimed_by = :agent AND claim_key = :key"
@@ -159,14 +162,14 @@ _CLAIM_WON_BY_KEY = (
 def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
     """Claim the best claimable match: highest priority, then lowest id.
 
-    A repeat of a call that already won (same agent, same `request_key`: its
-    answer was lost) gets that task back, as it stands, instead of a second
-    one that its caller would never know it holds. Only a claim still live
-    counts: one released, finished or lapsed since is no longer the caller's,
-    and the repeat claims afresh, as the call asked.
+    A `repeat` of a call that already won (same agent, same `request_key`:
+    its answer was lost) gets that task back, as it stands, instead of a
+    second one that its caller would never know it holds. Only a claim still
+    live counts: one released, finished or lapsed since is no longer the
+    caller's, and the repeat claims afresh, as the call asked.
     """
     reap_expired(tx)
-    if p.request_key is not None:
+    if p.repeat and p.request_key is not None:
         won = one_row(
             tx.conn, _CLAIM_WON_BY_KEY, {"now": tx.now_text, "agent": p.agent, "key": p.request_key}
         )

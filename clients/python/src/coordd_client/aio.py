@@ -208,9 +208,8 @@ class AsyncClient:
         if call.method in methods.KEYED_METHODS and await self.supports("claim_request_key"):
             from coordd_client import claim_retry  # a hook that never claims loads none of it
 
-            keyed = claim_retry.keyed(call)
             return await claim_retry.retrying_async(
-                keyed, partial(self._request_once, keyed), partial(self._on_new_connection, keyed)
+                claim_retry.keyed(call), self._request_once, self._on_new_connection
             )
         return await self._request_once(call)
 

@@ -6,9 +6,9 @@ between a group commit and its replies). Asked again as a new call,
 held, by a worker that never heard of it, until its lease ran out (issue 44
 item 7). So each claim goes out with a `request_key` of its own, and when
 its answer is lost (the connection broke, or no answer came: outcome
-unknown) the clients ask again, on a new connection, with the same key,
-while the daemon is away, for a bounded time: the daemon answers a repeat
-with what the first call won.
+unknown) the clients ask again, on a new connection, with the same key and
+`repeat`, while the daemon is away, for a bounded time: the daemon answers a
+repeat with what the first call won.
 
 Shared by the blocking client, the trio client and the MCP link; each brings
 its own way to send on the connection it has and on a new one. Imported at a
@@ -45,10 +45,19 @@ def new_key() -> str:
 
 
 def keyed(call: methods.Call[R]) -> methods.Call[R]:
-    """The call with a `request_key`: the caller's own if it gave one, else a fresh one."""
+    """The call with a fresh `request_key`; or, if the caller gave its own, a `repeat`:
+    it asks what an earlier call with that key won."""
     params = dict(call.params or {})
     if params.get("request_key") is None:
         params["request_key"] = new_key()
+        return methods.Call(call.method, params, call.result_type, call.waits_s)
+    return repeated(call)
+
+
+def repeated(call: methods.Call[R]) -> methods.Call[R]:
+    """The call asked again: the daemon first looks for what its key won (a lookup it
+    spares a first attempt, which cannot have won anything yet)."""
+    params = {**(call.params or {}), "repeat": True}
     return methods.Call(call.method, params, call.result_type, call.waits_s)
 
 
@@ -72,25 +81,26 @@ def _gave_up(call: methods.Call[R], within_s: float, last: BaseException) -> Dae
 
 def retrying(
     call: methods.Call[R],
-    send: Callable[[], R],
+    send: Callable[[methods.Call[R]], R],
     within_s: float = RETRY_S,
 ) -> R:
-    """`send()`; once its answer is lost, `send()` again while the daemon is away.
+    """`send(call)`; once its answer is lost, `send` its repeat while the daemon is away.
 
     `send` reconnects by itself (the blocking client does on its next call).
     Only a lost answer starts the retries: a daemon that is not there at the
     first attempt, or says no, is reported as before.
     """
     try:
-        return send()
+        return send(call)
     except DaemonUnavailable as exc:
         if not answer_lost(exc):
             raise
+    again = repeated(call)
     deadline = time.monotonic() + within_s
     pause = FIRST_PAUSE_S
     while True:
         try:
-            return send()
+            return send(again)
         except AWAY as exc:
             if time.monotonic() + pause > deadline:
                 raise _gave_up(call, within_s, exc) from None
@@ -100,8 +110,8 @@ def retrying(
 
 async def retrying_async(
     call: methods.Call[R],
-    send: Callable[[], Awaitable[R]],
-    send_again: Callable[[], Awaitable[R]],
+    send: Callable[[methods.Call[R]], Awaitable[R]],
+    send_again: Callable[[methods.Call[R]], Awaitable[R]],
     within_s: float = RETRY_S,
 ) -> R:
     """`retrying` for trio: `send` on the connection in hand, `send_again` on a new one
@@ -109,15 +119,16 @@ async def retrying_async(
     import trio  # here, not at the top: the blocking client imports this module too
 
     try:
-        return await send()
+        return await send(call)
     except DaemonUnavailable as exc:
         if not answer_lost(exc):
             raise
+    again = repeated(call)
     deadline = time.monotonic() + within_s
     pause = FIRST_PAUSE_S
     while True:
         try:
-            return await send_again()
+            return await send_again(again)
         except AWAY as exc:
             if time.monotonic() + pause > deadline:
                 raise _gave_up(call, within_s, exc) from None

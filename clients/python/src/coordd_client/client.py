@@ -150,8 +150,7 @@ class Client:
         if call.method in methods.KEYED_METHODS and self.supports("claim_request_key"):
             from coordd_client import claim_retry  # a hook that never claims loads none of it
 
-            keyed = claim_retry.keyed(call)
-            return claim_retry.retrying(keyed, lambda: self._request_once(keyed))
+            return claim_retry.retrying(claim_retry.keyed(call), self._request_once)
         return self._request_once(call)
 
     def _request_once(self, call: methods.Call[R]) -> R:

@@ -198,11 +198,14 @@ def claim(
     *,
     lease_s: float | None = None,
     request_key: str | None = None,
+    repeat: bool | None = None,
 ) -> Call[wire.ClaimResult]:
-    """`request_key` (1.2, feature `claim_request_key`): the clients add a fresh one
-    themselves when the daemon takes it (`claim_retry`); give one only to ask again
-    for what an earlier call won."""
-    params = {"id": task_id, "agent": agent, "lease_s": lease_s, "request_key": request_key}
+    """`request_key` and `repeat` (1.2 section 5a, feature `claim_request_key`): the
+    clients add a fresh key themselves when the daemon takes it, and `repeat` when they
+    ask again (`claim_retry`); give a key only to learn what an earlier call won (the
+    clients then send it as a repeat)."""
+    params = {"id": task_id, "agent": agent, "lease_s": lease_s}
+    params |= {"request_key": request_key, "repeat": repeat}
     return Call("task.claim", params, wire.ClaimResult)
 
 
@@ -214,11 +217,12 @@ def claim_next(
     tags: Sequence[str] | None = None,
     lease_s: float | None = None,
     request_key: str | None = None,
+    repeat: bool | None = None,
 ) -> Call[wire.MaybeTaskResult]:
-    """`request_key` as in `claim`: a repeat with it returns the task that call won."""
+    """`request_key` and `repeat` as in `claim`: a repeat returns the task that call won."""
     params: dict[str, Any] = {"agent": agent, "project": project, "kind": kind, "lease_s": lease_s}
     params["tags"] = list(tags) if tags else None
-    params["request_key"] = request_key
+    params |= {"request_key": request_key, "repeat": repeat}
     return Call("task.claim_next", params, wire.MaybeTaskResult)
 
 

@@ -65,9 +65,8 @@ class DaemonLink:
         if call.method in methods.KEYED_METHODS and await client.supports("claim_request_key"):
             from coordd_client import claim_retry
 
-            keyed = claim_retry.keyed(call)
             return await claim_retry.retrying_async(
-                keyed, partial(self._request_on, client, keyed), partial(self._request_anew, keyed)
+                claim_retry.keyed(call), partial(self._request_on, client), self._request_anew
             )
         return await self._request_on(client, call)
 
