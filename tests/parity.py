@@ -14,7 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
 TS_SRC = ROOT / "clients" / "ts" / "src"
-#: The modules whose code calls `this.call(...)`: the class, and the 1.2 features
+#: The modules whose code calls `this.call(...)` (or, for a claim, `this.keyedClaim(...)`,
+#: which adds the claim's `request_key`): the class, and the 1.2 features
 #: that add their methods to it by declaration merging.
 TS_METHOD_MODULES = ("client.ts", "edits.ts", "talk.ts", "slots.ts")
 
@@ -79,7 +80,7 @@ def ts_method_params() -> dict[str, set[str] | str]:
     found: dict[str, set[str] | str] = {}
     pattern = (
         r"^  \w+\((?:\w+\??: (\{[^}]*\}|[\w.]+)[^,]*, )?o\?: CallOptions\)[^\n]*?\{\s*"
-        r"return this\.call\(\"([a-z_.]+)\", (\{ \w+ \}|p|undefined)"
+        r"return this\.(?:call|keyedClaim)\(\"([a-z_.]+)\", (\{ \w+ \}|p|undefined)"
     )
     for match in re.finditer(pattern, text, re.M):
         shape, method, sent = match.groups()

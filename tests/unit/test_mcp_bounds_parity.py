@@ -39,8 +39,9 @@ CONSTRAINTS = (
     "minItems",
     "maxItems",
 )
-#: The server fills these in itself (bridge.fill): no tool takes them.
-SERVER_FILLED = {"agent", "project"}
+#: The server fills these in itself (bridge.fill; `repeat`: claim_retry, when a claim is
+#: asked again, or given a key): no tool takes them.
+SERVER_FILLED = {"agent", "project", "repeat"}
 #: Tool arguments that are not wire params: (tool, argument) -> why.
 TOOL_ONLY = {("list_reservations", "mine"): "turned into `agent` by the tool"}
 #: Limits a tool narrows, never widens: a host times a tool call out long before the

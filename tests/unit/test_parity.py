@@ -73,7 +73,7 @@ def test_both_python_clients_offer_every_builder() -> None:
 
 def test_the_typescript_client_calls_every_daemon_method() -> None:
     text = "".join((TS_CLIENT.parent / name).read_text() for name in TS_METHOD_MODULES)
-    called = set(re.findall(r'this\.call\("([a-z_.]+)"', text))
+    called = set(re.findall(r'this\.(?:call|keyedClaim)\("([a-z_.]+)"', text))
     # events.subscribe and events.unsubscribe live in subscribe.ts.
     subscribe = (TS_CLIENT.parent / "subscribe.ts").read_text()
     called |= set(re.findall(r'"(events\.(?:un)?subscribe)"', subscribe))

@@ -7,6 +7,7 @@
 import { EventEmitter } from "node:events";
 import net from "node:net";
 
+import { CLAIM_REQUEST_KEY, newRequestKey, retryingClaim } from "./claims.js";
 import {
   CoorddError,
   DaemonUnavailable,
@@ -76,6 +77,7 @@ export class CoorddClient extends EventEmitter {
   private broken: CoorddError | null = null;
   private inFlight = 0;
   private readonly queued: Array<() => void> = [];
+  private features: Promise<Set<string>> | null = null;
 
   private constructor(
     private readonly socket: net.Socket,
@@ -286,6 +288,41 @@ export class CoorddClient extends EventEmitter {
     } else pending.resolve(response.result);
   }
 
+  /** Whether the daemon serves a 1.1 or 1.2 feature (`server.info.features`), asked once. */
+  async supports(feature: string): Promise<boolean> {
+    this.features ??= this.serverInfo().then((info) => new Set(info.features));
+    try {
+      return (await this.features).has(feature);
+    } catch (error) {
+      this.features = null; // asked again next time
+      throw error;
+    }
+  }
+
+  /** A fresh key; or, for a caller's own key, a `repeat` (it asks what an earlier call won). */
+  private async keyedClaim<R>(method: string, p: { request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<R> {
+    if (!(await this.supports(CLAIM_REQUEST_KEY))) return this.call<R>(method, p, o);
+    const key = p.request_key ?? newRequestKey();
+    const first = { ...p, request_key: key, ...(p.request_key !== undefined ? { repeat: true } : {}) };
+    const again = { ...first, repeat: true };
+    return retryingClaim(
+      method,
+      key,
+      () => this.call<R>(method, first, o),
+      () => this.onNewConnection<R>(method, again, o),
+    );
+  }
+
+  /** One call on a connection of its own, closed after: this one, once broken, stays broken. */
+  private async onNewConnection<R>(method: string, params: object, o?: CallOptions): Promise<R> {
+    const fresh = await CoorddClient.connect({ socketPath: this.socketPath, timeoutMs: this.timeoutMs });
+    try {
+      return await fresh.call<R>(method, params, o);
+    } finally {
+      fresh.close();
+    }
+  }
+
   private breakWith(error: CoorddError): void {
     if (this.broken !== null) return;
     this.broken = error;
@@ -301,11 +338,14 @@ export class CoorddClient extends EventEmitter {
   post(p: T.PostParams, o?: CallOptions): Promise<T.PostResult> { return this.call("task.post", p, o); }
   get(id: number, o?: CallOptions): Promise<T.TaskResult> { return this.call("task.get", { id }, o); }
   list(p: T.ListParams = {}, o?: CallOptions): Promise<T.ListResult> { return this.call("task.list", p, o); }
-  claim(p: { id: number; agent: string; lease_s?: number }, o?: CallOptions): Promise<T.ClaimResult> {
-    return this.call("task.claim", p, o);
+  /** With a fresh `request_key`, asked again when its answer is lost (`claims.ts`); give
+   * `request_key` only to learn what an earlier claim won (its error names the key). */
+  claim(p: { id: number; agent: string; lease_s?: number; request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<T.ClaimResult> {
+    return this.keyedClaim("task.claim", p, o);
   }
-  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number }, o?: CallOptions): Promise<T.MaybeTaskResult> {
-    return this.call("task.claim_next", p, o);
+  /** As `claim`: a lost answer is asked again with the same key, never as a second claim. */
+  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number; request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<T.MaybeTaskResult> {
+    return this.keyedClaim("task.claim_next", p, o);
   }
   renew(p: { id: number; agent: string; fence?: number; lease_s?: number }, o?: CallOptions): Promise<T.TaskResult> {
     return this.call("task.renew", p, o);

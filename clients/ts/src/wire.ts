@@ -168,6 +168,7 @@ export const BOUNDS = {
   project: { minLength: 1, maxLength: 256 },
   reason: { maxLength: 1024 },
   recent_limit: { minimum: 1, maximum: 1000 },
+  request_key: { minLength: 1, maxLength: 128, pattern: "^[!-~]+$" },
   request_ttl_s: { minimum: 1, maximum: 86400 },
   reservation_id: { minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
   reservation_ids: { minLength: 1, maxLength: 256 },

@@ -51,6 +51,14 @@ export class Daemon {
     this.proc = null;
   }
 
+  /** SIGKILL, as a crash: no drain, no checkpoint; `start` brings it back on the same file. */
+  async kill(): Promise<void> {
+    const proc = this.proc;
+    if (proc === null || proc.exitCode !== null) return;
+    await new Promise<void>((resolve) => { proc.once("exit", () => resolve()); proc.kill("SIGKILL"); });
+    this.proc = null;
+  }
+
   async destroy(): Promise<void> {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });

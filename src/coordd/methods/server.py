@@ -24,6 +24,7 @@ FEATURES = (
     "landing_queue",  # issue 35: section 14
     "board_id",  # issue 43: section 1b
     "unseen_recipients",  # issue 44: section 12, messages to names never seen
+    "claim_request_key",  # issue 44 item 7: section 5a
 )
 
 

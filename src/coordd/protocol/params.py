@@ -49,6 +49,7 @@ Tags = Annotated[list[Tag], meta(bounds.TAGS)]
 LeaseSeconds = Annotated[float, meta(bounds.LEASE_S)]
 TimeoutSeconds = Annotated[float, meta(bounds.TIMEOUT_S)]
 IdempotencyKey = Annotated[str, meta(bounds.IDEMPOTENCY_KEY)]
+RequestKey = Annotated[str, meta(bounds.REQUEST_KEY)]
 ListLimit = Annotated[int, meta(bounds.LIST_LIMIT)]
 DependsOn = Annotated[list[TaskId], meta(bounds.DEPENDS_ON)]
 PatternText = Annotated[str, meta(bounds.PATTERN)]
@@ -102,6 +103,11 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                     check_bounds(pattern)
             except BadPattern as exc:
                 raise ValueError(f"{exc} - at `$.patterns[{index}]`") from None
+        if getattr(self, "repeat", None) and getattr(self, "request_key", None) is None:
+            # 1.2 section 5a: a repeat names the call it repeats.
+            raise ValueError(
+                "`repeat` needs the `request_key` of the call it repeats - at `$.repeat`"
+            )
         ready = getattr(self, "ready", None)
         state = getattr(self, "state", None)
         if ready is not None and state is not None:
@@ -149,6 +155,8 @@ class ClaimParams(Params):
     id: TaskId
     agent: Agent
     lease_s: LeaseSeconds | None = None
+    request_key: RequestKey | None = None
+    repeat: bool | None = None
 
 
 class ClaimNextParams(Params):
@@ -157,6 +165,8 @@ class ClaimNextParams(Params):
     kind: Kind | None = None
     tags: Tags | None = None
     lease_s: LeaseSeconds | None = None
+    request_key: RequestKey | None = None
+    repeat: bool | None = None
 
 
 class RenewParams(Params):

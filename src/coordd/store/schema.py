@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from coordd.store.board_schema import BOARD
+from coordd.store.claim_key_schema import CLAIM_KEY
 from coordd.store.edits_schema import EDITS
 from coordd.store.slots_schema import SLOTS
 from coordd.store.talk_schema import TALK, UNSEEN
@@ -147,6 +148,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     SLOTS,  # issue 35: slot leases and the landing queue
     BOARD,  # issue 43: the board's id (docs/PROTOCOL-1.2.md section 1b)
     UNSEEN,  # issue 44: messages to names never seen, marked for their cap and retention
+    CLAIM_KEY,  # issue 44 item 7: a claim's request_key (section 5a)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

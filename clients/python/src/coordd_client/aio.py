@@ -205,8 +205,23 @@ class AsyncClient:
 
     async def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
+        if call.method in methods.KEYED_METHODS and await self.supports("claim_request_key"):
+            from coordd_client import claim_retry  # a hook that never claims loads none of it
+
+            return await claim_retry.retrying_async(
+                claim_retry.keyed(call), self._request_once, self._on_new_connection
+            )
+        return await self._request_once(call)
+
+    async def _request_once(self, call: methods.Call[R]) -> R:
         response = await self.call_raw(call.method, call.params)
         return unwrap(response, call.result_type)
+
+    async def _on_new_connection(self, call: methods.Call[R]) -> R:
+        """`call` on a connection of its own: this one, once broken, stays broken (its
+        owner replaces it), but a claim whose answer it lost is asked again."""
+        async with AsyncClient.connect(self.socket_path) as fresh:
+            return await fresh._request_once(call)
 
     async def call_raw(self, method: str, params: dict[str, Any] | None = None) -> Response:
         if self._broken is not None:

@@ -147,6 +147,14 @@ class Client:
 
     def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
+        if call.method in methods.KEYED_METHODS and self.supports("claim_request_key"):
+            from coordd_client import claim_retry  # a hook that never claims loads none of it
+
+            return claim_retry.retrying(claim_retry.keyed(call), self._request_once)
+        return self._request_once(call)
+
+    def _request_once(self, call: methods.Call[R]) -> R:
+        """One attempt on this connection (opened again if it broke)."""
         timeout = self.timeout_s
         if call.waits_s and timeout is not None:
             timeout = max(timeout, call.waits_s + WAIT_SLACK_S)

@@ -97,6 +97,10 @@ def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call
     return Call(call.method, filled, call.result_type, call.waits_s)
 
 
+#: Methods a client sends with a `request_key` and asks again when their answer is lost
+#: (`claim_retry`, docs/PROTOCOL-1.2.md section 5a).
+KEYED_METHODS = frozenset({"task.claim", "task.claim_next"})
+
 #: Methods whose `project` a client's default fills in.
 PROJECT_METHODS = frozenset(
     {
@@ -189,9 +193,20 @@ def list_tasks(
 
 
 def claim(
-    task_id: int, agent: str | None = None, *, lease_s: float | None = None
+    task_id: int,
+    agent: str | None = None,
+    *,
+    lease_s: float | None = None,
+    request_key: str | None = None,
+    repeat: bool | None = None,
 ) -> Call[wire.ClaimResult]:
-    return Call("task.claim", {"id": task_id, "agent": agent, "lease_s": lease_s}, wire.ClaimResult)
+    """`request_key` and `repeat` (1.2 section 5a, feature `claim_request_key`): the
+    clients add a fresh key themselves when the daemon takes it, and `repeat` when they
+    ask again (`claim_retry`); give a key only to learn what an earlier call won (the
+    clients then send it as a repeat)."""
+    params = {"id": task_id, "agent": agent, "lease_s": lease_s}
+    params |= {"request_key": request_key, "repeat": repeat}
+    return Call("task.claim", params, wire.ClaimResult)
 
 
 def claim_next(
@@ -201,9 +216,13 @@ def claim_next(
     kind: str | None = None,
     tags: Sequence[str] | None = None,
     lease_s: float | None = None,
+    request_key: str | None = None,
+    repeat: bool | None = None,
 ) -> Call[wire.MaybeTaskResult]:
+    """`request_key` and `repeat` as in `claim`: a repeat returns the task that call won."""
     params: dict[str, Any] = {"agent": agent, "project": project, "kind": kind, "lease_s": lease_s}
     params["tags"] = list(tags) if tags else None
+    params |= {"request_key": request_key, "repeat": repeat}
     return Call("task.claim_next", params, wire.MaybeTaskResult)
 
 

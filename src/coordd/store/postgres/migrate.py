@@ -38,7 +38,7 @@ TABLES: dict[str, tuple[str, ...]] = {
         "id", "project", "kind", "title", "body", "state", "priority", "tags", "created_by",
         "created_at", "updated_at", "claimed_by", "claimed_at", "lease_expires_at", "fence",
         "attempts", "result", "idempotency_key", "posted_id", "depends_on", "open_deps",
-        "assignee", "event_seq",
+        "assignee", "event_seq", "claim_key",
     ),
     "task_deps": ("dependency", "dependent"),
     "events": ("seq", "type", "project", "at", "data", "task_id", "prev_seq"),

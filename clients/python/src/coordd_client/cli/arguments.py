@@ -29,6 +29,14 @@ def task_id(text: str) -> int:
 TASK_ID = arg("id", type=task_id, help="the task's id (42 or #42)")
 FENCE = arg("--fence", type=int, help="the fence your claim returned (refused if stale)")
 LEASE = arg("--lease", type=positive_float, help="seconds (default 600)")
+#: A claim's key (docs/PROTOCOL-1.2.md section 5a): every claim gets a fresh one and is
+#: asked again with it when its answer is lost; given by hand only to learn what a claim
+#: won whose answer never came (its error names the key).
+REQUEST_KEY = arg(
+    "--request-key",
+    metavar="KEY",
+    help="learn what the claim whose error named KEY won (its answer was lost)",
+)
 KIND = arg("-k", "--kind")
 #: `--state` takes exactly the states the wire types name.
 STATE_CHOICES = list(STATES)

@@ -8,7 +8,15 @@ from typing import Any
 
 from coordd_client import render
 from coordd_client.cli import held
-from coordd_client.cli.arguments import FENCE, KIND, LEASE, STATE_CHOICES, TASK_ID, task_id
+from coordd_client.cli.arguments import (
+    FENCE,
+    KIND,
+    LEASE,
+    REQUEST_KEY,
+    STATE_CHOICES,
+    TASK_ID,
+    task_id,
+)
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.cli.seen import note_if_unseen
@@ -201,10 +209,12 @@ def show(ctx: Context) -> int:
     "coord claim 42 --lease 1800",
     TASK_ID,
     LEASE,
+    REQUEST_KEY,
 )
 def claim(ctx: Context) -> int:
+    args = ctx.args
     with ctx.client() as client:
-        result = client.claim(ctx.args.id, ctx.agent, lease_s=ctx.args.lease)
+        result = client.claim(args.id, ctx.agent, lease_s=args.lease, request_key=args.request_key)
     task = result.task
     if result.won:
         held.remember(ctx.agent, task.id, task.fence)
@@ -226,12 +236,18 @@ def claim(ctx: Context) -> int:
     KIND,
     arg("-t", "--tag", action="append", dest="tags", help="all must match"),
     LEASE,
+    REQUEST_KEY,
 )
 def next_(ctx: Context) -> int:
     args = ctx.args
     with ctx.client() as client:
         result = client.claim_next(
-            ctx.agent, project=ctx.project, kind=args.kind, tags=args.tags, lease_s=args.lease
+            ctx.agent,
+            project=ctx.project,
+            kind=args.kind,
+            tags=args.tags,
+            lease_s=args.lease,
+            request_key=args.request_key,
         )
     if result.task is None:
         ctx.emit(result, f"nothing to claim in project {render.clean(ctx.project)}")

@@ -1,14 +1,16 @@
 """The MCP server's connection to the daemon: opened on first use, replaced when it breaks.
 
-A tool call never retries a request it sent (its outcome may be unknown);
-it only refuses to use a connection already seen broken, so after a daemon
-restart the next tool call connects afresh (finding the user's daemon or
-starting one if allowed, as the CLI does).
+A tool call never retries a request it sent (its outcome may be unknown),
+except a claim, whose key makes asking again safe (`claim_retry`); it only
+refuses to use a connection already seen broken, so after a daemon restart
+the next tool call connects afresh (finding the user's daemon or starting
+one if allowed, as the CLI does).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +55,25 @@ class DaemonLink:
 
     async def request(self, call: methods.Call[Any]) -> dict[str, Any]:
         """The method's result object, as the daemon sent it (fields a newer daemon adds
-        included); a protocol error raises its `CoordError`."""
+        included); a protocol error raises its `CoordError`.
+
+        A claim is the one call asked again: with its `request_key`, on a new
+        connection, when its answer was lost (`claim_retry`), so that a tool
+        call learns the task it won rather than leaving it held by nobody.
+        """
         client = await self._connected()
+        if call.method in methods.KEYED_METHODS and await client.supports("claim_request_key"):
+            from coordd_client import claim_retry
+
+            return await claim_retry.retrying_async(
+                claim_retry.keyed(call), partial(self._request_on, client), self._request_anew
+            )
+        return await self._request_on(client, call)
+
+    async def _request_anew(self, call: methods.Call[Any]) -> dict[str, Any]:
+        return await self._request_on(await self._connected(), call)
+
+    async def _request_on(self, client: AsyncClient, call: methods.Call[Any]) -> dict[str, Any]:
         with trio.move_on_after(call.waits_s + WAIT_SLACK_S if call.waits_s else CALL_TIMEOUT_S):
             response = await client.call_raw(call.method, call.params)
             result: dict[str, Any] = unwrap(response, dict[str, Any])

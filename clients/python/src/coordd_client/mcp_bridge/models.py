@@ -52,6 +52,14 @@ Title = Annotated[str, field(bounds.TITLE)]
 Text = Annotated[str, field(bounds.TEXT)]
 Priority = Annotated[int, field(bounds.PRIORITY)]
 IdempotencyKey = Annotated[str, field(bounds.IDEMPOTENCY_KEY)]
+RequestKey = Annotated[
+    str,
+    field(
+        bounds.REQUEST_KEY,
+        "only to learn what an earlier claim won when its answer was lost: the key its"
+        " error named (each claim gets a fresh one otherwise)",
+    ),
+]
 DependsOn = Annotated[list[TaskId], field(bounds.DEPENDS_ON)]
 ListLimit = Annotated[int, field(bounds.LIST_LIMIT)]
 Patterns = Annotated[

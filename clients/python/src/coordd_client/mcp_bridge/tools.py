@@ -164,10 +164,12 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         *,
         id: Id,
         lease_s: OptLease = None,
+        request_key: m.RequestKey | None = None,
     ) -> Annotated[CallToolResult, m.ClaimResult]:
         """Claim one task. Exactly one claimant wins; won false means someone else holds it
         (a normal answer: pick other work). Keep the returned fence."""
-        return await bridge.answer(methods.claim(id, lease_s=lease_s), ctx)
+        call = methods.claim(id, lease_s=lease_s, request_key=request_key)
+        return await bridge.answer(call, ctx)
 
     @server.tool(annotations=RETRY_SAFE)
     async def claim_next(
@@ -176,9 +178,11 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         kind: m.Kind | None = None,
         tags: m.Tags | None = None,
         lease_s: OptLease = None,
+        request_key: m.RequestKey | None = None,
     ) -> Annotated[CallToolResult, m.MaybeTaskResult]:
         """Claim the most urgent ready task (yours or unassigned); task null if none."""
-        return await bridge.answer(methods.claim_next(kind=kind, tags=tags, lease_s=lease_s), ctx)
+        call = methods.claim_next(kind=kind, tags=tags, lease_s=lease_s, request_key=request_key)
+        return await bridge.answer(call, ctx)
 
     @server.tool(annotations=RETRY_SAFE)
     async def renew_task(

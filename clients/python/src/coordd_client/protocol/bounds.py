@@ -87,6 +87,9 @@ LEASE_S = Bound(ge=1, le=86400)
 MAX_TIMEOUT_S = 3600
 TIMEOUT_S = Bound(ge=0, le=MAX_TIMEOUT_S)
 IDEMPOTENCY_KEY = Bound(min_length=1, max_length=128)
+#: 1.2 section 5a: a claim's `request_key`, made by the client (32 hex digits from the
+#: Python and TypeScript clients). Visible ASCII only: it is a token, never shown as text.
+REQUEST_KEY = Bound(min_length=1, max_length=128, pattern=r"[!-~]+")
 #: `task.list`'s `limit`.
 LIST_LIMIT = Bound(ge=1, le=1000)
 #: `events.since`'s `limit`.
