@@ -45,7 +45,7 @@ SERVER_FILLED = {"agent", "project", "repeat"}
 #: Tool arguments that are not wire params: (tool, argument) -> why.
 TOOL_ONLY = {("list_reservations", "mine"): "turned into `agent` by the tool"}
 #: Limits a tool narrows, never widens: a host times a tool call out long before the
-#: protocol's longest wait (tools.MAX_WAIT_S).
+#: protocol's longest wait (traits.MAX_WAIT_S).
 NARROWED = {("wait_for_task", "timeout_s"), ("reserve_paths", "wait_s"), ("acquire_slot", "wait_s")}
 
 

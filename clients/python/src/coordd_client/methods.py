@@ -417,14 +417,3 @@ def ping() -> Call[wire.PingResult]:
 
 def server_info() -> Call[wire.ServerInfo]:
     return Call("server.info", None, wire.ServerInfo)
-
-
-# 1.2 section 11's builders (issue 33) live in their own module, this one being near its
-# size bound (the clients wrap them from there); named here too, so that `methods`
-# still holds every builder.
-from coordd_client.methods_edits import (  # noqa: E402, F401
-    file_guard,
-    recent_edits,
-    record_edit,
-    record_read,
-)

@@ -24,7 +24,7 @@ from coordd_client.landing import git, lander
 from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.bridge import Bridge
-from coordd_client.mcp_bridge.tools import MAX_WAIT_S, READ_ONLY, RETRY_SAFE, WRITES
+from coordd_client.mcp_bridge.traits import MAX_WAIT_S, READ_ONLY, RETRY_SAFE, WRITES
 from coordd_client.protocol import bounds
 from coordd_client.protocol import wire_slots as W
 from coordd_client.protocol.errors import Conflict, CoordError

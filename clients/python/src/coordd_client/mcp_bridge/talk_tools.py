@@ -10,20 +10,18 @@ from typing import Annotated, Any
 
 import msgspec
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from coordd_client import methods_talk, talk_render
 from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.bridge import Bridge
+from coordd_client.mcp_bridge.traits import RETRY_SAFE, WRITES
 from coordd_client.methods import Call
 from coordd_client.protocol import bounds, talk
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.talk import InboxResult
-
-READ = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITES = ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 Body = Annotated[str, m.field(bounds.MESSAGE_BODY, "the text; one paragraph is best")]
 MessageId = Annotated[int, m.field(bounds.MESSAGE_ID)]
@@ -63,7 +61,7 @@ def register(server: MCPServer, bridge: Bridge) -> None:
         )
         return await bridge.answer(call, ctx)
 
-    @server.tool(annotations=READ)
+    @server.tool(annotations=RETRY_SAFE)
     async def read_messages(
         ctx: Context,
         *,

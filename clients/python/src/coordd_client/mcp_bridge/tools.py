@@ -13,27 +13,25 @@ from typing import Annotated
 
 import trio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from coordd_client import methods
 from coordd_client.mcp_bridge import models as m
-from coordd_client.mcp_bridge import results, talk_tools
+from coordd_client.mcp_bridge import results, slot_tools, talk_tools
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
+from coordd_client.mcp_bridge.traits import (
+    DESTRUCTIVE,
+    MAX_WAIT_S,
+    PROGRESS_EVERY_S,
+    READ_ONLY,
+    RETRY_SAFE,
+    WRITES,
+)
 from coordd_client.protocol import bounds, wire
 from coordd_client.protocol.errors import CoordError
 from coordd_client.worktree import relative_to_board
-
-#: A `wait_for_task` call returns within this many seconds (hosts time tool calls out).
-MAX_WAIT_S = 50.0
-#: While it waits, it reports progress this often (to a caller that asked for it).
-PROGRESS_EVERY_S = 5.0
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-RETRY_SAFE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITES = ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-DESTRUCTIVE = ToolAnnotations(destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 Id = m.TaskId
 OptFence = Annotated[m.Fence | None, Field(description="your claim's fence; refused if stale")]
@@ -46,9 +44,7 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     _waiting_tools(server, bridge)
     _reservation_tools(server, bridge)
     talk_tools.register(server, bridge)  # issue 34: messages and release requests
-    from coordd_client.mcp_bridge import slot_tools  # issue 35's (it imports this module)
-
-    slot_tools.register(server, bridge)
+    slot_tools.register(server, bridge)  # issue 35: slots, ports and the landing queue
 
 
 async def _board_reached(bridge: Bridge) -> tuple[str | None, str | None]:
