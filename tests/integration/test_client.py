@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 import trio
 
 from coordd.daemon import Daemon
 from coordd_client import Client, Conflict, DaemonUnavailable, InvalidParams, NotFound, Task
-from coordd_client.aio import AsyncClient
+from coordd_client.aio import NOTIFICATIONS_QUEUED, AsyncClient
 from coordd_client.protocol.paths import default_socket_path
+from coordd_client.rpc import Response
 
 pytestmark = pytest.mark.both_backends
 
@@ -95,3 +97,39 @@ async def test_both_clients_check_capabilities_and_apply_defaults(inproc: Daemon
 
     # The blocking client in a thread: the daemon runs on this test's trio thread.
     assert await trio.to_thread.run_sync(blocking_checks) == (True, False)
+
+
+async def test_a_consumer_that_falls_behind_sees_its_notifications_end_not_skip(
+    inproc: Daemon,
+) -> None:
+    """The client's reader keeps the socket drained, so the daemon never sees a slow
+    consumer; the client's own queue is bounded. Past it, the stream ends (after what
+    was queued), and resubscribing after the last seq handled gets the rest: every
+    event once, in order, none skipped silently (it used to drop them and carry on)."""
+    posts = NOTIFICATIONS_QUEUED + 100
+    async with (
+        AsyncClient.connect(inproc.config.socket_path) as follower,
+        AsyncClient.connect(inproc.config.socket_path) as poster,
+    ):
+        await follower.call_raw("events.subscribe", {"after_seq": 0})
+        for n in range(posts):
+            await poster.post(f"task {n}")
+        with trio.fail_after(60):
+            while not follower.notifications_overflowed:
+                await trio.sleep(0.01)
+        seqs = [_event_seq(note) async for note in follower.notifications if note.method == "event"]
+    assert len(seqs) == NOTIFICATIONS_QUEUED
+    async with AsyncClient.connect(inproc.config.socket_path) as again:
+        await again.call_raw("events.subscribe", {"after_seq": seqs[-1]})
+        with trio.fail_after(60):
+            async for note in again.notifications:
+                if note.method == "event":
+                    seqs.append(_event_seq(note))
+                if len(seqs) == posts:
+                    break
+    assert seqs == list(range(seqs[0], seqs[0] + posts))
+
+
+def _event_seq(note: Response) -> int:
+    params = msgspec.json.decode(note.params)
+    return int(params["event"]["seq"])

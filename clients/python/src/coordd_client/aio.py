@@ -42,6 +42,8 @@ R = TypeVar("R")
 #: Requests one AsyncClient keeps in flight; further calls wait their turn here
 #: rather than draw -32004 from the daemon's per-connection cap (512).
 DEFAULT_MAX_IN_FLIGHT = 256
+#: Notifications an AsyncClient holds for a consumer that has not taken them yet.
+NOTIFICATIONS_QUEUED = 1000
 
 
 def _async(
@@ -119,10 +121,15 @@ class AsyncClient:
         self._send_lock = trio.Lock()
         self._broken: BaseException | None = None
         self._features: frozenset[str] | None = None
-        send, receive = trio.open_memory_channel[Response](1000)
+        send, receive = trio.open_memory_channel[Response](NOTIFICATIONS_QUEUED)
         self._notify_send = send
-        #: Server-to-client notifications (subscription events), in arrival order.
+        #: Server-to-client notifications (subscription events), in arrival order. A
+        #: consumer that falls `NOTIFICATIONS_QUEUED` behind sees the channel end (and
+        #: `notifications_overflowed` set) once it has taken what was queued: what
+        #: came after is not in it, so it subscribes again after the last seq it
+        #: handled. Nothing is skipped silently.
         self.notifications = receive
+        self.notifications_overflowed = False
 
     @classmethod
     @asynccontextmanager
@@ -193,10 +200,16 @@ class AsyncClient:
 
     def _dispatch(self, response: Response) -> None:
         if response.id is None and response.method is not None:
+            if self.notifications_overflowed:
+                return  # the channel has ended; what follows is the resubscription's
             try:
                 self._notify_send.send_nowait(response)
             except trio.WouldBlock:
-                pass  # the daemon closes a lagging subscription itself
+                # The daemon cannot see this lag (this reader keeps the socket
+                # drained), so the client ends the stream rather than drop a
+                # notification and carry on as if the rest were whole.
+                self.notifications_overflowed = True
+                self._notify_send.close()
             return
         pending = self._pending.get(response.id) if response.id is not None else None
         if pending is not None:
