@@ -66,6 +66,7 @@ class Daemon:
             lifecycle=self.lifecycle,
             on_instant=self.store.on_instant,
             on_disk_fault=self.disk_fault,
+            on_freed=self.reservations_freed,
         )
         self.notifier = Notifier()
         self.tracker = InflightTracker()
@@ -87,6 +88,13 @@ class Daemon:
         self.hub.publish(events)
         self.reservation_queue.on_commit(events)
         self.slot_queue.on_commit(events)
+
+    def reservations_freed(self, projects: set[str]) -> None:
+        """This daemon's writer ended reservations in `projects` with no task event
+        (a release, an agent let go, a release request approved): wake the acquires
+        waiting there. Other daemons on a team store hear it from the doorbell."""
+        for project in projects:
+            self.reservation_queue.poke(project)
 
     def poke_reservations(self, project: str | None) -> None:
         """Another daemon released reservations in `project` (None: maybe anywhere)."""

@@ -19,13 +19,4 @@ async def list_agents(services: Services, p: P.NoParams, session: Session) -> An
     )
 
 
-@method("agent.release", P.ReleaseAgentParams)
-async def release(services: Services, p: P.ReleaseAgentParams, session: Session) -> Any:
-    result = await services.writer.submit(holding.release_agent, p)
-    if result["reservations"]:
-        # Free-standing reservations end with no task event to wake the queue.
-        if p.project is None:
-            services.reservation_queue.poke_all()
-        else:
-            services.reservation_queue.poke(p.project)
-    return result
+write("agent.release", P.ReleaseAgentParams, holding.release_agent)

@@ -1,8 +1,9 @@
 """`reservation.*` methods (PROTOCOL.md section 10).
 
 Acquire and release run in the writer; check and list on a reader. An
-acquire with `wait_s` waits in the `ReservationQueue`, which the release
-handler and every committed task transition wake.
+acquire with `wait_s` waits in the `ReservationQueue`, which the writer's
+committed results wake: every task transition's event, and the projects whose
+reservations a write ended with no event (`Txn.freed_projects`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.clock import format_time
-from coordd.methods.registry import Services, Session, method
+from coordd.methods.registry import Services, Session, method, write
 from coordd.protocol import params as P
 from coordd.store import reservations
 
@@ -35,12 +36,7 @@ async def acquire(services: Services, p: P.AcquireParams, session: Session) -> A
     )
 
 
-@method("reservation.release", P.ReleaseReservationsParams)
-async def release(services: Services, p: P.ReleaseReservationsParams, session: Session) -> Any:
-    result = await services.writer.submit(reservations.release, p)
-    if result["released"]:
-        services.reservation_queue.poke(p.project)
-    return result
+write("reservation.release", P.ReleaseReservationsParams, reservations.release)
 
 
 @method("reservation.check", P.CheckParams)

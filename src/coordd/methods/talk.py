@@ -92,11 +92,4 @@ async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> 
 write("request.release", T.RequestReleaseParams, talk_requests.request_release)
 
 
-@method("request.answer", T.AnswerParams)
-async def answer(services: Services, p: T.AnswerParams, session: Session) -> Any:
-    result = await services.writer.submit(talk_requests.answer, p)
-    if result["reservations"]:
-        # The holder's reservations in the way ended: acquires waiting on what is
-        # left of them may go (the requester's grant is already in place).
-        services.reservation_queue.poke(result["request"]["project"])
-    return result
+write("request.answer", T.AnswerParams, talk_requests.answer)

@@ -125,6 +125,10 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
             granted, released = _hand_over_patterns(
                 tx, project, p.agent, requester, wanted=wanted, request_id=p.id
             )
+    if granted:
+        # The holder's reservations in the way ended: acquires waiting on what is
+        # left of them may go (the requester's grant is already in place).
+        tx.freed_projects.add(project)
     status = {"approve": "approved", "deny": "denied", "narrow": "narrowed"}[p.decision]
     given = [r["pattern"] for r in granted]
     what = f"task #{state['task_id']}" if task is not None else ", ".join(given)

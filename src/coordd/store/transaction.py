@@ -141,7 +141,9 @@ class Txn:
     #: The same, written by this group's earlier commands that succeeded (read only).
     group_seen: Mapping[str, datetime] = field(default_factory=dict)
     events: list[CommittedEvent] = field(default_factory=list)
-    #: Projects whose reservations this command released (other daemons wake waiters).
+    #: Projects whose reservations or slot units this command ended with no task
+    #: event to say so: after COMMIT this daemon wakes the acquires waiting there
+    #: (`Writer.on_freed`), and on a team store the doorbell tells the others.
     freed_projects: set[str] = field(default_factory=set)
     #: The last-seen writes of this command. Staged like its events: the writer adds
     #: them to the group if the command succeeds, and to its cache only after COMMIT,

@@ -67,9 +67,14 @@ class Writer:
         lifecycle: Lifecycle,
         on_instant: Callable[[datetime], None] | None = None,
         on_disk_fault: Callable[[str], None] | None = None,
+        on_freed: Callable[[set[str]], None] | None = None,
     ) -> None:
         self._store = store
         self._on_commit = on_commit
+        #: Told, on the trio thread after COMMIT, the projects whose reservations a
+        #: batch ended with no task event to say so (`Txn.freed_projects`): waiting
+        #: acquires there may go. Every wake-up comes from what the writer committed.
+        self._on_freed = on_freed
         #: Told each group's instant (team mode: the database's clock).
         self._on_instant = on_instant
         #: Told, on the trio thread, that the disk failed a write: the daemon must stop.
@@ -188,7 +193,9 @@ class Writer:
         finally:
             self._admission.release()
 
-    def _deliver(self, outcomes: list[Outcome], events: list[transaction.CommittedEvent]) -> None:
+    def _deliver(
+        self, outcomes: list[Outcome], events: list[transaction.CommittedEvent], freed: set[str]
+    ) -> None:
         """Runs on the trio thread after COMMIT: publish events in order, then wake callers.
 
         Commands answered by the writer thread were answered already; for
@@ -200,6 +207,11 @@ class Writer:
                 self._on_commit(events)
             except Exception:
                 log.exception("publishing committed events failed")
+        if freed and self._on_freed is not None:
+            try:
+                self._on_freed(freed)
+            except Exception:
+                log.exception("waking the acquires waiting on freed reservations failed")
         for command, value, error in outcomes:
             if command.waiter is not None:
                 result = Value(value) if error is None else Error(error)
@@ -239,20 +251,23 @@ class Writer:
     def _run_batch(self, batch: list[Command]) -> None:
         outcomes: list[Outcome] = []
         events: list[transaction.CommittedEvent] = []
+        freed: set[str] = set()
         if self._fault is not None:
             refusal = ShuttingDown("the daemon is restarting after a disk error; retry")
             outcomes.extend((command, None, refusal) for command in batch)
-            self._answer(outcomes, events)
+            self._answer(outcomes, events, freed)
             return
         grouped = [command for command in batch if command.transactional]
         if grouped:
-            self._run_transaction(grouped, outcomes, events)
+            self._run_transaction(grouped, outcomes, events, freed)
         for command in batch:
             if not command.transactional:
                 outcomes.append(self._run_raw(command))
-        self._answer(outcomes, events)
+        self._answer(outcomes, events, freed)
 
-    def _answer(self, outcomes: list[Outcome], events: list[transaction.CommittedEvent]) -> None:
+    def _answer(
+        self, outcomes: list[Outcome], events: list[transaction.CommittedEvent], freed: set[str]
+    ) -> None:
         for command, value, error in outcomes:
             if command.answer is not None:
                 try:
@@ -260,7 +275,7 @@ class Writer:
                 except Exception:
                     log.exception("answering a write failed")
         assert self._token is not None
-        self._token.run_sync_soon(self._deliver, outcomes, events)
+        self._token.run_sync_soon(self._deliver, outcomes, events, freed)
 
     def _run_raw(self, command: Command) -> Outcome:
         try:
@@ -273,6 +288,7 @@ class Writer:
         commands: list[Command],
         outcomes: list[Outcome],
         events: list[transaction.CommittedEvent],
+        freed: set[str],
     ) -> None:
         """One group commit. Optimistic first: no savepoints, which are two statements
         (two GIL hand-offs on SQLite, two round trips on PostgreSQL) per command. If
@@ -280,14 +296,15 @@ class Writer:
         with each command in its own savepoint, so one failure undoes only its own
         command. Commands are functions of the database and their params, so the
         second run computes what the first would have, minus the failed command."""
-        if not self._run_group(commands, outcomes, events, isolated=False):
-            self._run_group(commands, outcomes, events, isolated=True)
+        if not self._run_group(commands, outcomes, events, freed, isolated=False):
+            self._run_group(commands, outcomes, events, freed, isolated=True)
 
     def _run_group(
         self,
         commands: list[Command],
         outcomes: list[Outcome],
         events: list[transaction.CommittedEvent],
+        freed_in_batch: set[str],
         *,
         isolated: bool,
     ) -> bool:
@@ -365,6 +382,7 @@ class Writer:
         self._largest_group = max(self._largest_group, len(commands))
         outcomes.extend(done)
         events.extend(staged_events)
+        freed_in_batch.update(freed)
         if seen:
             self._remember(seen)
         return True
