@@ -18,7 +18,7 @@ HOSTS_STAMP := $(HOSTS)/node_modules/.installed
 # npm itself sends nothing but the install: no update check, audit or funding call.
 NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test test-fast test-unit test-integration test-hosts lint fmt ts-wire bench bench-peers soak lock lock-hosts clean
+.PHONY: run test test-fast test-unit test-integration test-hosts lint fmt ts-wire protocol-doc bench bench-peers soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -75,6 +75,10 @@ lint: $(STAMP)
 ## Regenerate the TS client's src/wire.ts from the Python declarations (commit it with them).
 ts-wire: $(STAMP)
 	$(BIN)/python scripts/ts_wire.py
+
+## Regenerate docs/PROTOCOL.md's reference (methods, params, results, bounds) from the code.
+protocol-doc: $(STAMP)
+	$(BIN)/python scripts/protocol_reference.py
 
 ## Rewrite what `make lint` would reject and can be fixed mechanically: formatting, import order.
 fmt: $(STAMP)

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
+from collections import Counter
 
 from coordd.methods import dispatch  # noqa: F401  (registers every method)
 from coordd.methods.registry import METHODS
+from coordd.methods.server import FEATURE_METHODS, FEATURES
+from parity import ROOT
 
 
 def _only_submits(handler: object) -> bool:
@@ -51,3 +55,56 @@ def test_the_plain_writes_include_the_ones_each_edit_and_turn_make() -> None:
     plain = {name for name, method in METHODS.items() if method.write_fn is not None}
     hot = {"agent.heartbeat", "message.send", "message.ack", "file.record_edit", "task.claim"}
     assert hot <= plain
+
+
+#: The methods of protocol 1.0 (the base contract's section 6): every later method
+#: comes with a feature flag, so this list never grows.
+PROTOCOL_1_0 = frozenset(
+    {
+        "ping",
+        "server.info",
+        "task.post",
+        "task.get",
+        "task.list",
+        "task.claim",
+        "task.claim_next",
+        "task.renew",
+        "task.release",
+        "task.complete",
+        "task.fail",
+        "task.cancel",
+        "task.reopen",
+        "task.wait",
+        "agent.heartbeat",
+        "agent.list",
+        "events.since",
+        "events.subscribe",
+        "events.unsubscribe",
+    }
+)
+
+
+def test_every_method_after_1_0_comes_with_exactly_one_served_feature() -> None:
+    """A client asks `server.info.features` before it calls a later method, so each
+    must name the one flag to ask for (docs/PROTOCOL.md's reference prints it)."""
+    counts = Counter(name for names in FEATURE_METHODS.values() for name in names)
+    assert [name for name, n in counts.items() if n > 1] == []
+    assert set(FEATURE_METHODS) <= set(FEATURES)
+    assert set(counts) <= set(METHODS), "a feature names a method nobody registered"
+    assert set(METHODS) - PROTOCOL_1_0 == set(counts)
+    assert set(METHODS) >= PROTOCOL_1_0
+
+
+def test_the_feature_methods_are_the_ones_protocol_1_2_lists() -> None:
+    """docs/PROTOCOL-1.2.md's table of flags names the methods each 1.2 flag brings;
+    a cell that begins with `(` names params or fields, not methods."""
+    table: dict[str, set[str]] = {}
+    text = (ROOT / "docs" / "PROTOCOL-1.2.md").read_text()
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        flag = re.fullmatch(r"`([a-z_]+)`", cells[0]) if len(cells) == 4 else None
+        if flag and not cells[2].startswith("("):
+            table[flag.group(1)] = set(re.findall(r"`([a-z_]+\.[a-z_]+)`", cells[2]))
+    protocol_1_1 = ("assignee", "reservations")  # the base contract's, not in that table
+    declared = {f: set(names) for f, names in FEATURE_METHODS.items() if f not in protocol_1_1}
+    assert declared == table

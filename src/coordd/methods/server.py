@@ -27,6 +27,28 @@ FEATURES = (
     "claim_request_key",  # issue 44 item 7: section 5a
 )
 
+#: The methods each feature brings: a client checks the flag in `server.info.features`
+#: before it calls one, since an older daemon answers them -32601. A method of protocol
+#: 1.0 needs no flag and is in none; a feature that only adds params, result members or
+#: bounds (`deps`, `task_history`, `pattern_limits`, ...) brings none. Declared here,
+#: beside `FEATURES`, so docs/PROTOCOL.md's reference (scripts/protocol_reference.py)
+#: and tests/unit/test_method_registry.py read one table instead of each keeping its own.
+FEATURE_METHODS: dict[str, tuple[str, ...]] = {
+    "assignee": ("task.assign",),
+    "reservations": (
+        "reservation.acquire",
+        "reservation.release",
+        "reservation.check",
+        "reservation.list",
+    ),
+    "agent_release": ("agent.release",),
+    "file_edits": ("file.guard", "file.record_edit", "file.record_read", "file.recent"),
+    "messages": ("message.send", "message.read", "message.ack", "message.wait", "message.get"),
+    "release_requests": ("request.release", "request.answer"),
+    "slots": ("slot.acquire", "slot.release", "slot.list", "port.lease"),
+    "landing_queue": ("land.enqueue", "land.start", "land.finish", "land.list"),
+}
+
 
 @inline_method("ping", P.NoParams)
 def ping(services: Services, p: P.NoParams) -> dict[str, Any]:
