@@ -85,6 +85,12 @@ class Limits:
     #: flood of scans on one connection cannot queue ahead of everybody
     #: else's reads, since it never has more than this many in line.
     reader_share_per_connection: int = 2
+    #: A `file.guard` or `reservation.check` over more paths than this is bulk (a
+    #: hook's edit names a few; a commit or a script, hundreds). Bulk matching runs
+    #: one request at a time daemon-wide (`Services.bulk_matching`), so however many
+    #: connections send it, it holds one reader and a share of the GIL, and every
+    #: other read, a pre-edit guard's included, is answered beside it (issue 44).
+    bulk_match_paths: int = 16
     #: Milliseconds a connection waits for SQLite's lock: long enough to ride
     #: out a user's short `sqlite3` shell transaction, short enough that a
     #: stuck lock turns into a retryable -32004 instead of a hang.

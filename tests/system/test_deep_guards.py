@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from coordd_client import Client
+from coordd_client.methods_edits import file_guard
 from support import DaemonProcess, short_tmpdir
 
 PROJECT = "/deep"
@@ -93,4 +94,48 @@ def test_another_clients_claim_does_not_wait_for_a_running_guard(
     worst = max(latencies)
     assert worst < 0.75 * guard_took[0], (
         f"a claim took {worst:.2f} s while a {guard_took[0]:.2f} s guard ran"
+    )
+
+
+def test_bulk_guards_of_many_connections_leave_readers_for_a_hooks_guard(
+    crowded: DaemonProcess,
+) -> None:
+    """Six connections each in the middle of a bulk guard (32 paths, seconds each
+    against this crowd) once held every reader, so a pre-edit hook's one-path guard
+    from anywhere waited for one of them to end, past the hooks' 3 s: the edit went
+    ahead unchecked. Bulk matching now runs one at a time daemon-wide, and the small
+    guard is answered beside it: before any bulk guard is (an order, not a time)."""
+    bulk = file_guard(
+        [f"src/bulk{n}/file{n}.py" for n in range(32)], agent="bulk", worktree=PROJECT
+    )
+    busy = [Client(crowded.socket_path, timeout_s=600, project=PROJECT) for _ in range(6)]
+    answered: list[float] = []
+    try:
+        for client in busy:
+            client.send_request(bulk.method, {**(bulk.params or {}), "project": PROJECT})
+            pong = client.send_request("ping")
+            # A ping is answered where its frame is read, so its answer means the
+            # daemon has the guard in hand (running, or waiting for a reader).
+            assert client.next_frame(time.monotonic() + 60).id == pong
+
+        def finish(client: Client) -> None:
+            client.next_frame(time.monotonic() + 600)
+            answered.append(time.monotonic())
+
+        threads = [threading.Thread(target=finish, args=(client,)) for client in busy]
+        for thread in threads:
+            thread.start()
+        with Client(crowded.socket_path, timeout_s=600, project=PROJECT) as hook:
+            verdict = hook.file_guard(["src/edited.py"], agent="editor", worktree=PROJECT)
+            small_answered = time.monotonic()
+        for thread in threads:
+            thread.join(600)
+    finally:
+        for client in busy:
+            client.close()
+    assert verdict.allowed
+    assert len(answered) == len(busy)
+    assert small_answered < min(answered), (
+        f"the hook's guard was answered {small_answered - min(answered):.2f} s after the"
+        " first bulk guard: it waited for a reader"
     )

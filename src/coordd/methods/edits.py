@@ -23,7 +23,8 @@ async def guard(services: Services, p: E.GuardParams, session: Session) -> Any:
     writer matches only what changed in between, so a guard over many paths and many
     live reservations never holds every other write behind it (issue 44)."""
     now = format_time(services.clock.now())
-    verdicts = await services.readers.run(edits.match_for_guard, now, p, share=session.reads)
+    async with services.matching(len(p.paths)):
+        verdicts = await services.readers.run(edits.match_for_guard, now, p, share=session.reads)
     return await services.writer.submit(edits.guard, p, verdicts)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -14,6 +14,7 @@ import trio
 from coordd.clock import Clock
 from coordd.events import EventHub, Subscription
 from coordd.lifecycle import Lifecycle
+from coordd.limits import Limits
 from coordd.reservation_queue import ReservationQueue
 from coordd.slot_queue import SlotQueue
 from coordd.store.commands import WriteFn
@@ -43,6 +44,14 @@ class Services:
     #: The store's id (docs/PROTOCOL-1.2.md section 1b), read once at start: it never changes.
     board_id: str
     pid: int = field(default_factory=os.getpid)
+    #: Taken by a bulk path match (more than `Limits.bulk_match_paths` paths) before
+    #: its reader: one at a time daemon-wide, so bulk matches can never fill the
+    #: reader pool and starve small reads (a hook's guard) of every other project.
+    bulk_matching: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(1))
+
+    def matching(self, paths: int) -> AbstractAsyncContextManager[object]:
+        """What a path match over `paths` paths holds while it runs on a reader."""
+        return self.bulk_matching if paths > Limits.bulk_match_paths else nullcontext()
 
     @property
     def draining(self) -> bool:

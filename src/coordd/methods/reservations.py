@@ -42,7 +42,8 @@ write("reservation.release", P.ReleaseReservationsParams, reservations.release)
 @method("reservation.check", P.CheckParams)
 async def check(services: Services, p: P.CheckParams, session: Session) -> Any:
     now = format_time(services.clock.now())
-    return await services.readers.run(reservations.check, now, p, share=session.reads)
+    async with services.matching(len(p.paths)):
+        return await services.readers.run(reservations.check, now, p, share=session.reads)
 
 
 @method("reservation.list", P.ListReservationsParams, large_answer=True)
