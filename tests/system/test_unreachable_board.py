@@ -8,6 +8,7 @@ daemons, each host's recorded stdin.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -231,3 +232,19 @@ def test_a_commit_on_another_board_than_the_tabs_is_refused_as_such(
                           cwd=repo)  # fmt: skip
     assert refused.returncode == 1, refused.stderr
     assert f"serves board {other}" in refused.stderr and "reserved" not in refused.stderr
+
+
+def test_a_daemon_too_busy_to_answer_is_not_called_absent(workdir: Path, repo: Path) -> None:
+    """A guard that timed out (the daemon is up, but stopped or swamped) used to tell
+    the person to start the daemon; it now says the daemon is running but busy."""
+    daemon = DaemonProcess(workdir).start()
+    assert daemon.proc is not None
+    daemon.proc.send_signal(signal.SIGSTOP)
+    try:
+        done = hook("pre-edit", "claude", edit("claude", repo), daemon.socket_path)
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
+        daemon.stop()
+    context = context_of(done)
+    assert UNCHECKED in context and "timed out waiting for the daemon's answer" in context
+    assert "running but did not answer in time" in context and "coordd serve" not in context

@@ -207,7 +207,7 @@ class Client:
             if remaining is not None and remaining <= 0:
                 self.close()
                 raise DaemonUnavailable(
-                    "timed out waiting for the daemon's answer", outcome="unknown"
+                    "timed out waiting for the daemon's answer", outcome="unknown", reason="timeout"
                 )
             self._sock.settimeout(remaining)
             try:

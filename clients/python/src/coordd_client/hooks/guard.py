@@ -95,6 +95,12 @@ def remedy(failure: CoordError) -> str:
     boards, whose message already says (pin the one you mean, or stop one)."""
     if isinstance(failure, SeveralBoards):
         return ""
+    if failure.data.get("reason") == "timeout":
+        # The daemon is up: telling the person to start it sends them the wrong way.
+        return (
+            "The daemon is running but did not answer in time (busy);"
+            " `coord top` shows what it is doing, `coord doctor` in a terminal says more."
+        )
     return (
         "Start the daemon (`coordd serve`) or give every tab its socket ($COORDD_SOCKET);"
         " `coord doctor` in a terminal says what is wrong."
