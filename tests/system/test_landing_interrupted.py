@@ -30,6 +30,8 @@ import os
 import select
 import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,22 +100,31 @@ class Gate:
         self.started, self.hold = workdir / "started", workdir / "hold"
         os.mkfifo(self.started)
         os.mkfifo(self.hold)
-        script = workdir / "gate.sh"
+        # The gate is Python, not sh: a script's sh defers Ctrl-C until its child exits,
+        # and a child forked as the signal arrives can miss it and block for ever.
+        script = workdir / "gate.py"
         script.write_text(
-            "#!/bin/sh\n"
-            "# gate.sh POINT [DIR]: the first run after POINT is armed (in DIR) blocks\n"
-            '[ -z "$2" ] || [ "$(pwd -P)" = "$2" ] || exit 0\n'
-            f'rmdir "{workdir}/armed-$1" 2>/dev/null || exit 0\n'
-            f"echo go > {self.started}\n"
-            f"cat {self.hold} > /dev/null\n"
+            "import os, sys\n"
+            "# gate.py POINT [DIR]: the first run after POINT is armed (in DIR) blocks\n"
+            "if len(sys.argv) > 2 and os.path.realpath(os.getcwd()) != sys.argv[2]:\n"
+            "    sys.exit(0)\n"
+            "try:\n"
+            f"    os.rmdir({str(workdir)!r} + '/armed-' + sys.argv[1])\n"
+            "except OSError:\n"
+            "    sys.exit(0)\n"
+            f"with open({str(self.started)!r}, 'w') as started:\n"
+            "    started.write('go\\n')\n"
+            f"with open({str(self.hold)!r}) as hold:\n"
+            "    hold.read()\n"
         )
+        gate = f"{sys.executable} {script}"
         top = repo.resolve()
         hooks = repo / ".git" / "hooks"
         self._hook(hooks / "reference-transaction",
-                   f"grep -q ' refs/heads/main$' && sh {script} \"$1\"\nexit 0\n")  # fmt: skip
+                   f"grep -q ' refs/heads/main$' && exec {gate} \"$1\"\nexit 0\n")  # fmt: skip
         self._hook(hooks / "post-index-change",
-                   f'[ "$1" = 1 ] && sh {script} index {top}\nexit 0\n')  # fmt: skip
-        git(repo, "config", "filter.gate.smudge", f"sh {script} file {top}; cat")
+                   f'[ "$1" = 1 ] && exec {gate} index {top}\nexit 0\n')  # fmt: skip
+        git(repo, "config", "filter.gate.smudge", f"{gate} file {top}; cat")
         git(repo, "config", "filter.gate.clean", "cat")
 
     @staticmethod
@@ -158,6 +169,19 @@ def _no_lander_left() -> Iterator[None]:
 def land(repo: Path, branch: str, *more: str) -> list[str]:
     return [COORD, "land", branch, "--onto", "main", "--agent", f"agent-{branch}",
             "--project", str(repo), *more]  # fmt: skip
+
+
+def wait_until_gone(group: int) -> None:
+    """Until every process of the killed lander's group has exited (and so closed what it
+    held): a signal is delivered at once, but dying takes a moment on a loaded machine."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"process group {group} outlived its kill"
+        time.sleep(0.02)  # a poll with a deadline, not a wait for time to pass
 
 
 def journals(repo: Path) -> list[Path]:
@@ -224,6 +248,8 @@ def test_a_lander_killed_anywhere_in_a_big_landing_leaves_what_the_next_makes_wh
     else:
         os.killpg(lander.pid, signal.SIGKILL if case.kill == "group" else signal.SIGINT)
     out, err = lander.communicate(timeout=WAIT_S)
+    if case.kill != "pid":
+        wait_until_gone(lander.pid)
     assert lander.returncode != 0, (out, err)
     assert journals(repo), "the interrupted lander left no journal"
     _fail_dead_landing(daemon, repo)
