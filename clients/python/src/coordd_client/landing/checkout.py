@@ -58,7 +58,7 @@ def move(
     say: Callable[[str], None],
 ) -> None:
     """Move `refs/heads/<onto>` from `old` to `new` (compare and swap), then the checkout
-    in `holder`, journaled. A refused swap raises `GitFailed` (nothing moved); a
+    in `holder`, journaled. A refused swap raises `SwapRefused` (nothing moved); a
     checkout left behind raises `CheckoutLeft` (the ref moved, the journal stays)."""
     common = git.common_dir(repo)
     try:
@@ -130,7 +130,10 @@ def _read(common: Path, target: str) -> journal.Journal | None:
 
 
 def _busy(common: Path, onto: str) -> str:
-    entry = journal.read(common, onto)
+    try:
+        entry = journal.read(common, onto)
+    except msgspec.MsgspecError:
+        entry = None
     who = f"landing #{entry.landing} (pid {entry.pid})" if entry else "another landing"
     return (
         f"{who} is still moving {onto} or its checkout (it holds"

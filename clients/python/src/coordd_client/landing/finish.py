@@ -28,6 +28,7 @@ from coordd_client.landing import git
 _NAMED = 8
 _ZERO_MODE = "000000"
 _GITLINK = "160000"
+_REGULAR = {"100644", "100755"}
 
 
 class CheckoutLeft(git.GitFailed):
@@ -46,13 +47,15 @@ def finish(holder: Path, old: str, new: str, fd: int) -> int:
     in a state the move leaves; how many were not new yet. Else `CheckoutLeft`."""
     changes = _changes(holder, old, new)
     current = _worktree_states(holder, changes)
+    # Where git ignores the executable bit (core.fileMode false), so does the comparison.
+    exec_bits = git.git(holder, "config", "--bool", "core.fileMode", check=False) != "false"
     stale: list[_Change] = []
     foreign: list[str] = []
     for change in changes:
         got = current.get(change.path)
-        if _matches(change.new, got):
+        if _matches(change.new, got, exec_bits):
             continue
-        if got is None or _matches(change.old, got) or _cut_short(holder, change):
+        if got is None or _matches(change.old, got, exec_bits) or _cut_short(holder, change):
             stale.append(change)
         else:
             foreign.append(change.path)
@@ -124,10 +127,13 @@ def _worktree_states(holder: Path, changes: list[_Change]) -> dict[str, tuple[st
     return found
 
 
-def _matches(entry: tuple[str, str] | None, got: tuple[str, str] | None) -> bool:
+def _matches(entry: tuple[str, str] | None, got: tuple[str, str] | None, exec_bits: bool) -> bool:
+    """Whether the worktree's (mode, blob) is the commit's (None: absent)."""
     if entry is None or got is None:
         return entry is None and got is None
-    return entry == got
+    if entry[1] != got[1]:
+        return False
+    return entry[0] == got[0] or (not exec_bits and {entry[0], got[0]} <= _REGULAR)
 
 
 def _cut_short(holder: Path, change: _Change) -> bool:
