@@ -15,7 +15,7 @@ from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_client.cli.registry import command, package_version
 from coordd_client.protocol.errors import SeveralBoards
 
-SECTIONS = ("daemon", "boards", "claude", "codex", "worktrees", "edits")
+SECTIONS = ("daemon", "boards", "claude", "codex", "worktrees", "edits", "landing")
 
 
 @command("doctor", "check the daemon and each host's coord setup; name the fixes", "coord doctor")

@@ -14,7 +14,7 @@ from coordd_client import render_slots
 from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_client.cli.registry import arg, command
-from coordd_client.landing import git
+from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone
 from coordd_client.landing.lander import LandingRefused, Plan, land
 from coordd_client.ports import PortRequest, lease_free_port
@@ -109,9 +109,16 @@ def port(ctx: Context) -> int:
     arg("--ttl", type=positive_float, help="seconds its lease lasts between heartbeats (600)"),
     arg("--ignore-reservations", action="store_true", help="land over others' reservations"),
     arg("--queue", action="store_true", help="show the queue instead of landing"),
+    arg(
+        "--recover",
+        action="store_true",
+        help="only finish what an interrupted `coord land` left half-moved here (no daemon)",
+    ),
 )
 def land_branch(ctx: Context) -> int:
     args = ctx.args
+    if args.recover:
+        return _recover(ctx)
     with ctx.client() as client:
         client.agent, client.project = ctx.agent, ctx.project
         if args.queue:
@@ -140,6 +147,20 @@ def land_branch(ctx: Context) -> int:
             return EXIT_LOST
     if ctx.json:
         ctx.emit(outcome.landing, "")
+    return EXIT_OK
+
+
+def _recover(ctx: Context) -> int:
+    """`coord land --recover`: finish every interrupted move of this repository's targets
+    (`landing/checkout.py`), waiting for one whose lander's git command still runs."""
+    lines: list[str] = []
+    try:
+        found = checkout.recover(Path.cwd(), None, wait_s=checkout.LOCK_WAIT_S, say=lines.append)
+    except git.GitFailed as exc:
+        emit_error(ctx.json, 0, str(exc), {"said": lines})
+        return EXIT_ERROR
+    text = "\n".join(line.strip() for line in lines) or "no interrupted landing to finish"
+    ctx.emit({"recovered": found, "said": lines}, text)
     return EXIT_OK
 
 

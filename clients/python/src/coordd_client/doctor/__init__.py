@@ -22,7 +22,9 @@ is a finding ("did not answer within N s"), never a hung doctor.
 - every worktree of the repository (`worktrees`): is each host's setup one
   that covers it;
 - the repository's edit-protection switch (`edits`): `.coord/config.json` as the
-  hooks read it, and why they pass over one they cannot use.
+  hooks read it, and why they pass over one they cannot use;
+- the repository's landings (`landings`): a `coord land` that died half-way
+  through moving a target and its checkout, which its journal tells.
 
 This module only runs them in order; the names below are re-exported so that
 `coordd_client.doctor.X` keeps meaning what it meant when this was one module.
@@ -73,6 +75,7 @@ from coordd_client.doctor.findings import (
     run_host,
 )
 from coordd_client.doctor.hostenv import host_surfaces
+from coordd_client.doctor.landings import check_landings
 from coordd_client.doctor.worktrees import (
     check_worktrees,
     git_guard_coverage,
@@ -100,6 +103,7 @@ __all__ = [
     "check_codex",
     "check_daemon",
     "check_edit_config",
+    "check_landings",
     "check_worktrees",
     "claude_coverage",
     "claude_hooks_found",
@@ -142,6 +146,7 @@ def run_checks(
     findings += check_worktrees(top, home, worktrees, claude is not None, codex_state)
     if worktrees:  # the first is the main worktree: the project's directory
         findings += check_edit_config(worktrees[0])
+    findings += check_landings(cwd)
     return findings
 
 

@@ -31,14 +31,18 @@ class Worktree:
     locked: str | None = None  # the lock's reason ("" locked without one)
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    """Run `git args` in `cwd`; its stdout, stripped of the trailing newline."""
+def git(
+    cwd: Path, *args: str, check: bool = True, stdin: str | None = None, keep_fd: int = -1
+) -> str:
+    """Run `git args` in `cwd`; its stdout, stripped of the trailing newline. `keep_fd`:
+    a descriptor the command inherits (a journal lock, held until it ends too)."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     env.pop("GIT_DIR", None)
     env.pop("GIT_WORK_TREE", None)
     done = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False
-    )
+        ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False,
+        input=stdin, pass_fds=() if keep_fd < 0 else (keep_fd,),
+    )  # fmt: skip
     if check and done.returncode != 0:
         said = (done.stderr or done.stdout).strip()
         raise GitFailed(f"git {' '.join(args)}: {said}")
@@ -159,13 +163,14 @@ def _lander_runs(lock_reason: str | None) -> bool:
     return True
 
 
-def move_ref(cwd: Path, branch: str, new: str, old: str, why: str) -> None:
+def move_ref(cwd: Path, branch: str, new: str, old: str, why: str, *, keep_fd: int = -1) -> None:
     """Compare and swap: `refs/heads/<branch>` from `old` to `new`, refused if it moved."""
-    git(cwd, "update-ref", "-m", why, f"refs/heads/{branch}", new, old)
+    git(cwd, "update-ref", "-m", why, f"refs/heads/{branch}", new, old, keep_fd=keep_fd)
 
 
-def update_checkout(holder: Path, old: str, new: str) -> None:
+def update_checkout(holder: Path, old: str, new: str, *, keep_fd: int = -1) -> None:
     """Bring a worktree whose branch moved from `old` to `new` (under it, by `move_ref`)
-    up to date: the two-way merge a fast-forward does, refusing to overwrite a change."""
-    git(holder, "update-index", "-q", "--refresh", check=False)
-    git(holder, "read-tree", "-m", "-u", old, new)
+    up to date: the two-way merge a fast-forward does, refusing to overwrite a change.
+    Not atomic: `checkout.py` finishes it when it was interrupted."""
+    git(holder, "update-index", "-q", "--refresh", check=False, keep_fd=keep_fd)
+    git(holder, "read-tree", "-m", "-u", old, new, keep_fd=keep_fd)

@@ -19,16 +19,19 @@
    `git update-ref` moves the target from the commit the check was built on
    (refused if anything moved it meanwhile). If the target is checked out
    (it must be clean), that checkout follows after the swap (`read-tree -m
-   -u`, a fast-forward's two-way merge). The branch follows (`reset --keep`
-   in its clean worktree, or `update-ref`), so it shows as merged.
+   -u`, a fast-forward's two-way merge), the whole move journaled
+   (`checkout.py`). The branch follows (`reset --keep` in its clean
+   worktree, or `update-ref`), so it shows as merged.
 5. Tell the daemon (`land.landed` or `land.failed`), complete the linked
    task on success, remove the throwaway worktree.
 
 Until step 4 nothing outside the throwaway worktree changes, so a failure or
 a `kill -9` before it leaves the repository as it was; the next holder of
 the slot removes what a killed lander left (`git.sweep`), and keeps what a
-lander that still runs holds. Every daemon call survives a daemon restart
-(`calls.py`).
+lander that still runs holds. A lander killed during step 4 leaves a journal;
+every `coord land` first finishes such a move (`checkout.recover`): before
+it joins the queue, and again once it holds the slot. Every daemon call
+survives a daemon restart (`calls.py`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from pathlib import Path
 import msgspec
 
 from coordd_client.client import Client
-from coordd_client.landing import git
+from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone, retrying
 from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
 from coordd_client.landing.renewer import Renewer
@@ -121,6 +124,9 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
     if plan.branch == plan.onto or git.is_ancestor(repo, plan.branch, plan.onto):
         # Nothing would land, and a rebase would reset the branch to the target's tip.
         raise git.GitFailed(f"nothing to land: {plan.branch} is already in {plan.onto}")
+    # A move a killed lander left half-done is finished before anything looks at the
+    # checkout; one whose lander still runs is left to it (and waited for below).
+    checkout.recover(repo, plan.onto, wait_s=0, say=say)
     paths = git.changed_paths(repo, plan.onto, plan.branch)
     enqueued = _enqueue(client, plan, paths)
     landing = enqueued.landing
@@ -226,10 +232,16 @@ def _land_holding(
         say(f"  removed {left.name}, left by a lander that did not finish")
     for left in kept:
         say(f"  kept {left.name}: its lander still runs (it will not move {plan.onto})")
+    failed: str | None = None
+    try:
+        checkout.recover(repo, plan.onto, wait_s=checkout.LOCK_WAIT_S, say=say)
+    except git.GitFailed as exc:
+        failed = str(exc)
+    if failed is not None:
+        raise _refuse(client, plan, enqueued, failed)
     place = git.common_dir(repo) / git.LANDING_DIR / str(landing.id)
     merge = configured_merge(repo) if plan.merge is None else plan.merge
     check = configured_check(repo) if plan.check is None else plan.check
-    failed: str | None = None
     try:
         target = git.resolve(repo, f"refs/heads/{plan.onto}")
         branch_was = git.resolve(repo, f"refs/heads/{plan.branch}")
@@ -310,7 +322,8 @@ def _move_target(
     """Move `plan.onto` from `was` to `commit`, once, and only while this landing holds
     its fence: the daemon confirms the fence, then one compare-and-swap of the ref moves
     it (refused if anything moved it since `was`, the commit the check was built on).
-    The checkout of the target, if any, follows after the swap."""
+    The checkout of the target, if any, follows after the swap; the move is journaled,
+    so one cut short is finished later (`checkout.py`)."""
     if commit == was:
         return
     holder = git.checked_out(repo, plan.onto)
@@ -318,17 +331,15 @@ def _move_target(
         _require_clean_target(repo, plan.onto)  # again: the check ran meanwhile
     _confirm_fence(client, plan, hold)
     try:
-        git.move_ref(repo, plan.onto, commit, was, f"coord land #{hold.landing_id}")
-    except git.GitFailed as exc:
+        checkout.move(repo, onto=plan.onto, old=was, new=commit, holder=holder,
+                      landing_id=hold.landing_id, say=say)  # fmt: skip
+    except checkout.CheckoutLeft as exc:  # the landing stands; its journal stays
+        say(f"  {plan.onto} moved, but its checkout in {holder} was not updated: {exc}")
+    except checkout.SwapRefused as exc:
         raise git.GitFailed(
             f"{plan.onto} moved while #{hold.landing_id} was landing (the compare-and-swap"
             f" from {was[:12]} was refused: {exc}); land again"
         ) from None
-    if holder is not None:
-        try:
-            git.update_checkout(holder, was, commit)
-        except git.GitFailed as exc:
-            say(f"  {plan.onto} moved, but its checkout in {holder} was not updated: {exc}")
 
 
 def _confirm_fence(client: Client, plan: Plan, hold: _Hold) -> None:
