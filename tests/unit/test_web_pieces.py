@@ -17,7 +17,7 @@ import trio
 from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
 from coordd_client.protocol.talk import MessageEvent
-from coordd_client.protocol.wire import Event, Task
+from coordd_client.protocol.wire import EVENT_TYPES, Event, Task
 from coordd_client.web import http_post, notify
 from coordd_client.web.daemon import decode_event
 from coordd_client.web.guard import Guard, Secrets, same_origin_path
@@ -275,3 +275,14 @@ def test_a_webhook_post_to_an_answer_that_is_not_http_is_one_error() -> None:
         return "no error"
 
     assert trio.run(main) != "no error"
+
+
+def test_notify_on_takes_gate_event_types_and_families_and_refuses_the_rest() -> None:
+    """`--notify-on bogus` and `task.*` (the README's own wording, taken literally)
+    used to start a receiver that never heard a thing."""
+    kinds = notify.chosen_kinds(["gate", "land.*", "message.sent"])
+    assert kinds == {"gate", "message.sent"} | {t for t in EVENT_TYPES if t.startswith("land.")}
+    assert "task.failed" in notify.chosen_kinds(["task.*"])
+    for bad in (["bogus"], ["task.faild"], ["nope.*"], []):
+        with pytest.raises(ValueError, match="--notify-on"):
+            notify.chosen_kinds(bad)

@@ -41,7 +41,7 @@ import msgspec
 import trio
 
 from coordd_client.protocol.talk import MessageEvent
-from coordd_client.protocol.wire import Event
+from coordd_client.protocol.wire import EVENT_TYPES, Event
 from coordd_client.web.http_post import PostFailed, post
 
 if TYPE_CHECKING:
@@ -94,6 +94,28 @@ def _names_a_host(url: str) -> bool:
     return bool(parts.hostname)
 
 
+def chosen_kinds(kinds: Iterable[str]) -> frozenset[str]:
+    """What `--notify-on` names: `gate`, event types, and families (`task.*`). A kind
+    that is none of them is refused: it would start a receiver that never hears a
+    thing (`bogus`, or `task.*` taken literally, once did)."""
+    chosen: set[str] = set()
+    for kind in kinds:
+        family = [t for t in EVENT_TYPES if kind.endswith(".*") and t.startswith(kind[:-1])]
+        if kind == GATE or kind in EVENT_TYPES:
+            chosen.add(kind)
+        elif family:
+            chosen.update(family)
+        else:
+            families = sorted({f"{t.split('.')[0]}.*" for t in EVENT_TYPES})
+            raise ValueError(
+                f"--notify-on: {kind!r} is not a kind: name `gate`, an event type"
+                f" ({', '.join(EVENT_TYPES)}) or a family ({', '.join(families)})"
+            )
+    if not chosen:
+        raise ValueError("--notify-on names no kind (e.g. gate,task.failed)")
+    return frozenset(chosen)
+
+
 @dataclass(frozen=True)
 class Webhook:
     url: str
@@ -106,7 +128,7 @@ class Webhook:
             raise ValueError(f"a webhook is an http:// or https:// URL, not {url!r}")
         if not secret:
             raise ValueError("a webhook needs a secret ($COORD_WEBHOOK_SECRET)")
-        return cls(url, secret.encode(), frozenset(kinds))
+        return cls(url, secret.encode(), chosen_kinds(kinds))
 
     @property
     def shown(self) -> str:
