@@ -216,10 +216,14 @@ def test_the_cli_acquires_leases_ports_and_refuses_with_exit_3(daemon: DaemonPro
     assert run("b", "slot", "acquire", "deploy").returncode == 0
 
 
-def test_coord_port_skips_a_port_another_program_listens_on(daemon: DaemonProcess) -> None:
-    """The daemon knows only leases; the client on the machine binds to check (issue 44)."""
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.2"])
+def test_coord_port_skips_a_port_another_program_listens_on(
+    daemon: DaemonProcess, address: str
+) -> None:
+    """The daemon knows only leases; the client on the machine binds to check (issue 44),
+    on every address: a listener on 127.0.0.2 (or the LAN address) was missed once."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))
+        held.bind((address, 0))
         held.listen()
         busy = held.getsockname()[1]
         span = f"{busy}-{min(busy + 9, 65535)}"

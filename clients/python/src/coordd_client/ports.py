@@ -3,8 +3,9 @@
 The daemon's `port.lease` knows only other leases: a port some other program
 listens on (a database, another user's server, a process started without
 coord) is handed out all the same. The client is on the machine where the port
-will be used, so it checks: it binds the leased port on 127.0.0.1 (and ::1 where
-there is one), and when another program holds it, releases that lease and leases
+will be used, so it checks: it binds the leased port on every address and on the
+loopbacks (IPv6 where there is one), and when another program holds it, releases
+that lease and leases
 the next port up, at most `MAX_TRIES` times, saying which it skipped.
 
 A renewal (the port this agent already held under the name) is not checked: the
@@ -27,15 +28,24 @@ DEFAULT_LOW = 20000
 DEFAULT_HIGH = 29999
 #: Ports in use by other programs skipped before giving up.
 MAX_TRIES = 20
-_LOOPBACKS = ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"))
+#: Where a port is tried: every address (a bind there fails while any address of
+#: the family has a listener on the port: 127.0.0.2, this machine's LAN address),
+#: and the loopbacks (a listener there with SO_REUSEADDR set may still share the
+#: wildcard with us; a bind of its own address does not).
+_ADDRESSES = (
+    (socket.AF_INET, "0.0.0.0"),
+    (socket.AF_INET6, "::"),
+    (socket.AF_INET, "127.0.0.1"),
+    (socket.AF_INET6, "::1"),
+)
 
 
 def in_use(port: int) -> bool:
-    """Whether another program holds `port` on a loopback address (or every address).
+    """Whether another program listens on `port`, at any address of this machine.
 
     SO_REUSEADDR as a server sets it, so a port with only closing connections left
     (TIME_WAIT) counts as free; a ::1 this machine does not have is passed over."""
-    for family, host in _LOOPBACKS:
+    for family, host in _ADDRESSES:
         try:
             sock = socket.socket(family, socket.SOCK_STREAM)
         except OSError:
