@@ -281,3 +281,19 @@ def test_an_edit_through_a_hard_link_to_a_reserved_file_is_denied(
     assert "has another name (hard links)" in told["additionalContext"]
     # A file with one name costs nothing more and says nothing.
     assert pre_edit(daemon, SESSION_A, repo, repo / "src" / "z.py") == {}
+
+
+def test_a_hard_link_to_a_reserved_file_with_glob_characters_in_its_name_is_denied(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """A name like Next.js's `[id].tsx` is reserved escaped (`src/\\[id].tsx`, as a
+    literal wildmatch pattern); the link check took the escape for a wildcard and
+    only warned (issue 44, review)."""
+    (repo / "src" / "[id].tsx").write_text("export {}\n")
+    os.link(repo / "src" / "[id].tsx", repo / "src" / "copy.tsx")
+    owner = pre_edit(daemon, SESSION_B, repo, repo / "src" / "[id].tsx")
+    assert "permissionDecision" not in owner  # reserved for B on its first edit
+    assert [r.pattern for r in held(daemon, AGENT_B)] == ["src/\\[id].tsx"]
+    denied = pre_edit(daemon, SESSION_A, repo, repo / "src" / "copy.tsx")
+    assert denied["permissionDecision"] == "deny", denied
+    assert "(the same file as" in denied["permissionDecisionReason"]

@@ -31,7 +31,8 @@ WILDCARDS = frozenset("*?[\\")
 class Links(msgspec.Struct, frozen=True):
     """What the reservations say about an edit's multiply-linked files."""
 
-    #: {a reserved path (as the board names it): the edited path it is a hard link of}
+    #: {a reserved path (the path, not its escaped pattern): the edited path it is a
+    #: hard link of}
     reserved: dict[str, str]
     #: Edited paths with other names that none of the reserved paths accounts for:
     #: {edited path: how many such names}.
@@ -52,8 +53,23 @@ def multiply_linked(files: dict[str, str]) -> dict[str, os.stat_result]:
     return found
 
 
-def literal(pattern: str) -> bool:
-    return not (WILDCARDS & set(pattern))
+def literal_path(pattern: str) -> str | None:
+    """The one path `pattern` matches, or None for a wildcard pattern. A reserved name
+    with glob characters is stored escaped (an edit of `src/[id].tsx` reserves
+    `src/\\[id].tsx`), so escapes are undone rather than taken for wildcards."""
+    path: list[str] = []
+    escaped = False
+    for char in pattern:
+        if escaped:
+            path.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in WILDCARDS:
+            return None
+        else:
+            path.append(char)
+    return None if escaped else "".join(path)
 
 
 def reserved_links(
@@ -62,16 +78,17 @@ def reserved_links(
     """Which literal reserved paths of `worktree` are other names of the `linked` files."""
     inodes = {(s.st_dev, s.st_ino): key for key, s in linked.items()}
     reserved: dict[str, str] = {}
-    for pattern in {p.strip("/") for p in patterns if literal(p)}:
-        if pattern in linked:
-            continue  # the edited name itself
+    for pattern in {p.strip("/") for p in patterns}:
+        path = literal_path(pattern)
+        if path is None or path in linked:
+            continue  # a wildcard pattern, or the edited name itself
         try:
-            status = os.stat(os.path.join(worktree, pattern), follow_symlinks=False)
+            status = os.stat(os.path.join(worktree, path), follow_symlinks=False)
         except (OSError, ValueError):
             continue
         key = inodes.get((status.st_dev, status.st_ino))
         if key is not None:
-            reserved[pattern] = key
+            reserved[path] = key  # the path, which the guard is asked about
     unseen = {}
     for key, status in linked.items():
         others = status.st_nlink - 1 - sum(1 for k in reserved.values() if k == key)
