@@ -59,10 +59,6 @@ def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
     return done.returncode == 0
 
 
-def top_level(cwd: Path) -> Path:
-    return Path(git(cwd, "rev-parse", "--show-toplevel"))
-
-
 def common_dir(cwd: Path) -> Path:
     return Path(git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir"))
 
