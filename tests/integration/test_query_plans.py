@@ -212,6 +212,9 @@ async def test_single_writes_and_pings_spawn_no_task_per_request(aclient: AsyncC
     request, as `task.list` does). Counted with a trio instrument over the real
     socket, not timed."""
     posted = [(await aclient.post(f"guard {n}")).task.id for n in range(40)]
+    # A client asks `server.info` once, at its first claim, whether claims take a
+    # request key (docs/PROTOCOL-1.2.md section 5a): asked here, before the count.
+    assert await aclient.supports("claim_request_key")
     counter = _SpawnCounter()
     trio.lowlevel.add_instrument(counter)
     try:
