@@ -31,7 +31,10 @@ the slot removes what a killed lander left (`git.sweep`), and keeps what a
 lander that still runs holds. A lander killed during step 4 leaves a journal;
 every `coord land` first finishes such a move (`checkout.recover`): before
 it joins the queue, and again once it holds the slot. Every daemon call
-survives a daemon restart (`calls.py`).
+survives a daemon restart (`calls.py`). SIGINT, SIGTERM or SIGHUP before
+step 4 marks the landing failed at once, so the queue need not wait for its
+lease to lapse; from step 4's swap on, they wait until the landing is
+recorded (`interrupts.py`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from coordd_client.client import Client
 from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone, retrying
 from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
+from coordd_client.landing.interrupts import Guard, Interrupted, catching
 from coordd_client.landing.renewer import Renewer
 from coordd_client.protocol.bounds import LANDING_PATHS, LANDING_REASON, path_chunks
 from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
@@ -104,6 +108,15 @@ class LandingRefused(Exception):
         self.outcome = outcome
 
 
+class LandingInterrupted(Exception):
+    """A signal stopped the lander before the target moved; the message says what it told
+    the daemon (the landing marked failed, so the queue moves on at once)."""
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.signum = signum
+
+
 class FencedOut(Exception):
     """The landing no longer holds its landing slot: it must not move the target."""
 
@@ -117,7 +130,33 @@ def configured_merge(repo: Path) -> bool:
 
 
 def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> Outcome:
-    """Land `plan.branch` onto `plan.onto` through the queue; raise `LandingRefused` if not."""
+    """Land `plan.branch` onto `plan.onto` through the queue; raise `LandingRefused` if not,
+    `LandingInterrupted` when SIGINT, SIGTERM or SIGHUP stopped it first (`interrupts.py`)."""
+    progress = _Progress()
+    with catching() as guard:
+        try:
+            return _land(client, repo, plan, say, guard=guard, progress=progress)
+        except Interrupted as exc:
+            raise _withdraw(client, plan, progress, exc) from None
+
+
+@dataclass
+class _Progress:
+    """How far the lander got: what an interrupt has to tell the daemon."""
+
+    landing: Landing | None = None
+    started: bool = False
+
+
+def _land(
+    client: Client,
+    repo: Path,
+    plan: Plan,
+    say: Callable[[str], None],
+    *,
+    guard: Guard,
+    progress: _Progress,
+) -> Outcome:
     for ref in (plan.branch, plan.onto):
         if not git.resolve(repo, f"refs/heads/{ref}"):
             raise git.GitFailed(f"no local branch {ref!r} in {repo}")
@@ -129,7 +168,7 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
     checkout.recover(repo, plan.onto, wait_s=0, say=say)
     paths = git.changed_paths(repo, plan.onto, plan.branch)
     enqueued = _enqueue(client, plan, paths)
-    landing = enqueued.landing
+    landing = progress.landing = enqueued.landing
     say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({len(paths)} paths changed)")
     for ahead in enqueued.ahead:
         say(f"  behind #{ahead.id} {ahead.branch} of {ahead.agent} ({ahead.state})")
@@ -151,10 +190,11 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
             started = _wait_for_head(client, landing.id, plan)
         except Conflict as exc:
             raise _refuse(client, plan, enqueued, f"not landed: {exc.message}") from None
+        progress.started = True
         fence = started.lease.fence
         renewer.holding(landing.id, fence)
         say(f"landing #{landing.id} (fence {fence})")
-        hold = _Hold(landing.id, fence, renewer)
+        hold = _Hold(landing.id, fence, renewer, guard)
         return _land_holding(client, repo, plan=plan, enqueued=enqueued, hold=hold, say=say)
 
 
@@ -215,6 +255,7 @@ class _Hold:
     landing_id: int
     fence: int
     renewer: Renewer
+    guard: Guard
 
 
 def _land_holding(
@@ -267,6 +308,10 @@ def _land_holding(
     finally:
         git.remove_worktree(repo, place)  # before the slot goes to the next lander
     if failed is not None:
+        if hold.guard.caught is not None:  # during the swap, which git then did not make
+            failed = f"interrupted ({hold.guard.name}) before {plan.onto} moved: {failed}"
+            refused = _refuse(client, plan, enqueued, failed)
+            raise LandingInterrupted(_said(refused.outcome.landing, failed), hold.guard.caught)
         raise _refuse(client, plan, enqueued, failed)
     try:
         done = retrying(
@@ -280,6 +325,8 @@ def _land_holding(
     if plan.task_id is not None:
         _complete_task(client, plan, commit, say)
     say(f"landed #{landing.id}: {plan.onto} is now {commit[:12]}")
+    if hold.guard.caught is not None:
+        say(f"  ({hold.guard.name} came after {plan.onto} moved: the landing was finished first)")
     return Outcome(done.landing, enqueued, True, commit, None)
 
 
@@ -330,6 +377,7 @@ def _move_target(
     if holder is not None:
         _require_clean_target(repo, plan.onto)  # again: the check ran meanwhile
     _confirm_fence(client, plan, hold)
+    hold.guard.defer()  # from the swap to the recorded landing, an interrupt waits
     try:
         checkout.move(repo, onto=plan.onto, old=was, new=commit, holder=holder,
                       landing_id=hold.landing_id, say=say)  # fmt: skip
@@ -392,3 +440,54 @@ def _refuse(client: Client, plan: Plan, enqueued: Enqueued, why: str) -> Landing
     except LeaseLost:
         pass
     return LandingRefused(why, Outcome(landing, enqueued, False, None, why))
+
+
+#: How long an interrupted lander tries to reach a daemon that is away: not the lease's
+#: whole time (the user asked it to stop); the landing then lapses by itself.
+_INTERRUPTED_RETRY_S = 10.0
+
+
+def _withdraw(
+    client: Client, plan: Plan, progress: _Progress, exc: Interrupted
+) -> LandingInterrupted:
+    """Answer a signal that came before the target could move: mark the landing failed
+    (queued or holding the slot alike: section 14 lets `failed` come from `queued`), so
+    the slot and the queue move on now, not one ttl later. Returns what to raise."""
+    client.close()  # the signal may have cut a call short: its answer must not be read
+    landing = progress.landing
+    where = "while landing" if progress.started else "while queued"
+    why = f"interrupted ({exc.name}) {where}, before {plan.onto} moved"
+    try:
+        if landing is None:  # cut short while joining: the entry may exist all the same
+            landing = _find_own(client, plan)
+        if landing is None:
+            return LandingInterrupted(f"{why}; it had not joined the queue", exc.signum)
+        found = landing
+        landing = retrying(
+            "land.finish",
+            lambda: client.finish_landing(found.id, "failed", reason=why),
+            min(plan.retry_s, _INTERRUPTED_RETRY_S),
+        ).landing
+    except (CoordError, DaemonGone) as error:
+        assert landing is not None
+        return LandingInterrupted(
+            f"{why}; landing #{landing.id} could not be marked failed ({error}): it lapses"
+            " one --ttl after its last heartbeat",
+            exc.signum,
+        )
+    return LandingInterrupted(_said(landing, why), exc.signum)
+
+
+def _said(landing: Landing, why: str) -> str:
+    return (
+        f"landing #{landing.id} of {landing.branch}: {why}; marked {landing.state},"
+        " so the next landing goes now"
+    )
+
+
+def _find_own(client: Client, plan: Plan) -> Landing | None:
+    """This agent's open landing of the branch, if the daemon has one."""
+    queue = retrying(
+        "land.list", lambda: client.landings(onto=plan.onto), _INTERRUPTED_RETRY_S
+    ).landings
+    return next((x for x in queue if x.branch == plan.branch and x.agent == client.agent), None)
