@@ -117,6 +117,21 @@ class LandingInterrupted(Exception):
         self.signum = signum
 
 
+class AlreadyLanding(Exception):
+    """Another `coord land` that still runs is landing this very landing (same branch,
+    same agent): this one leaves the landing as it is and stops."""
+
+    def __init__(self, landing: Landing, lander: git.Lander) -> None:
+        when = time.strftime("%H:%M:%S", time.localtime(lander.since)) if lander.since else "?"
+        super().__init__(
+            f"landing #{landing.id} of {landing.branch} is already being landed by pid"
+            f" {lander.pid} (started {when}); wait for it (`coord land --queue --onto"
+            f" {landing.onto}` shows it) or stop it (kill {lander.pid}), then land again"
+        )
+        self.landing = landing
+        self.pid = lander.pid
+
+
 class FencedOut(Exception):
     """The landing no longer holds its landing slot: it must not move the target."""
 
@@ -167,6 +182,7 @@ def _land(
     # checkout; one whose lander still runs is left to it (and waited for below).
     checkout.recover(repo, plan.onto, wait_s=0, say=say)
     paths = git.changed_paths(repo, plan.onto, plan.branch)
+    _refuse_if_running(client, repo, plan)  # before `land.enqueue` renews its entry
     enqueued = _enqueue(client, plan, paths)
     landing = progress.landing = enqueued.landing
     say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({len(paths)} paths changed)")
@@ -196,6 +212,19 @@ def _land(
         say(f"landing #{landing.id} (fence {fence})")
         hold = _Hold(landing.id, fence, renewer, guard)
         return _land_holding(client, repo, plan=plan, enqueued=enqueued, hold=hold, say=say)
+
+
+def _refuse_if_running(client: Client, repo: Path, plan: Plan) -> None:
+    """Raise `AlreadyLanding` if this agent's open landing of the branch has a lander at
+    work: joining it would take the same fence and the same worktree, and two landers
+    of one landing fail it between them."""
+    queue = retrying("land.list", lambda: client.landings(onto=plan.onto), plan.retry_s).landings
+    for entry in queue:
+        if entry.branch == plan.branch and entry.agent == client.agent:
+            place = git.common_dir(repo) / git.LANDING_DIR / str(entry.id)
+            lander = git.other_lander(repo, place)
+            if lander is not None:
+                raise AlreadyLanding(entry, lander)
 
 
 def _enqueue(client: Client, plan: Plan, paths: list[str]) -> Enqueued:
@@ -281,13 +310,16 @@ def _land_holding(
     if failed is not None:
         raise _refuse(client, plan, enqueued, failed)
     place = git.common_dir(repo) / git.LANDING_DIR / str(landing.id)
+    lander = git.other_lander(repo, place)  # it was queued when this run joined it
+    if lander is not None:
+        raise AlreadyLanding(landing, lander)
     merge = configured_merge(repo) if plan.merge is None else plan.merge
     check = configured_check(repo) if plan.check is None else plan.check
     try:
         target = git.resolve(repo, f"refs/heads/{plan.onto}")
         branch_was = git.resolve(repo, f"refs/heads/{plan.branch}")
         _require_clean_target(repo, plan.onto)  # before a check that may take minutes
-        commit = _prepare(repo, place, plan, target, merge=merge)
+        commit = _prepare(repo, place, plan, target, merge=merge, landing=landing)
         say(f"  {'merged into' if merge else 'rebased onto'} {plan.onto}: {commit[:12]}")
         if check:
             say(f"  check: {check}")
@@ -306,7 +338,8 @@ def _land_holding(
     except (CheckStopped, FencedOut) as exc:
         failed = f"{exc}; {plan.onto} was not moved"
     finally:
-        git.remove_worktree(repo, place)  # before the slot goes to the next lander
+        if git.other_lander(repo, place) is None:  # else another run of it made it
+            git.remove_worktree(repo, place)  # before the slot goes to the next lander
     if failed is not None:
         if hold.guard.caught is not None:  # during the swap, which git then did not make
             failed = f"interrupted ({hold.guard.name}) before {plan.onto} moved: {failed}"
@@ -340,10 +373,18 @@ def _complete_task(client: Client, plan: Plan, commit: str, say: Callable[[str],
         say(f"  task #{task_id} not completed: {exc}")
 
 
-def _prepare(repo: Path, place: Path, plan: Plan, target: str, *, merge: bool) -> str:
+def _prepare(
+    repo: Path, place: Path, plan: Plan, target: str, *, merge: bool, landing: Landing
+) -> str:
     """The commit that would land, made in the throwaway worktree at `place`."""
     start = target if merge else plan.branch
-    git.add_landing_worktree(repo, place, start)
+    try:
+        git.add_landing_worktree(repo, place, start)
+    except git.GitFailed:
+        lander = git.other_lander(repo, place)  # another run of it made it just now
+        if lander is not None:
+            raise AlreadyLanding(landing, lander) from None
+        raise
     try:
         if merge:
             git.git(place, "merge", "--no-ff", "--no-edit", "-m",
