@@ -53,7 +53,7 @@ from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone, retrying
 from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
 from coordd_client.landing.interrupts import Guard, Interrupted, catching
-from coordd_client.landing.renewer import Renewer
+from coordd_client.landing.renewer import Renewer, fenced_why
 from coordd_client.protocol.bounds import LANDING_PATHS, LANDING_REASON, path_chunks
 from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
 from coordd_client.protocol.wire import Landing
@@ -387,10 +387,10 @@ def _prepare(
         raise
     try:
         if merge:
-            git.git(place, "merge", "--no-ff", "--no-edit", "-m",
+            git.git(place, "merge", "--quiet", "--no-ff", "--no-edit", "-m",
                     f"Merge {plan.branch} into {plan.onto}", plan.branch)  # fmt: skip
         else:
-            git.git(place, "rebase", target)
+            git.git(place, "rebase", "--quiet", target)
     except git.GitFailed as exc:
         git.git(place, "merge" if merge else "rebase", "--abort", check=False)
         raise git.GitFailed(f"does not apply cleanly on {plan.onto}: {exc}") from None
@@ -441,7 +441,7 @@ def _confirm_fence(client: Client, plan: Plan, hold: _Hold) -> None:
             "land.start", lambda: client.start_landing(hold.landing_id), plan.retry_s
         ).lease
     except (LeaseLost, Conflict) as exc:
-        raise FencedOut(f"landing fenced out: {exc.message}") from None
+        raise FencedOut(f"landing fenced out: {fenced_why(exc)}") from None
     if lease.fence != hold.fence:
         raise FencedOut(f"landing fenced out: its lease has fence {lease.fence}, not {hold.fence}")
 
