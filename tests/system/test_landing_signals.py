@@ -88,3 +88,17 @@ def test_an_interrupted_lander_fails_its_landing_at_once_and_frees_the_target(
     assert third.returncode == 0, (third.stdout, third.stderr)
     assert git(repo, "rev-list", "--count", f"{before}..main") == "1"
     assert (repo / "c.txt").read_text() == "three\n" and (repo / "a.txt").read_text() == "a.txt\n"
+
+
+def test_withdrawing_a_queued_entry_leaves_the_slot_to_its_holder(
+    daemon: DaemonProcess,
+) -> None:
+    """An interrupted lander fails its queued entry; when the same agent holds the slot
+    for another branch (two landers of one agent), that landing keeps its fence."""
+    with Client(daemon.socket_path, agent="a", project="/withdraw") as a:
+        first = a.enqueue_landing("f1", "main", ["x.py"]).landing
+        fence = a.start_landing(first.id).lease.fence
+        second = a.enqueue_landing("f2", "main", ["y.py"]).landing
+        withdrawn = a.finish_landing(second.id, "failed", reason="interrupted (SIGTERM)")
+        assert withdrawn.landing.state == "failed"
+        assert a.start_landing(first.id).lease.fence == fence  # still its slot
