@@ -162,32 +162,6 @@ def sweep(cwd: Path) -> tuple[list[Path], list[Path]]:
     return removed, kept
 
 
-@dataclass(frozen=True)
-class Lander:
-    """Another lander at work in a landing worktree: its pid, and when it made it."""
-
-    pid: int
-    since: float
-
-
-def other_lander(cwd: Path, place: Path) -> Lander | None:
-    """The lander other than this process that locked the landing worktree at `place`
-    and may still run, if any: a second `coord land` of the same landing (an agent
-    retrying a call that timed out) must leave it alone, not fail it."""
-    if not place.exists():
-        return None
-    locks = {w.path.resolve(): w.locked for w in worktrees(cwd)}
-    reason = locks.get(place.resolve())
-    found = _LOCK_PATTERN.fullmatch(reason or "")
-    if found is None or int(found[1]) == os.getpid() or not _lander_runs(reason):
-        return None
-    try:
-        since = (place / ".git").stat().st_mtime  # written once, when it was made
-    except OSError:
-        since = 0.0
-    return Lander(int(found[1]), since)
-
-
 def _lander_runs(lock_reason: str | None) -> bool:
     """Whether the lander that locked a landing worktree may still be running: its process
     exists on this machine (a reused pid keeps a worktree too long, never too short)."""

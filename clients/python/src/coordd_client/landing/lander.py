@@ -4,6 +4,8 @@
    its merge base with the target); the answer names who is ahead, paths
    another agent holds exclusively (the landing stops there, unless told to
    ignore them) and paths a branch ahead also changes.
+   The lander holds the landing from here to its end (`owner.py`): a second
+   `coord land` of the same landing refuses instead of joining it.
 2. Wait to head the queue; the daemon then grants the landing slot, whose
    lease id is the landing's fence. A heartbeat thread keeps the lease alive
    from here to the end, and notices when it is lost (`renewer.py`).
@@ -39,9 +41,10 @@ recorded (`interrupts.py`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -49,7 +52,7 @@ from pathlib import Path
 import msgspec
 
 from coordd_client.client import Client
-from coordd_client.landing import checkout, git
+from coordd_client.landing import checkout, git, owner
 from coordd_client.landing.calls import DaemonGone, retrying
 from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
 from coordd_client.landing.interrupts import Guard, Interrupted, catching
@@ -121,7 +124,7 @@ class AlreadyLanding(Exception):
     """Another `coord land` that still runs is landing this very landing (same branch,
     same agent): this one leaves the landing as it is and stops."""
 
-    def __init__(self, landing: Landing, lander: git.Lander) -> None:
+    def __init__(self, landing: Landing, lander: owner.Owner) -> None:
         when = time.strftime("%H:%M:%S", time.localtime(lander.since)) if lander.since else "?"
         super().__init__(
             f"landing #{landing.id} of {landing.branch} is already being landed by pid"
@@ -152,7 +155,7 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
         try:
             return _land(client, repo, plan, say, guard=guard, progress=progress)
         except Interrupted as exc:
-            raise _withdraw(client, plan, progress, exc) from None
+            raise _withdraw(client, repo, plan, progress, exc) from None
 
 
 @dataclass
@@ -184,8 +187,36 @@ def _land(
     paths = git.changed_paths(repo, plan.onto, plan.branch)
     _refuse_if_running(client, repo, plan)  # before `land.enqueue` renews its entry
     enqueued = _enqueue(client, plan, paths)
-    landing = progress.landing = enqueued.landing
-    say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({len(paths)} paths changed)")
+    with _owning(repo, enqueued.landing):
+        progress.landing = enqueued.landing  # this lander's to withdraw from now on
+        return _queued(client, repo, plan, say, enqueued=enqueued, changed=len(paths),
+                       guard=guard, progress=progress)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _owning(repo: Path, landing: Landing) -> Iterator[None]:
+    """Hold the landing for this lander (`owner.py`), or raise `AlreadyLanding`."""
+    try:
+        with owner.holding(git.common_dir(repo), landing.id):
+            yield
+    except owner.Owned as exc:  # raised only by taking it, before this lander did anything
+        raise AlreadyLanding(landing, exc.owner) from None
+
+
+def _queued(
+    client: Client,
+    repo: Path,
+    plan: Plan,
+    say: Callable[[str], None],
+    *,
+    enqueued: Enqueued,
+    changed: int,
+    guard: Guard,
+    progress: _Progress,
+) -> Outcome:
+    """In the queue, holding the landing: report, wait for its turn, land."""
+    landing = enqueued.landing
+    say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({changed} paths changed)")
     for ahead in enqueued.ahead:
         say(f"  behind #{ahead.id} {ahead.branch} of {ahead.agent} ({ahead.state})")
     for overlap in enqueued.overlaps:
@@ -221,8 +252,7 @@ def _refuse_if_running(client: Client, repo: Path, plan: Plan) -> None:
     queue = retrying("land.list", lambda: client.landings(onto=plan.onto), plan.retry_s).landings
     for entry in queue:
         if entry.branch == plan.branch and entry.agent == client.agent:
-            place = git.common_dir(repo) / git.LANDING_DIR / str(entry.id)
-            lander = git.other_lander(repo, place)
+            lander = owner.holder(git.common_dir(repo), entry.id)
             if lander is not None:
                 raise AlreadyLanding(entry, lander)
 
@@ -310,16 +340,13 @@ def _land_holding(
     if failed is not None:
         raise _refuse(client, plan, enqueued, failed)
     place = git.common_dir(repo) / git.LANDING_DIR / str(landing.id)
-    lander = git.other_lander(repo, place)  # it was queued when this run joined it
-    if lander is not None:
-        raise AlreadyLanding(landing, lander)
     merge = configured_merge(repo) if plan.merge is None else plan.merge
     check = configured_check(repo) if plan.check is None else plan.check
     try:
         target = git.resolve(repo, f"refs/heads/{plan.onto}")
         branch_was = git.resolve(repo, f"refs/heads/{plan.branch}")
         _require_clean_target(repo, plan.onto)  # before a check that may take minutes
-        commit = _prepare(repo, place, plan, target, merge=merge, landing=landing)
+        commit = _prepare(repo, place, plan, target, merge=merge)
         say(f"  {'merged into' if merge else 'rebased onto'} {plan.onto}: {commit[:12]}")
         if check:
             say(f"  check: {check}")
@@ -338,8 +365,7 @@ def _land_holding(
     except (CheckStopped, FencedOut) as exc:
         failed = f"{exc}; {plan.onto} was not moved"
     finally:
-        if git.other_lander(repo, place) is None:  # else another run of it made it
-            git.remove_worktree(repo, place)  # before the slot goes to the next lander
+        git.remove_worktree(repo, place)  # before the slot goes to the next lander
     if failed is not None:
         if hold.guard.caught is not None:  # during the swap, which git then did not make
             failed = f"interrupted ({hold.guard.name}) before {plan.onto} moved: {failed}"
@@ -373,18 +399,10 @@ def _complete_task(client: Client, plan: Plan, commit: str, say: Callable[[str],
         say(f"  task #{task_id} not completed: {exc}")
 
 
-def _prepare(
-    repo: Path, place: Path, plan: Plan, target: str, *, merge: bool, landing: Landing
-) -> str:
+def _prepare(repo: Path, place: Path, plan: Plan, target: str, *, merge: bool) -> str:
     """The commit that would land, made in the throwaway worktree at `place`."""
     start = target if merge else plan.branch
-    try:
-        git.add_landing_worktree(repo, place, start)
-    except git.GitFailed:
-        lander = git.other_lander(repo, place)  # another run of it made it just now
-        if lander is not None:
-            raise AlreadyLanding(landing, lander) from None
-        raise
+    git.add_landing_worktree(repo, place, start)
     try:
         if merge:
             git.git(place, "merge", "--quiet", "--no-ff", "--no-edit", "-m",
@@ -489,7 +507,7 @@ _INTERRUPTED_RETRY_S = 10.0
 
 
 def _withdraw(
-    client: Client, plan: Plan, progress: _Progress, exc: Interrupted
+    client: Client, repo: Path, plan: Plan, progress: _Progress, exc: Interrupted
 ) -> LandingInterrupted:
     """Answer a signal that came before the target could move: mark the landing failed
     (queued or holding the slot alike: section 14 lets `failed` come from `queued`), so
@@ -500,7 +518,7 @@ def _withdraw(
     why = f"interrupted ({exc.name}) {where}, before {plan.onto} moved"
     try:
         if landing is None:  # cut short while joining: the entry may exist all the same
-            landing = _find_own(client, plan)
+            landing = _find_own(client, repo, plan)
         if landing is None:
             return LandingInterrupted(f"{why}; it had not joined the queue", exc.signum)
         found = landing
@@ -526,9 +544,17 @@ def _said(landing: Landing, why: str) -> str:
     )
 
 
-def _find_own(client: Client, plan: Plan) -> Landing | None:
+def _find_own(client: Client, repo: Path, plan: Plan) -> Landing | None:
     """This agent's open landing of the branch, if the daemon has one."""
     queue = retrying(
         "land.list", lambda: client.landings(onto=plan.onto), _INTERRUPTED_RETRY_S
     ).landings
-    return next((x for x in queue if x.branch == plan.branch and x.agent == client.agent), None)
+    common = git.common_dir(repo)
+    return next(
+        (
+            x for x in queue
+            if x.branch == plan.branch and x.agent == client.agent
+            and owner.holder(common, x.id) is None  # not another lander's
+        ),
+        None,
+    )  # fmt: skip
