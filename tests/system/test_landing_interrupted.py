@@ -17,11 +17,12 @@ there and says so, through a hook or a filter that blocks on a FIFO (no timing):
 Each is killed one of three ways: `kill -9` of the lander alone (git and the hook
 it runs go on, then finish), `kill -9` of its process group (git dies too, leaving
 its lock files: `index.lock`, `refs/heads/main.lock`, `HEAD.lock`), and SIGINT to
-the group (Ctrl-C). Then either the next `coord land` (of another branch) must
-finish the move and land, or `coord land --recover` (after `coord doctor`'s check
-names the journal) must finish it; either way the repository ends whole: `main`
-checked out at its tip, `git status` clean, the index the tip's, no `index.lock`,
-no journal.
+the group (Ctrl-C). After a kill, either the next `coord land` (of another branch)
+must finish the move and land, or `coord land --recover` (after `coord doctor`'s
+check names the journal) must finish it. A Ctrl-C kills only the git commands: the
+lander defers it from the swap on (`landing/interrupts.py`) and finishes the move
+and the landing itself. Either way the repository ends whole: `main` checked out at
+its tip, `git status` clean, the index the tip's, no `index.lock`, no journal.
 """
 
 from __future__ import annotations
@@ -250,6 +251,14 @@ def test_a_lander_killed_anywhere_in_a_big_landing_leaves_what_the_next_makes_wh
     out, err = lander.communicate(timeout=WAIT_S)
     if case.kill != "pid":
         wait_until_gone(lander.pid)
+    if case.kill == "int":  # git died of it, the lander did not: it finished the landing
+        assert lander.returncode == 0, (out, err)
+        assert "SIGINT came after main moved: the landing was finished first" in out, out
+        assert_whole(repo, new)
+        with Client(daemon.socket_path, project=str(repo)) as client:
+            (event,) = client.events_since(types=["land.landed"]).events
+        assert event.landing is not None and event.landing.commit == new
+        return
     assert lander.returncode != 0, (out, err)
     assert journals(repo), "the interrupted lander left no journal"
     _fail_dead_landing(daemon, repo)

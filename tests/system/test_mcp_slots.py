@@ -81,3 +81,49 @@ async def test_lease_port_skips_a_port_another_program_listens_on(
     assert busy < port <= busy + 9
     said = " ".join(getattr(part, "text", "") for part in answer.content)
     assert f"skipped {busy}" in said
+
+
+async def test_a_land_tool_call_retried_while_the_first_lands_is_refused(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """A host that timed the `land` tool out and calls it again: the first call's lander
+    still runs in the bridge, so the retry is refused (not joined), and the first lands."""
+    import trio
+
+    repo = workdir / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "start")
+    git(repo, "switch", "-q", "-c", "f1")
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "f1")
+    git(repo, "switch", "-q", "main")
+    started, hold = workdir / "started", workdir / "hold"
+    os.mkfifo(started)
+    os.mkfifo(hold)
+    git(repo, "config", "coord.landCheck", f"echo go > {started}; cat {hold}")
+    environ = {**coord_env(daemon.socket_path), **GIT_ENV, "COORD_PROJECT": str(repo),
+               "COORD_AGENT": "mcp-tab"}  # fmt: skip
+    params = StdioServerParameters(command=COORD, args=["mcp"], env=environ)
+    first: list[CallToolResult] = []
+    async with MCPClient(params) as c:
+
+        async def land_first() -> None:
+            first.append(await c.call_tool("land", {"branch": "f1"}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(land_first)
+            with trio.fail_after(120):
+                async with await trio.open_file(started) as fifo:  # the check runs now
+                    await fifo.read()
+            again = await c.call_tool("land", {"branch": "f1"})
+            assert again.is_error, again.content
+            assert "is already being landed by pid" in again.content[0].text  # type: ignore[union-attr]
+            async with await trio.open_file(hold, "w") as fifo:
+                await fifo.write("go\n")
+    (result,) = first
+    assert doc(result)["landing"]["state"] == "landed"
+    assert (repo / "b.txt").read_text() == "b\n"

@@ -211,8 +211,10 @@ def finish(tx: Txn, p: S.LandFinishParams) -> dict[str, Any]:
         "UPDATE landings SET state = ?, reason = ?, landed_commit = ?, updated_at = ? WHERE id = ?",
         (p.outcome, p.reason, p.commit, tx.now_text, p.id),
     )
+    held = landing["state"] == "landing"
     landing.update(state=p.outcome, reason=p.reason, commit=p.commit, updated_at=tx.now_text)
-    slots.release_landing_slot(tx, p.project, p.agent, S.LANDING_SLOT_PREFIX + landing["onto"])
+    if held:  # a queued entry holds no slot: the agent's lease may be another landing's
+        slots.release_landing_slot(tx, p.project, p.agent, S.LANDING_SLOT_PREFIX + landing["onto"])
     slots.emit(tx, f"land.{p.outcome}", p.project, p.agent, landing=landing)
     tx.freed_projects.add(p.project)
     return {"landing": landing}

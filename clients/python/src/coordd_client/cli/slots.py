@@ -16,7 +16,13 @@ from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, e
 from coordd_client.cli.registry import arg, command
 from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone
-from coordd_client.landing.lander import LandingRefused, Plan, land
+from coordd_client.landing.lander import (
+    AlreadyLanding,
+    LandingInterrupted,
+    LandingRefused,
+    Plan,
+    land,
+)
 from coordd_client.ports import PortRequest, lease_free_port
 from coordd_client.protocol.errors import Conflict
 from coordd_client.protocol.wire_slots import SlotList
@@ -139,6 +145,12 @@ def land_branch(ctx: Context) -> int:
         except (git.GitFailed, DaemonGone) as exc:
             sys.stderr.write(f"coord: {exc}\n")
             return EXIT_ERROR
+        except AlreadyLanding as exc:
+            emit_error(ctx.json, 0, str(exc), {"landing": exc.landing.id, "pid": exc.pid})
+            return EXIT_LOST
+        except LandingInterrupted as exc:
+            emit_error(ctx.json, 0, str(exc), {"signal": exc.signum})
+            return 128 + exc.signum
         except LandingRefused as exc:
             if ctx.json:
                 emit_error(True, 0, str(exc), {"landing": exc.outcome.landing.id})

@@ -69,8 +69,11 @@ def move(
             try:
                 git.move_ref(repo, onto, new, old, f"coord land #{landing_id}", keep_fd=fd)
             except git.GitFailed as exc:
-                journal.remove(common, onto)  # refused: nothing moved
-                raise SwapRefused(str(exc)) from None
+                # git killed after its commit (a Ctrl-C to the group, in the reference
+                # transaction's `committed` hook) moved the ref all the same: go on.
+                if git.resolve(repo, f"refs/heads/{onto}") != new:
+                    journal.remove(common, onto)  # refused: nothing moved
+                    raise SwapRefused(str(exc)) from None
             if holder is not None:
                 entry = msgspec.structs.replace(entry, step="checkout", since=time.time())
                 journal.write(common, onto, entry)

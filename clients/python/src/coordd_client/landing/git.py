@@ -44,9 +44,25 @@ def git(
         input=stdin, pass_fds=() if keep_fd < 0 else (keep_fd,),
     )  # fmt: skip
     if check and done.returncode != 0:
-        said = (done.stderr or done.stdout).strip()
+        said = without_progress(done.stderr or done.stdout).strip()
         raise GitFailed(f"git {' '.join(args)}: {said}")
     return done.stdout.rstrip("\n")
+
+
+#: A progress report: "Updating files:  45% (1800/4000)", maybe ", done.".
+_PROGRESS = re.compile(r"[A-Za-z][\w ]*:\s+\d+% \(\d+/\d+\)(, done\.)?\s*")
+
+
+def without_progress(said: str) -> str:
+    """What git said, less its progress reports: a failed command's message becomes the
+    landing's reason, and a checkout of thousands of files reports dozens of them (each
+    a line, or carriage returns within one)."""
+    kept = []
+    for line in said.splitlines():
+        parts = [part for part in line.split("\r") if not _PROGRESS.fullmatch(part)]
+        if parts:
+            kept.append(parts[-1])
+    return "\n".join(kept)
 
 
 def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
@@ -114,7 +130,8 @@ def add_landing_worktree(cwd: Path, place: Path, start: str) -> None:
     """A detached worktree at `place`, locked with this process's id: a later lander's
     `sweep` leaves it alone while this lander may still run (stopped, say)."""
     reason = _LOCK_REASON.format(pid=os.getpid(), host=socket.gethostname())
-    git(cwd, "worktree", "add", "--detach", "--lock", "--reason", reason, str(place), start)
+    git(cwd, "worktree", "add", "--quiet", "--detach", "--lock", "--reason", reason,
+        str(place), start)  # fmt: skip
 
 
 def remove_worktree(cwd: Path, path: Path) -> None:

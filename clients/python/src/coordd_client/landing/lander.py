@@ -4,6 +4,8 @@
    its merge base with the target); the answer names who is ahead, paths
    another agent holds exclusively (the landing stops there, unless told to
    ignore them) and paths a branch ahead also changes.
+   The lander holds the landing from here to its end (`owner.py`): a second
+   `coord land` of the same landing refuses instead of joining it.
 2. Wait to head the queue; the daemon then grants the landing slot, whose
    lease id is the landing's fence. A heartbeat thread keeps the lease alive
    from here to the end, and notices when it is lost (`renewer.py`).
@@ -31,14 +33,18 @@ the slot removes what a killed lander left (`git.sweep`), and keeps what a
 lander that still runs holds. A lander killed during step 4 leaves a journal;
 every `coord land` first finishes such a move (`checkout.recover`): before
 it joins the queue, and again once it holds the slot. Every daemon call
-survives a daemon restart (`calls.py`).
+survives a daemon restart (`calls.py`). SIGINT, SIGTERM or SIGHUP before
+step 4 marks the landing failed at once, so the queue need not wait for its
+lease to lapse; from step 4's swap on, they wait until the landing is
+recorded (`interrupts.py`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -46,10 +52,11 @@ from pathlib import Path
 import msgspec
 
 from coordd_client.client import Client
-from coordd_client.landing import checkout, git
+from coordd_client.landing import checkout, git, owner
 from coordd_client.landing.calls import DaemonGone, retrying
 from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
-from coordd_client.landing.renewer import Renewer
+from coordd_client.landing.interrupts import Guard, Interrupted, catching
+from coordd_client.landing.renewer import Renewer, fenced_why
 from coordd_client.protocol.bounds import LANDING_PATHS, LANDING_REASON, path_chunks
 from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
 from coordd_client.protocol.wire import Landing
@@ -104,6 +111,30 @@ class LandingRefused(Exception):
         self.outcome = outcome
 
 
+class LandingInterrupted(Exception):
+    """A signal stopped the lander before the target moved; the message says what it told
+    the daemon (the landing marked failed, so the queue moves on at once)."""
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.signum = signum
+
+
+class AlreadyLanding(Exception):
+    """Another `coord land` that still runs is landing this very landing (same branch,
+    same agent): this one leaves the landing as it is and stops."""
+
+    def __init__(self, landing: Landing, lander: owner.Owner) -> None:
+        when = time.strftime("%H:%M:%S", time.localtime(lander.since)) if lander.since else "?"
+        super().__init__(
+            f"landing #{landing.id} of {landing.branch} is already being landed by pid"
+            f" {lander.pid} (started {when}); wait for it (`coord land --queue --onto"
+            f" {landing.onto}` shows it) or stop it (kill {lander.pid}), then land again"
+        )
+        self.landing = landing
+        self.pid = lander.pid
+
+
 class FencedOut(Exception):
     """The landing no longer holds its landing slot: it must not move the target."""
 
@@ -117,7 +148,33 @@ def configured_merge(repo: Path) -> bool:
 
 
 def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> Outcome:
-    """Land `plan.branch` onto `plan.onto` through the queue; raise `LandingRefused` if not."""
+    """Land `plan.branch` onto `plan.onto` through the queue; raise `LandingRefused` if not,
+    `LandingInterrupted` when SIGINT, SIGTERM or SIGHUP stopped it first (`interrupts.py`)."""
+    progress = _Progress()
+    with catching() as guard:
+        try:
+            return _land(client, repo, plan, say, guard=guard, progress=progress)
+        except Interrupted as exc:
+            raise _withdraw(client, repo, plan, progress, exc) from None
+
+
+@dataclass
+class _Progress:
+    """How far the lander got: what an interrupt has to tell the daemon."""
+
+    landing: Landing | None = None
+    started: bool = False
+
+
+def _land(
+    client: Client,
+    repo: Path,
+    plan: Plan,
+    say: Callable[[str], None],
+    *,
+    guard: Guard,
+    progress: _Progress,
+) -> Outcome:
     for ref in (plan.branch, plan.onto):
         if not git.resolve(repo, f"refs/heads/{ref}"):
             raise git.GitFailed(f"no local branch {ref!r} in {repo}")
@@ -128,9 +185,38 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
     # checkout; one whose lander still runs is left to it (and waited for below).
     checkout.recover(repo, plan.onto, wait_s=0, say=say)
     paths = git.changed_paths(repo, plan.onto, plan.branch)
+    _refuse_if_running(client, repo, plan)  # before `land.enqueue` renews its entry
     enqueued = _enqueue(client, plan, paths)
+    with _owning(repo, enqueued.landing):
+        progress.landing = enqueued.landing  # this lander's to withdraw from now on
+        return _queued(client, repo, plan, say, enqueued=enqueued, changed=len(paths),
+                       guard=guard, progress=progress)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _owning(repo: Path, landing: Landing) -> Iterator[None]:
+    """Hold the landing for this lander (`owner.py`), or raise `AlreadyLanding`."""
+    try:
+        with owner.holding(git.common_dir(repo), landing.id):
+            yield
+    except owner.Owned as exc:  # raised only by taking it, before this lander did anything
+        raise AlreadyLanding(landing, exc.owner) from None
+
+
+def _queued(
+    client: Client,
+    repo: Path,
+    plan: Plan,
+    say: Callable[[str], None],
+    *,
+    enqueued: Enqueued,
+    changed: int,
+    guard: Guard,
+    progress: _Progress,
+) -> Outcome:
+    """In the queue, holding the landing: report, wait for its turn, land."""
     landing = enqueued.landing
-    say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({len(paths)} paths changed)")
+    say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({changed} paths changed)")
     for ahead in enqueued.ahead:
         say(f"  behind #{ahead.id} {ahead.branch} of {ahead.agent} ({ahead.state})")
     for overlap in enqueued.overlaps:
@@ -151,11 +237,24 @@ def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> 
             started = _wait_for_head(client, landing.id, plan)
         except Conflict as exc:
             raise _refuse(client, plan, enqueued, f"not landed: {exc.message}") from None
+        progress.started = True
         fence = started.lease.fence
         renewer.holding(landing.id, fence)
         say(f"landing #{landing.id} (fence {fence})")
-        hold = _Hold(landing.id, fence, renewer)
+        hold = _Hold(landing.id, fence, renewer, guard)
         return _land_holding(client, repo, plan=plan, enqueued=enqueued, hold=hold, say=say)
+
+
+def _refuse_if_running(client: Client, repo: Path, plan: Plan) -> None:
+    """Raise `AlreadyLanding` if this agent's open landing of the branch has a lander at
+    work: joining it would take the same fence and the same worktree, and two landers
+    of one landing fail it between them."""
+    queue = retrying("land.list", lambda: client.landings(onto=plan.onto), plan.retry_s).landings
+    for entry in queue:
+        if entry.branch == plan.branch and entry.agent == client.agent:
+            lander = owner.holder(git.common_dir(repo), entry.id)
+            if lander is not None:
+                raise AlreadyLanding(entry, lander)
 
 
 def _enqueue(client: Client, plan: Plan, paths: list[str]) -> Enqueued:
@@ -215,6 +314,7 @@ class _Hold:
     landing_id: int
     fence: int
     renewer: Renewer
+    guard: Guard
 
 
 def _land_holding(
@@ -267,6 +367,10 @@ def _land_holding(
     finally:
         git.remove_worktree(repo, place)  # before the slot goes to the next lander
     if failed is not None:
+        if hold.guard.caught is not None:  # during the swap, which git then did not make
+            failed = f"interrupted ({hold.guard.name}) before {plan.onto} moved: {failed}"
+            refused = _refuse(client, plan, enqueued, failed)
+            raise LandingInterrupted(_said(refused.outcome.landing, failed), hold.guard.caught)
         raise _refuse(client, plan, enqueued, failed)
     try:
         done = retrying(
@@ -280,6 +384,8 @@ def _land_holding(
     if plan.task_id is not None:
         _complete_task(client, plan, commit, say)
     say(f"landed #{landing.id}: {plan.onto} is now {commit[:12]}")
+    if hold.guard.caught is not None:
+        say(f"  ({hold.guard.name} came after {plan.onto} moved: the landing was finished first)")
     return Outcome(done.landing, enqueued, True, commit, None)
 
 
@@ -299,10 +405,10 @@ def _prepare(repo: Path, place: Path, plan: Plan, target: str, *, merge: bool) -
     git.add_landing_worktree(repo, place, start)
     try:
         if merge:
-            git.git(place, "merge", "--no-ff", "--no-edit", "-m",
+            git.git(place, "merge", "--quiet", "--no-ff", "--no-edit", "-m",
                     f"Merge {plan.branch} into {plan.onto}", plan.branch)  # fmt: skip
         else:
-            git.git(place, "rebase", target)
+            git.git(place, "rebase", "--quiet", target)
     except git.GitFailed as exc:
         git.git(place, "merge" if merge else "rebase", "--abort", check=False)
         raise git.GitFailed(f"does not apply cleanly on {plan.onto}: {exc}") from None
@@ -330,6 +436,7 @@ def _move_target(
     if holder is not None:
         _require_clean_target(repo, plan.onto)  # again: the check ran meanwhile
     _confirm_fence(client, plan, hold)
+    hold.guard.defer()  # from the swap to the recorded landing, an interrupt waits
     try:
         checkout.move(repo, onto=plan.onto, old=was, new=commit, holder=holder,
                       landing_id=hold.landing_id, say=say)  # fmt: skip
@@ -352,7 +459,7 @@ def _confirm_fence(client: Client, plan: Plan, hold: _Hold) -> None:
             "land.start", lambda: client.start_landing(hold.landing_id), plan.retry_s
         ).lease
     except (LeaseLost, Conflict) as exc:
-        raise FencedOut(f"landing fenced out: {exc.message}") from None
+        raise FencedOut(f"landing fenced out: {fenced_why(exc)}") from None
     if lease.fence != hold.fence:
         raise FencedOut(f"landing fenced out: its lease has fence {lease.fence}, not {hold.fence}")
 
@@ -392,3 +499,62 @@ def _refuse(client: Client, plan: Plan, enqueued: Enqueued, why: str) -> Landing
     except LeaseLost:
         pass
     return LandingRefused(why, Outcome(landing, enqueued, False, None, why))
+
+
+#: How long an interrupted lander tries to reach a daemon that is away: not the lease's
+#: whole time (the user asked it to stop); the landing then lapses by itself.
+_INTERRUPTED_RETRY_S = 10.0
+
+
+def _withdraw(
+    client: Client, repo: Path, plan: Plan, progress: _Progress, exc: Interrupted
+) -> LandingInterrupted:
+    """Answer a signal that came before the target could move: mark the landing failed
+    (queued or holding the slot alike: section 14 lets `failed` come from `queued`), so
+    the slot and the queue move on now, not one ttl later. Returns what to raise."""
+    client.close()  # the signal may have cut a call short: its answer must not be read
+    landing = progress.landing
+    where = "while landing" if progress.started else "while queued"
+    why = f"interrupted ({exc.name}) {where}, before {plan.onto} moved"
+    try:
+        if landing is None:  # cut short while joining: the entry may exist all the same
+            landing = _find_own(client, repo, plan)
+        if landing is None:
+            return LandingInterrupted(f"{why}; it had not joined the queue", exc.signum)
+        found = landing
+        landing = retrying(
+            "land.finish",
+            lambda: client.finish_landing(found.id, "failed", reason=why),
+            min(plan.retry_s, _INTERRUPTED_RETRY_S),
+        ).landing
+    except (CoordError, DaemonGone) as error:
+        assert landing is not None
+        return LandingInterrupted(
+            f"{why}; landing #{landing.id} could not be marked failed ({error}): it lapses"
+            " one --ttl after its last heartbeat",
+            exc.signum,
+        )
+    return LandingInterrupted(_said(landing, why), exc.signum)
+
+
+def _said(landing: Landing, why: str) -> str:
+    return (
+        f"landing #{landing.id} of {landing.branch}: {why}; marked {landing.state},"
+        " so the next landing goes now"
+    )
+
+
+def _find_own(client: Client, repo: Path, plan: Plan) -> Landing | None:
+    """This agent's open landing of the branch, if the daemon has one."""
+    queue = retrying(
+        "land.list", lambda: client.landings(onto=plan.onto), _INTERRUPTED_RETRY_S
+    ).landings
+    common = git.common_dir(repo)
+    return next(
+        (
+            x for x in queue
+            if x.branch == plan.branch and x.agent == client.agent
+            and owner.holder(common, x.id) is None  # not another lander's
+        ),
+        None,
+    )  # fmt: skip

@@ -90,7 +90,7 @@ class Renewer:
             return  # a busy or restarting daemon: the next beat tries again
         except CoordError as exc:
             if landing is not None:  # -32003 lease_lost, or someone else's slot: fenced out
-                self._lose(exc.message)
+                self._lose(fenced_why(exc))
             return
         self._last_ok = time.monotonic()
         self.beats += 1
@@ -98,3 +98,21 @@ class Renewer:
     def _lose(self, why: str) -> None:
         self.why = f"landing fenced out: {why}"
         self.lost.set()
+
+
+def fenced_why(exc: CoordError) -> str:
+    """The daemon's refusal, and what made it when the entry it sent tells: a lease that
+    lapsed (the lander was stopped, or could not reach the daemon, for a whole ttl), or
+    a landing someone marked failed meanwhile."""
+    landing = exc.data.get("landing")
+    if not isinstance(landing, dict):
+        return exc.message
+    reason = str(landing.get("reason") or "")
+    if reason.startswith("lapsed") or "its time ran out" in exc.message:
+        return (
+            f"{exc.message} (its lease lapsed while this lander was stopped or could not"
+            " reach the daemon)"
+        )
+    if landing.get("state") == "failed" and reason:
+        return f"{exc.message} (it was marked failed meanwhile: {reason})"
+    return exc.message

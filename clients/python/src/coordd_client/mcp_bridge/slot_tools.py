@@ -131,6 +131,8 @@ def register(server: MCPServer, bridge: Bridge) -> None:
             landing = await trio.to_thread.run_sync(run)
         except lander.LandingRefused as exc:
             return results.refusal(Conflict(str(exc), landing=exc.outcome.landing.id))
+        except lander.AlreadyLanding as exc:  # a retry of a call the host timed out
+            return results.refusal(Conflict(str(exc), landing=exc.landing.id, pid=exc.pid))
         except git.GitFailed as exc:
             return results.refusal(Conflict(f"not landed: {exc}"))
         except CoordError as exc:

@@ -1,0 +1,28 @@
+"""The lander's signal guard: a signal raises `Interrupted` once, is only noted once
+deferred, and the handlers before it come back afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from coordd_client.landing.interrupts import Interrupted, catching
+
+
+def test_a_signal_interrupts_the_lander_once() -> None:
+    before = signal.getsignal(signal.SIGHUP)
+    with catching() as guard, pytest.raises(Interrupted) as stopped:
+        os.kill(os.getpid(), signal.SIGHUP)
+        signal.pause()  # not reached: the handler raised first (or on the pause)
+    assert stopped.value.name == "SIGHUP" and guard.caught == signal.SIGHUP
+    assert signal.getsignal(signal.SIGHUP) is before
+
+
+def test_a_deferred_signal_is_only_noted() -> None:
+    with catching() as guard:
+        guard.defer()  # the target's ref may move from here on
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGINT)
+        assert guard.caught == signal.SIGTERM and guard.name == "SIGTERM"
