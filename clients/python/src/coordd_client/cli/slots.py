@@ -16,12 +16,12 @@ from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, e
 from coordd_client.cli.registry import arg, command
 from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone
-from coordd_client.landing.lander import (
+from coordd_client.landing.lander import land
+from coordd_client.landing.plan import (
     AlreadyLanding,
     LandingInterrupted,
     LandingRefused,
     Plan,
-    land,
 )
 from coordd_client.ports import PortRequest, lease_free_port
 from coordd_client.protocol.errors import Conflict

@@ -41,129 +41,49 @@ recorded (`interrupts.py`).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
-import msgspec
-
 from coordd_client.client import Client
-from coordd_client.landing import checkout, git, owner
+from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone, retrying
 from coordd_client.landing.check import CheckFailed, CheckStopped, run_check
 from coordd_client.landing.interrupts import Guard, Interrupted, catching
+from coordd_client.landing.plan import (
+    REASON_CHARS,
+    FencedOut,
+    LandingInterrupted,
+    Outcome,
+    Plan,
+    configured_check,
+    configured_merge,
+)
+from coordd_client.landing.queueing import (
+    Progress,
+    enqueue,
+    owning,
+    refuse,
+    refuse_if_running,
+    said,
+    wait_for_head,
+    withdraw,
+)
 from coordd_client.landing.renewer import Renewer, fenced_why
-from coordd_client.protocol.bounds import LANDING_PATHS, LANDING_REASON, path_chunks
 from coordd_client.protocol.errors import Conflict, CoordError, LeaseLost
-from coordd_client.protocol.wire import Landing
-from coordd_client.protocol.wire_slots import Enqueued, Overlap, PathHolder, Started
-
-#: The longest one `land.start` may wait (WAIT_S); a longer wait asks again.
-_START_WAIT_S = 600.0
-#: How much of a failed check's output the landing's reason keeps (its end).
-_REASON_CHARS = (LANDING_REASON.max_length or 8192) - 200
-#: The most paths one `land.enqueue` carries; a branch changing more sends these first.
-_SENT_PATHS = LANDING_PATHS.max_length or 4096
-#: A lease's default time (docs/PROTOCOL-1.2.md section 13), and the shortest retry window.
-_DEFAULT_TTL_S = 600.0
-_MIN_RETRY_S = 30.0
-
-
-@dataclass(frozen=True)
-class Plan:
-    branch: str
-    onto: str
-    task_id: int | None = None
-    #: A shell command run in the landing worktree; None: the repository's config.
-    check: str | None = None
-    #: Merge commits instead of a rebase; None: the repository's config.
-    merge: bool | None = None
-    #: Seconds to wait to head the queue; None: as long as it takes.
-    wait_s: float | None = None
-    ttl_s: float | None = None
-    ignore_reservations: bool = False
-
-    @property
-    def retry_s(self) -> float:
-        """How long a call waits for a daemon that is away: the lease's time, which an
-        outage that long ends anyway (then the landing is lost, not merely delayed)."""
-        return max(self.ttl_s or _DEFAULT_TTL_S, _MIN_RETRY_S)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    landing: Landing
-    enqueued: Enqueued
-    landed: bool
-    commit: str | None
-    reason: str | None
-
-
-class LandingRefused(Exception):
-    """The branch did not land; the message says why (the landing was marked failed)."""
-
-    def __init__(self, message: str, outcome: Outcome) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-
-
-class LandingInterrupted(Exception):
-    """A signal stopped the lander before the target moved; the message says what it told
-    the daemon (the landing marked failed, so the queue moves on at once)."""
-
-    def __init__(self, message: str, signum: int) -> None:
-        super().__init__(message)
-        self.signum = signum
-
-
-class AlreadyLanding(Exception):
-    """Another `coord land` that still runs is landing this very landing (same branch,
-    same agent): this one leaves the landing as it is and stops."""
-
-    def __init__(self, landing: Landing, lander: owner.Owner) -> None:
-        when = time.strftime("%H:%M:%S", time.localtime(lander.since)) if lander.since else "?"
-        super().__init__(
-            f"landing #{landing.id} of {landing.branch} is already being landed by pid"
-            f" {lander.pid} (started {when}); wait for it (`coord land --queue --onto"
-            f" {landing.onto}` shows it) or stop it (kill {lander.pid}), then land again"
-        )
-        self.landing = landing
-        self.pid = lander.pid
-
-
-class FencedOut(Exception):
-    """The landing no longer holds its landing slot: it must not move the target."""
-
-
-def configured_check(repo: Path) -> str | None:
-    return git.git(repo, "config", "--get", "coord.landCheck", check=False) or None
-
-
-def configured_merge(repo: Path) -> bool:
-    return git.git(repo, "config", "--bool", "--get", "coord.landMerge", check=False) == "true"
+from coordd_client.protocol.wire_slots import Enqueued
 
 
 def land(client: Client, repo: Path, plan: Plan, say: Callable[[str], None]) -> Outcome:
     """Land `plan.branch` onto `plan.onto` through the queue; raise `LandingRefused` if not,
     `LandingInterrupted` when SIGINT, SIGTERM or SIGHUP stopped it first (`interrupts.py`)."""
-    progress = _Progress()
+    progress = Progress()
     with catching() as guard:
         try:
             return _land(client, repo, plan, say, guard=guard, progress=progress)
         except Interrupted as exc:
-            raise _withdraw(client, repo, plan, progress, exc) from None
-
-
-@dataclass
-class _Progress:
-    """How far the lander got: what an interrupt has to tell the daemon."""
-
-    landing: Landing | None = None
-    started: bool = False
+            raise withdraw(client, repo, plan, progress, exc) from None
 
 
 def _land(
@@ -173,7 +93,7 @@ def _land(
     say: Callable[[str], None],
     *,
     guard: Guard,
-    progress: _Progress,
+    progress: Progress,
 ) -> Outcome:
     for ref in (plan.branch, plan.onto):
         if not git.resolve(repo, f"refs/heads/{ref}"):
@@ -185,22 +105,12 @@ def _land(
     # checkout; one whose lander still runs is left to it (and waited for below).
     checkout.recover(repo, plan.onto, wait_s=0, say=say)
     paths = git.changed_paths(repo, plan.onto, plan.branch)
-    _refuse_if_running(client, repo, plan)  # before `land.enqueue` renews its entry
-    enqueued = _enqueue(client, plan, paths)
-    with _owning(repo, enqueued.landing):
+    refuse_if_running(client, repo, plan)  # before `land.enqueue` renews its entry
+    enqueued = enqueue(client, plan, paths)
+    with owning(repo, enqueued.landing):
         progress.landing = enqueued.landing  # this lander's to withdraw from now on
         return _queued(client, repo, plan, say, enqueued=enqueued, changed=len(paths),
                        guard=guard, progress=progress)  # fmt: skip
-
-
-@contextlib.contextmanager
-def _owning(repo: Path, landing: Landing) -> Iterator[None]:
-    """Hold the landing for this lander (`owner.py`), or raise `AlreadyLanding`."""
-    try:
-        with owner.holding(git.common_dir(repo), landing.id):
-            yield
-    except owner.Owned as exc:  # raised only by taking it, before this lander did anything
-        raise AlreadyLanding(landing, exc.owner) from None
 
 
 def _queued(
@@ -212,7 +122,7 @@ def _queued(
     enqueued: Enqueued,
     changed: int,
     guard: Guard,
-    progress: _Progress,
+    progress: Progress,
 ) -> Outcome:
     """In the queue, holding the landing: report, wait for its turn, land."""
     landing = enqueued.landing
@@ -232,79 +142,17 @@ def _queued(
                 f"blocked: {len(enqueued.reserved)} path(s) it changes are reserved"
                 f" exclusively by {', '.join(held_by)}; nothing was merged"
             )
-            raise _refuse(client, plan, enqueued, why)
+            raise refuse(client, plan, enqueued, why)
         try:
-            started = _wait_for_head(client, landing.id, plan)
+            started = wait_for_head(client, landing.id, plan)
         except Conflict as exc:
-            raise _refuse(client, plan, enqueued, f"not landed: {exc.message}") from None
+            raise refuse(client, plan, enqueued, f"not landed: {exc.message}") from None
         progress.started = True
         fence = started.lease.fence
         renewer.holding(landing.id, fence)
         say(f"landing #{landing.id} (fence {fence})")
         hold = _Hold(landing.id, fence, renewer, guard)
         return _land_holding(client, repo, plan=plan, enqueued=enqueued, hold=hold, say=say)
-
-
-def _refuse_if_running(client: Client, repo: Path, plan: Plan) -> None:
-    """Raise `AlreadyLanding` if this agent's open landing of the branch has a lander at
-    work: joining it would take the same fence and the same worktree, and two landers
-    of one landing fail it between them."""
-    queue = retrying("land.list", lambda: client.landings(onto=plan.onto), plan.retry_s).landings
-    for entry in queue:
-        if entry.branch == plan.branch and entry.agent == client.agent:
-            lander = owner.holder(git.common_dir(repo), entry.id)
-            if lander is not None:
-                raise AlreadyLanding(entry, lander)
-
-
-def _enqueue(client: Client, plan: Plan, paths: list[str]) -> Enqueued:
-    """`land.enqueue`; a branch changing more paths than one call carries sends the first
-    of them, and asks about the rest itself (reservations in chunks, overlaps with the
-    entries ahead, whose paths the answer has), so its report is whole either way."""
-    sent, rest = paths[:_SENT_PATHS], paths[_SENT_PATHS:]
-    enqueued = retrying(
-        "land.enqueue",
-        lambda: client.enqueue_landing(
-            plan.branch, plan.onto, sent, task_id=plan.task_id, ttl_s=plan.ttl_s
-        ),
-        plan.retry_s,
-    )
-    if not rest:
-        return enqueued
-    reserved = list(enqueued.reserved)
-    for chunk in path_chunks(rest):
-        found = retrying("reservation.check", partial(client.check_paths, chunk), plan.retry_s)
-        reserved += [
-            PathHolder(path=c.path, reservation=msgspec.structs.asdict(c.reservation))
-            for c in found.conflicts
-            if c.reservation.exclusive
-        ]
-    overlaps = {o.landing: o for o in enqueued.overlaps}
-    for ahead in enqueued.ahead:
-        shared = sorted(set(rest).intersection(ahead.paths))
-        if shared:
-            was = overlaps.get(ahead.id)
-            overlaps[ahead.id] = Overlap(
-                landing=ahead.id, branch=ahead.branch, agent=ahead.agent,
-                paths=sorted({*(was.paths if was else []), *shared}),
-            )  # fmt: skip
-    return msgspec.structs.replace(enqueued, reserved=reserved, overlaps=list(overlaps.values()))
-
-
-def _wait_for_head(client: Client, landing_id: int, plan: Plan) -> Started:
-    deadline = None if plan.wait_s is None else time.monotonic() + plan.wait_s
-    while True:
-        left = _START_WAIT_S if deadline is None else max(deadline - time.monotonic(), 0.0)
-        wait_s = min(left, _START_WAIT_S)
-        try:
-            return retrying(
-                "land.start",
-                partial(client.start_landing, landing_id, wait_s=wait_s),
-                plan.retry_s,
-            )
-        except Conflict:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise
 
 
 @dataclass(frozen=True)
@@ -338,7 +186,7 @@ def _land_holding(
     except git.GitFailed as exc:
         failed = str(exc)
     if failed is not None:
-        raise _refuse(client, plan, enqueued, failed)
+        raise refuse(client, plan, enqueued, failed)
     place = git.common_dir(repo) / git.LANDING_DIR / str(landing.id)
     merge = configured_merge(repo) if plan.merge is None else plan.merge
     check = configured_check(repo) if plan.check is None else plan.check
@@ -354,7 +202,7 @@ def _land_holding(
             renewer = hold.renewer
             run_check(
                 place, check, env=env, stop=renewer.lost, why_stopped=lambda: renewer.why,
-                keep_chars=_REASON_CHARS,
+                keep_chars=REASON_CHARS,
             )  # fmt: skip
         else:
             say("  no check configured (git config coord.landCheck CMD)")
@@ -369,9 +217,9 @@ def _land_holding(
     if failed is not None:
         if hold.guard.caught is not None:  # during the swap, which git then did not make
             failed = f"interrupted ({hold.guard.name}) before {plan.onto} moved: {failed}"
-            refused = _refuse(client, plan, enqueued, failed)
-            raise LandingInterrupted(_said(refused.outcome.landing, failed), hold.guard.caught)
-        raise _refuse(client, plan, enqueued, failed)
+            refused = refuse(client, plan, enqueued, failed)
+            raise LandingInterrupted(said(refused.outcome.landing, failed), hold.guard.caught)
+        raise refuse(client, plan, enqueued, failed)
     try:
         done = retrying(
             "land.finish",
@@ -483,78 +331,3 @@ def _follow_branch(repo: Path, branch: str, was: str, commit: str, *, merge: boo
         git.git(repo, "update-ref", f"refs/heads/{branch}", commit, was, check=False)
     elif git.is_clean(holder):
         git.git(holder, "reset", "--keep", commit, check=False)
-
-
-def _refuse(client: Client, plan: Plan, enqueued: Enqueued, why: str) -> LandingRefused:
-    """Mark the landing failed (the slot goes to the next) and say why, to raise. A landing
-    that lapsed is failed already (-32003): it stays as the daemon marked it."""
-    why = why[-_REASON_CHARS:]
-    landing = enqueued.landing
-    try:
-        landing = retrying(
-            "land.finish",
-            lambda: client.finish_landing(enqueued.landing.id, "failed", reason=why),
-            plan.retry_s,
-        ).landing
-    except LeaseLost:
-        pass
-    return LandingRefused(why, Outcome(landing, enqueued, False, None, why))
-
-
-#: How long an interrupted lander tries to reach a daemon that is away: not the lease's
-#: whole time (the user asked it to stop); the landing then lapses by itself.
-_INTERRUPTED_RETRY_S = 10.0
-
-
-def _withdraw(
-    client: Client, repo: Path, plan: Plan, progress: _Progress, exc: Interrupted
-) -> LandingInterrupted:
-    """Answer a signal that came before the target could move: mark the landing failed
-    (queued or holding the slot alike: section 14 lets `failed` come from `queued`), so
-    the slot and the queue move on now, not one ttl later. Returns what to raise."""
-    client.close()  # the signal may have cut a call short: its answer must not be read
-    landing = progress.landing
-    where = "while landing" if progress.started else "while queued"
-    why = f"interrupted ({exc.name}) {where}, before {plan.onto} moved"
-    try:
-        if landing is None:  # cut short while joining: the entry may exist all the same
-            landing = _find_own(client, repo, plan)
-        if landing is None:
-            return LandingInterrupted(f"{why}; it had not joined the queue", exc.signum)
-        found = landing
-        landing = retrying(
-            "land.finish",
-            lambda: client.finish_landing(found.id, "failed", reason=why),
-            min(plan.retry_s, _INTERRUPTED_RETRY_S),
-        ).landing
-    except (CoordError, DaemonGone) as error:
-        assert landing is not None
-        return LandingInterrupted(
-            f"{why}; landing #{landing.id} could not be marked failed ({error}): it lapses"
-            " one --ttl after its last heartbeat",
-            exc.signum,
-        )
-    return LandingInterrupted(_said(landing, why), exc.signum)
-
-
-def _said(landing: Landing, why: str) -> str:
-    return (
-        f"landing #{landing.id} of {landing.branch}: {why}; marked {landing.state},"
-        " so the next landing goes now"
-    )
-
-
-def _find_own(client: Client, repo: Path, plan: Plan) -> Landing | None:
-    """This agent's open landing of the branch, if the daemon has one."""
-    queue = retrying(
-        "land.list", lambda: client.landings(onto=plan.onto), _INTERRUPTED_RETRY_S
-    ).landings
-    common = git.common_dir(repo)
-    return next(
-        (
-            x for x in queue
-            if x.branch == plan.branch and x.agent == client.agent
-            and owner.holder(common, x.id) is None  # not another lander's
-        ),
-        None,
-    )  # fmt: skip

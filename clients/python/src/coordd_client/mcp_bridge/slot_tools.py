@@ -21,6 +21,7 @@ from coordd_client import methods_slots as methods
 from coordd_client import ports
 from coordd_client.client import Client
 from coordd_client.landing import git, lander
+from coordd_client.landing.plan import AlreadyLanding, LandingRefused, Plan
 from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.bridge import Bridge
@@ -121,7 +122,7 @@ def register(server: MCPServer, bridge: Bridge) -> None:
         longer than a tool call may take: run `coord land` in a shell instead."""
         agent, project = bridge.agent(ctx).value, bridge.project.value
         socket = bridge.link.socket_path
-        plan = lander.Plan(branch=branch, onto=onto, task_id=task_id, wait_s=MAX_WAIT_S)
+        plan = Plan(branch=branch, onto=onto, task_id=task_id, wait_s=MAX_WAIT_S)
 
         def run() -> Any:
             with Client(socket, agent=agent, project=project) as client:
@@ -129,9 +130,9 @@ def register(server: MCPServer, bridge: Bridge) -> None:
 
         try:
             landing = await trio.to_thread.run_sync(run)
-        except lander.LandingRefused as exc:
+        except LandingRefused as exc:
             return results.refusal(Conflict(str(exc), landing=exc.outcome.landing.id))
-        except lander.AlreadyLanding as exc:  # a retry of a call the host timed out
+        except AlreadyLanding as exc:  # a retry of a call the host timed out
             return results.refusal(Conflict(str(exc), landing=exc.landing.id, pid=exc.pid))
         except git.GitFailed as exc:
             return results.refusal(Conflict(f"not landed: {exc}"))
