@@ -222,7 +222,7 @@ class AsyncClient:
             from coordd_client import claim_retry  # a hook that never claims loads none of it
 
             return await claim_retry.retrying_async(
-                claim_retry.keyed(call), self._request_once, self._on_new_connection
+                claim_retry.keyed(call), self._request_once, self._on_new_connection, trio.sleep
             )
         return await self._request_once(call)
 

@@ -112,12 +112,13 @@ async def retrying_async(
     call: methods.Call[R],
     send: Callable[[methods.Call[R]], Awaitable[R]],
     send_again: Callable[[methods.Call[R]], Awaitable[R]],
+    sleep: Callable[[float], Awaitable[object]],
     within_s: float = RETRY_S,
 ) -> R:
     """`retrying` for trio: `send` on the connection in hand, `send_again` on a new one
-    (a trio connection that broke stays broken; its owner replaces it)."""
-    import trio  # here, not at the top: the blocking client imports this module too
-
+    (a trio connection that broke stays broken; its owner replaces it). `sleep` is
+    `trio.sleep`, passed in: trio is the `trio` extra's, and only the modules that
+    need it import it (the blocking client imports this module too)."""
     try:
         return await send(call)
     except DaemonUnavailable as exc:
@@ -132,5 +133,5 @@ async def retrying_async(
         except AWAY as exc:
             if time.monotonic() + pause > deadline:
                 raise _gave_up(call, within_s, exc) from None
-            await trio.sleep(pause)
+            await sleep(pause)
             pause = min(pause * 2, MAX_PAUSE_S)

@@ -66,7 +66,10 @@ class DaemonLink:
             from coordd_client import claim_retry
 
             return await claim_retry.retrying_async(
-                claim_retry.keyed(call), partial(self._request_on, client), self._request_anew
+                claim_retry.keyed(call),
+                partial(self._request_on, client),
+                self._request_anew,
+                trio.sleep,
             )
         return await self._request_on(client, call)
 
