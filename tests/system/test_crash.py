@@ -27,24 +27,33 @@ from coordd.patterns import overlap, parse
 from support import DaemonProcess
 
 
-def run_rounds(workdir: Path, rounds: int, writers: int = 3) -> dict[str, int]:
-    daemon = DaemonProcess(workdir, args=("--log-level", "warning")).start()
-    seconds = rounds * 1.0 + 2.0
-    histories = [workdir / f"history-{n}.jsonl" for n in range(writers + 1)]
-    workers = [
+def start_workers(
+    socket_path: Path, histories: list[Path], seconds: float
+) -> list[subprocess.Popen[bytes]]:
+    """One `crash_worker.py` per history file, the last a reader, each for `seconds`;
+    each writes what it was told, op by op, for `audit`."""
+    reader = len(histories) - 1  # the last history is the reader's
+    return [
         subprocess.Popen(
             [
                 sys.executable,
                 str(WORKERS / "crash_worker.py"),
-                str(daemon.socket_path),
+                str(socket_path),
                 f"agent{n}",
                 str(seconds),
                 str(path),
             ]
-            + (["reader"] if n == writers else [])
+            + (["reader"] if n == reader else [])
         )
         for n, path in enumerate(histories)
     ]
+
+
+def run_rounds(workdir: Path, rounds: int, writers: int = 3) -> dict[str, int]:
+    daemon = DaemonProcess(workdir, args=("--log-level", "warning")).start()
+    seconds = rounds * 1.0 + 2.0
+    histories = [workdir / f"history-{n}.jsonl" for n in range(writers + 1)]
+    workers = start_workers(daemon.socket_path, histories, seconds)
     rng = random.Random(rounds)
     try:
         for _ in range(rounds):

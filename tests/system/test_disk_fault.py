@@ -18,13 +18,11 @@ from __future__ import annotations
 import random
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from racing import WORKERS
-from test_crash import audit
+from test_crash import audit, start_workers
 
 from fiu import FaultyDaemon
 from support import DaemonProcess, RawConnection
@@ -101,20 +99,7 @@ def fault_rounds(workdir: Path, rounds: int, writers: int = 3) -> dict[str, int]
     daemon.start()
     seconds = rounds * 4.0 + 10.0
     histories = [workdir / f"history-{n}.jsonl" for n in range(writers + 1)]
-    workers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(WORKERS / "crash_worker.py"),
-                str(daemon.socket_path),
-                f"agent{n}",
-                str(seconds),
-                str(path),
-            ]
-            + (["reader"] if n == writers else [])
-        )
-        for n, path in enumerate(histories)
-    ]
+    workers = start_workers(daemon.socket_path, histories, seconds)
     rng = random.Random(rounds)
     exits: list[float] = []
     try:
