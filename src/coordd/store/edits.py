@@ -26,7 +26,7 @@ from coordd.pattern_verdicts import Verdicts
 from coordd.patterns import MAX_PATTERN_CHARS
 from coordd.protocol import params as P
 from coordd.protocol import params_edits as E
-from coordd.store import reservations
+from coordd.store import reservation_rows, reservations
 from coordd.store.sql import Db
 from coordd.store.transaction import OPT_IN_EVENT_TYPES, Txn, encoder, in_list
 from coordd_client.protocol.wire import LIVE_HORIZON
@@ -182,7 +182,7 @@ def _in_the_way(
     path: str,
     *,
     verdicts: Verdicts,
-    above: reservations.ByPrefix,
+    above: reservation_rows.ByPrefix,
 ) -> bool:
     """Whether another agent's live reservation (shared or not) overlaps `path`'s
     automatic reservation; True too when no pattern can name it (nothing to reserve)."""
@@ -242,7 +242,7 @@ def _renew_auto(tx: Txn, agent: str, project: str) -> int:
     live = tx.conn.execute(
         "SELECT r.id, r.ttl_s FROM reservations AS r INDEXED BY reservations_agent"
         " WHERE r.agent = :agent AND r.project = :project AND r.reason = :auto"
-        f" AND {reservations.LIVE}",
+        f" AND {reservation_rows.LIVE}",
         {"agent": agent, "project": project, "auto": AUTO_REASON, "now": tx.now_text},
     ).fetchall()
     tx.conn.executemany(

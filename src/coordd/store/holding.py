@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from coordd.protocol import params as P
 from coordd.store import slots
-from coordd.store.reservations import LIVE
+from coordd.store.reservation_rows import LIVE
 from coordd.store.transaction import (
     CLEAR_CLAIM,
     LIVE_HOLDER,

@@ -15,8 +15,7 @@ prepares each path it checks once for every pattern asked about it.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from coordd.clock import time_left
@@ -30,103 +29,20 @@ from coordd.patterns import (
     relative_path,
 )
 from coordd.protocol import params as P
+from coordd.store.reservation_rows import (
+    COLUMNS,
+    LIVE,
+    MATCHED,
+    PATTERN,
+    ByPrefix,
+    Row,
+    as_wire,
+    read_whole,
+    rows_of,
+)
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list, require_row
 from coordd_client.protocol.errors import InvalidParams, LeaseLost, Reserved
-
-#: Live now (`:now`): not expired and, when task-bound, its task still held on a live lease.
-LIVE = (
-    "r.expires_at > :now AND (r.task_id IS NULL OR EXISTS (SELECT 1 FROM tasks AS t"
-    " WHERE t.id = r.task_id AND t.state = 'claimed' AND t.claimed_by = r.agent"
-    " AND t.lease_expires_at > :now))"
-)
-_COLUMNS = (
-    "r.id, r.project, r.agent, r.pattern, r.exclusive, r.reason, r.task_id,"
-    " r.created_at, r.expires_at, r.ttl_s"
-)
-_KEYS = (
-    "id",
-    "project",
-    "agent",
-    "pattern",
-    "exclusive",
-    "reason",
-    "task_id",
-    "created_at",
-    "expires_at",
-    "ttl_s",
-)
-
-
-def _as_wire(values: Sequence[Any]) -> dict[str, Any]:
-    reservation = dict(zip(_KEYS, values, strict=True))
-    reservation["exclusive"] = bool(reservation["exclusive"])
-    ttl = reservation["ttl_s"]
-    reservation["ttl_s"] = int(ttl) if float(ttl).is_integer() else ttl
-    return reservation
-
-
-#: What a candidate is matched by: two columns read a third as fast as all of them,
-#: and a guard reads every candidate of every path (issue 44). Rows that match are
-#: then read whole (`_whole`).
-_MATCHED = "r.id, r.pattern"
-_PATTERN = 1
-
-
-def _whole(conn: Db, ids: list[int]) -> dict[int, dict[str, Any]]:
-    """The reservations `ids` (matched in this transaction), as the wire has them."""
-    found: dict[int, dict[str, Any]] = {}
-    for start in range(0, len(ids), 500):
-        args: dict[str, Any] = {}
-        keys = in_list("id", ids[start : start + 500], args)
-        sql = f"SELECT {_COLUMNS} FROM reservations AS r WHERE r.id IN {keys}"
-        found.update((int(row[0]), _as_wire(row)) for row in conn.execute(sql, args).fetchall())
-    return found
-
-
-def _rows(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    return [_as_wire(values) for values in conn.execute(sql, args).fetchall()]
-
-
-Row = Sequence[Any]
-
-
-class ByPrefix:
-    """One transaction's candidate rows (`_MATCHED`, with `r.prefix`), by index key,
-    each key read once however many paths name it.
-
-    Every wildcard-leading reservation has the key "", so it is a candidate of every
-    path: read per path, a 256-path request read each of them 256 times (issue 44).
-    `where` and `args` are the statement's filter; keys are added to `args` per read.
-    """
-
-    def __init__(self, conn: Db, where: str, args: dict[str, Any]) -> None:
-        self._conn, self._where, self._args = conn, where, args
-        self._rows: dict[str, list[Row]] = {}
-
-    def rows(self, keys: Sequence[str]) -> list[Row]:
-        """The candidates whose key is one of `keys`, in id order."""
-        missing = [key for key in dict.fromkeys(keys) if key not in self._rows]
-        for start in range(0, len(missing), 500):
-            chunk = missing[start : start + 500]
-            for key in chunk:
-                self._rows[key] = []
-            args = dict(self._args)
-            sql = (
-                f"SELECT {_MATCHED}, r.prefix FROM reservations AS r WHERE {self._where}"
-                f" AND r.prefix IN {in_list('key', chunk, args)} ORDER BY r.id"
-            )
-            for row in self._conn.execute(sql, args).fetchall():
-                self._rows[row[2]].append(row)
-        runs = [self._rows[key] for key in dict.fromkeys(keys) if self._rows[key]]
-        if len(runs) == 1:
-            return runs[0]  # the common case: one key holds them all, in id order
-        return list(heapq.merge(*runs, key=_row_id))
-
-
-def _row_id(row: Row) -> int:
-    return int(row[0])
-
 
 # --- acquire ------------------------------------------------------------------
 
@@ -184,7 +100,7 @@ def acquire(tx: Txn, p: P.AcquireParams, verdicts: Verdicts | None = None) -> di
                 ttl_s,
             ),
         ).fetchall()
-        granted.append(_as_wire(row[0]))
+        granted.append(as_wire(row[0]))
     tx.touch_agent(p.agent)
     return {"reservations": granted}
 
@@ -223,13 +139,13 @@ def find_conflicts(
     verdicts = Verdicts() if verdicts is None else verdicts
     for pattern in patterns:
         rows = _candidates(conn, now, project, agent, pattern=pattern, exclusive=exclusive)
-        overlapping = [int(r[0]) for r in rows if verdicts.overlaps(pattern, r[_PATTERN])]
+        overlapping = [int(r[0]) for r in rows if verdicts.overlaps(pattern, r[PATTERN])]
         verdicts.overlapped_all(pattern)
         pairs += [(pattern.text, rid) for rid in sorted(overlapping)]
         if len(pairs) >= Limits.max_reported_conflicts:
             break
     pairs = pairs[: Limits.max_reported_conflicts]
-    whole = _whole(conn, list({rid for _, rid in pairs}))
+    whole = read_whole(conn, list({rid for _, rid in pairs}))
     return [{"pattern": text, "reservation": whole[rid]} for text, rid in pairs]
 
 
@@ -279,7 +195,7 @@ def _candidates(
     prefix = pattern.prefix
     if not prefix:
         # Mine starts with a wildcard: every reservation in the project is a candidate.
-        sql = f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
+        sql = f"SELECT {MATCHED} FROM reservations AS r WHERE {where}"
         return list(conn.execute(sql, args).fetchall())
     # Above: a prefix of mine (a shorter literal run); below: mine is a prefix of theirs.
     keys = [p for p in candidate_prefixes(prefix[:-1]) if p != prefix]
@@ -288,14 +204,14 @@ def _candidates(
     else:
         found = list(
             conn.execute(
-                f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
+                f"SELECT {MATCHED} FROM reservations AS r WHERE {where}"
                 f" AND r.prefix IN {in_list('above', keys, args)}",
                 args,
             ).fetchall()
         )
     args.update(low=prefix, high=prefix_upper_bound(prefix))
     found += conn.execute(
-        f"SELECT {_MATCHED} FROM reservations AS r WHERE {where}"
+        f"SELECT {MATCHED} FROM reservations AS r WHERE {where}"
         " AND r.prefix >= :low AND r.prefix < :high",
         args,
     ).fetchall()
@@ -388,7 +304,7 @@ def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None
         if len(pairs) >= Limits.max_reported_conflicts:
             break
     pairs = pairs[: Limits.max_reported_conflicts]
-    whole = _whole(conn, list({rid for _, rid in pairs}))
+    whole = read_whole(conn, list({rid for _, rid in pairs}))
     return {"conflicts": [{"path": given, "reservation": whole[rid]} for given, rid in pairs]}
 
 
@@ -401,8 +317,8 @@ def list_live(conn: Db, now: str, p: P.ListReservationsParams) -> dict[str, Any]
     if p.agent is not None:
         where.append("r.agent = :agent")
         args["agent"] = p.agent
-    sql = f"SELECT {_COLUMNS} FROM reservations AS r WHERE {' AND '.join(where)} ORDER BY r.id"
-    return {"reservations": _rows(conn, sql, args)}
+    sql = f"SELECT {COLUMNS} FROM reservations AS r WHERE {' AND '.join(where)} ORDER BY r.id"
+    return {"reservations": rows_of(conn, sql, args)}
 
 
 def earliest_end(conflicts: list[dict[str, Any]]) -> str | None:

@@ -18,7 +18,7 @@ import msgspec
 from coordd.clock import format_time
 from coordd.protocol import params_talk as T
 from coordd.store import talk_unseen
-from coordd.store.reservations import LIVE
+from coordd.store.reservation_rows import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
 from coordd_client.protocol.errors import InvalidParams, NotFound

@@ -21,7 +21,7 @@ from coordd.patterns import overlap, parse
 from coordd.protocol import params as P
 from coordd.protocol import params_talk as T
 from coordd.store import claims, holding, reservations
-from coordd.store.reservations import LIVE
+from coordd.store.reservation_rows import LIVE
 from coordd.store.talk import by_key, insert_message, require_message
 from coordd.store.transaction import Txn, require_row
 from coordd_client.protocol import bounds
