@@ -33,11 +33,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_landing import (  # _no_lander_left: imported, it cleans up here too
+    STARTED,
+    _no_lander_left,  # noqa: F401
+)
 
 from coordd_client import Client
 from support import COORD, DaemonProcess, coord, coord_env
@@ -152,19 +155,6 @@ class Gate:
     def release(self) -> None:
         with open(self.hold, "w") as fifo:  # blocks until the gate opens it to read
             fifo.write("go\n")
-
-
-STARTED: list[subprocess.Popen[str]] = []
-
-
-@pytest.fixture(autouse=True)
-def _no_lander_left() -> Iterator[None]:
-    yield
-    while STARTED:
-        lander = STARTED.pop()
-        if lander.poll() is None:
-            os.killpg(lander.pid, signal.SIGKILL)
-            lander.communicate()
 
 
 def land(repo: Path, branch: str, *more: str) -> list[str]:

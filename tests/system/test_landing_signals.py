@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from test_landing import (
-    STARTED,
+from test_landing import (  # _no_lander_left: imported, it cleans up here too
+    _no_lander_left,  # noqa: F401
     alive,
     git,
     make_repo,
@@ -27,17 +25,6 @@ from test_landing import (
 
 from coordd_client import Client
 from support import DaemonProcess
-
-
-@pytest.fixture(autouse=True)
-def _no_lander_left() -> Iterator[None]:
-    """A failing test must not leave a lander (or its check) running, blocked on a FIFO."""
-    yield
-    while STARTED:
-        lander = STARTED.pop()
-        if lander.poll() is None:
-            os.killpg(lander.pid, signal.SIGKILL)
-            lander.communicate()
 
 
 def failed_reasons(daemon: DaemonProcess, repo: Path) -> dict[str, str]:

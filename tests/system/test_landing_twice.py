@@ -8,26 +8,19 @@ a FIFO, so nothing depends on timing.
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from test_landing import STARTED, make_repo, release_fifo, run_land, start_land, wait_for_fifo
+from test_landing import (  # _no_lander_left: imported, it cleans up here too
+    _no_lander_left,  # noqa: F401
+    make_repo,
+    release_fifo,
+    run_land,
+    start_land,
+    wait_for_fifo,
+)
 
 from coordd_client import Client
 from support import DaemonProcess
-
-
-@pytest.fixture(autouse=True)
-def _no_lander_left() -> Iterator[None]:
-    """A failing test must not leave a lander (or its check) running, blocked on a FIFO."""
-    yield
-    while STARTED:
-        lander = STARTED.pop()
-        if lander.poll() is None:
-            os.killpg(lander.pid, signal.SIGKILL)
-            lander.communicate()
 
 
 def test_a_second_run_of_a_running_landing_is_refused_and_the_first_lands(
