@@ -11,7 +11,6 @@ with Client() as coord:                      # socket resolved as PROTOCOL.md se
 
 from __future__ import annotations
 
-import errno
 import os
 import socket
 import time
@@ -34,7 +33,7 @@ from coordd_client.protocol.errors import (
 )
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
-from coordd_client.protocol.peercred import require_same_user
+from coordd_client.protocol.peercred import connect_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 if TYPE_CHECKING:
@@ -98,7 +97,7 @@ class Client:
         except DaemonUnavailable:
             if not self._may_discover:
                 raise
-            from coordd_client.discovery import discover  # it builds on this class
+            from coordd_client.discovery import discover  # only when the socket fails
 
             found = discover(tried=self.socket_path)
             if found is None:
@@ -110,22 +109,7 @@ class Client:
         return self
 
     def _open_socket(self) -> socket.socket:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.connect(str(self.socket_path))
-        except OSError as exc:
-            sock.close()
-            raise DaemonUnavailable(
-                f"no coordd answers on {self.socket_path}: {exc.strerror or exc}",
-                socket=str(self.socket_path),
-                errno=errno.errorcode.get(exc.errno or 0, ""),
-            ) from None
-        try:
-            require_same_user(sock, self.socket_path)
-        except BaseException:
-            sock.close()
-            raise
-        return sock
+        return connect_same_user(self.socket_path)
 
     def close(self) -> None:
         if self._sock is not None:

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import msgspec
 
-from coordd_client.client import Client
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable, SeveralBoards
+from coordd_client.protocol.framing import FrameDecoder, FrameError
 from coordd_client.protocol.paths import (
     default_db_path,
     default_socket_path,
@@ -43,8 +43,10 @@ from coordd_client.protocol.paths import (
     socket_is_explicit,
     usual_runtime_socket,
 )
+from coordd_client.protocol.peercred import connect_same_user
 from coordd_client.protocol.record import DaemonRecord, pid_alive, read_record
 from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons, users_board
+from coordd_client.rpc import RequestBuilder, decode_frame
 
 #: Seconds a candidate socket has to answer a ping before it is passed over.
 PROBE_TIMEOUT_S = 1.0
@@ -81,15 +83,26 @@ def _owned_socket(path: Path) -> bool:
 
 
 def answers(path: Path, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
-    """A daemon of this user answers a ping on `path` (the file and the peer are ours)."""
+    """A daemon of this user answers a ping on `path` (the file and the peer are ours).
+
+    One `ping` frame on a socket of its own, not through `client.Client`: the client
+    looks here when its socket fails, so this module builds on the wire alone."""
     if not _owned_socket(path):
         return False
     try:
-        with Client(path, timeout_s=timeout_s) as client:
-            client.ping()
-    except (CoordError, OSError):
+        with connect_same_user(path) as sock:
+            sock.settimeout(timeout_s)
+            _request_id, frame = RequestBuilder().build("ping", None)
+            sock.sendall(frame)
+            decoder = FrameDecoder()
+            while (payload := decoder.next_frame()) is None:
+                data = sock.recv(65536)
+                if not data:
+                    return False
+                decoder.feed(data)
+            return decode_frame(payload).error is None
+    except (CoordError, OSError, FrameError):
         return False
-    return True
 
 
 def live_boards(
@@ -210,7 +223,7 @@ def discover(
 def connects(path: Path) -> bool:
     """Something of ours accepts on `path` (no ping: the caller's own call will tell)."""
     try:
-        Client(path, timeout_s=PROBE_TIMEOUT_S).connect().close()
+        connect_same_user(path).close()
     except DaemonUnavailable:
         return False
     except CoordError:

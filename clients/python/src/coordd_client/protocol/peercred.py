@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import struct
 import sys
+from pathlib import Path
 
-from coordd_client.protocol.errors import UntrustedSocket
+from coordd_client.protocol.errors import DaemonUnavailable, UntrustedSocket
 
 # <sys/un.h> on macOS: SOL_LOCAL = 0, LOCAL_PEERCRED = 1, returning struct xucred
 # {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]}.
@@ -45,3 +47,27 @@ def require_same_user(sock: socket.socket, socket_path: object) -> None:
             socket=str(socket_path),
             peer_uid=uid,
         )
+
+
+def connect_same_user(socket_path: Path) -> socket.socket:
+    """A connected socket to `socket_path`, served by this user (`require_same_user`).
+
+    The one way every client opens the daemon's socket: the client's connection and
+    discovery's probes both, so a probe can never trust a socket a call would refuse.
+    """
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(socket_path))
+    except OSError as exc:
+        sock.close()
+        raise DaemonUnavailable(
+            f"no coordd answers on {socket_path}: {exc.strerror or exc}",
+            socket=str(socket_path),
+            errno=errno.errorcode.get(exc.errno or 0, ""),
+        ) from None
+    try:
+        require_same_user(sock, socket_path)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
