@@ -241,3 +241,39 @@ def subject(event: Event) -> str:
         where = f" in {event.worktree}" if event.worktree else ""
         return ", ".join(event.paths[:3]) + (" ..." if len(event.paths) > 3 else "") + where
     return ""
+
+
+def state_word(task: Task, now: datetime) -> str:
+    """The state in a word, as colour alone must not carry it: blocked, lapsed, ..."""
+    if task.state == "pending" and task.blocked_by:
+        return "blocked"
+    if (
+        task.state == "claimed"
+        and task.lease_expires_at
+        and parse_time(task.lease_expires_at) <= now
+    ):
+        return "lapsed"
+    return task.state
+
+
+def lease_left(task: Task, now: datetime) -> str:
+    if task.state != "claimed" or not task.lease_expires_at:
+        return ""
+    seconds = int((parse_time(task.lease_expires_at) - now).total_seconds())
+    if seconds <= 0:
+        return "lapsed"
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes}:{seconds:02d}" if minutes < 100 else f"{minutes // 60}h"
+
+
+def age(text: str, now: datetime) -> str:
+    return age_of((now - parse_time(text)).total_seconds())
+
+
+def age_of(seconds: float) -> str:
+    """`38s`, `4m`, `2h`, `3d`: the largest whole unit."""
+    seconds = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

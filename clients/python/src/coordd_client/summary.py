@@ -21,11 +21,11 @@ import msgspec
 
 from coordd_client import presence, render
 from coordd_client.client import Client
-from coordd_client.hooks.files import other_line
 from coordd_client.paging import all_tasks, first_tasks
 from coordd_client.protocol.errors import MethodNotFound
 from coordd_client.protocol.wire import Event, Reservation, Task
 from coordd_client.protocol.wire_edits import FileEdit
+from coordd_client.render_edits import other_line
 
 #: Rows per section.
 MY_CLAIMS_SHOWN = 10

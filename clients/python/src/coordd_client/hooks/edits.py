@@ -25,6 +25,7 @@ from coordd_client.hooks import files, guard, links
 from coordd_client.hooks.payload import HookInput
 from coordd_client.protocol.errors import CoordError, MethodNotFound, WrongBoard
 from coordd_client.protocol.wire_edits import GuardResult, StaleFile
+from coordd_client.render_edits import other_line
 
 #: Hosts whose hooks report reads, and so get the stale-write verdict.
 READS_REPORTED = frozenset({"claude", "cursor"})
@@ -145,5 +146,5 @@ def _notes(found: GuardResult, shown: dict[str, str], project: str) -> list[str]
         " edit explains it (a human, a formatter?); read it again if unsure (said once)"
         for path in found.unrecorded
     ]
-    notes += [files.other_line(edit, project) for edit in found.others[:OTHERS_SHOWN]]
+    notes += [other_line(edit, project) for edit in found.others[:OTHERS_SHOWN]]
     return notes

@@ -11,12 +11,10 @@ import hashlib
 import json
 import os
 import stat
-import time
 from pathlib import Path
 
 import msgspec
 
-from coordd_client.protocol.wire_edits import FileEdit
 from coordd_client.worktree import board_location, repository_project, worktree_top
 
 #: The repository's own switch, at the project's directory (the main worktree's top), as
@@ -163,23 +161,3 @@ def read_config(project: str) -> tuple[Config, str | None]:
         unreachable = "allow"
     found = Config(switch is not False, None if ttl is None else float(ttl), unreachable)
     return found, "; ".join(wrong) or None
-
-
-def other_line(edit: FileEdit, project: str, now: float | None = None) -> str:
-    """ "codex-3 has also edited src/x.py in wt-c, 12 min ago": a merge conflict in the
-    making, said before it happens (`coord prime`, the MCP board and `coord top` too)."""
-    where = os.path.basename(edit.worktree.rstrip("/")) or edit.worktree
-    if edit.worktree.rstrip("/") == project.rstrip("/"):
-        where = f"{where} (the main worktree)"
-    return f"coord: {edit.agent} has also edited {edit.path} in {where}, {ago(edit.at, now)}"
-
-
-def ago(at: str, now: float | None = None) -> str:
-    """How long ago an RFC 3339 UTC instant was, in whole minutes ("just now" under one)."""
-    import calendar
-
-    moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S"))
-    minutes = int(((time.time() if now is None else now) - moment) // 60)
-    if minutes < 1:
-        return "just now"
-    return f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"

@@ -28,14 +28,16 @@ from textual.widgets import (
 )
 
 from coordd_client import presence, render
+from coordd_client.board_filter import Filter
 from coordd_client.client import Client
 from coordd_client.human import human_agent
 from coordd_client.protocol.errors import CoordError
-from coordd_client.protocol.wire import AgentInfo, Event, Reservation, SlotLease, Task
+from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, SlotLease, Task
+from coordd_client.render import age
 from coordd_client.tui import edits, layout, talk, talk_actions
 from coordd_client.tui.board import Board, plain
 from coordd_client.tui.follow import Follower
-from coordd_client.tui.model import STATES, BoardModel, Filter, age, feed_line
+from coordd_client.tui.model import BoardModel, feed_line
 from coordd_client.tui.screens import Ask, Confirm, Detail
 from coordd_client.tui.slots import lease_rows, slot_leases
 from coordd_client.tui.talk_actions import TalkActions

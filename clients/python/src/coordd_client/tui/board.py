@@ -17,8 +17,10 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from coordd_client import render
+from coordd_client.board_filter import Filter
 from coordd_client.protocol.wire import Task
-from coordd_client.tui.model import BoardModel, Filter, age, age_of, lease_left, state_word
+from coordd_client.render import age, age_of, lease_left, state_word
+from coordd_client.tui.model import BoardModel
 
 #: A row that stops matching the filter (a task just done) stays, showing its new
 #: state (what just happened), until the filter changes or this many gather: Textual's

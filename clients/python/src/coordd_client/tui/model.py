@@ -12,36 +12,14 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import msgspec
 
 from coordd_client.protocol.wire import Event, Task
 from coordd_client.render import clean, parse_time, subject
 
-STATES = ("pending", "claimed", "done", "failed", "cancelled")
 #: The feed keeps this many recent events.
 FEED_SIZE = 500
-
-
-@dataclass
-class Filter:
-    states: frozenset[str] = frozenset({"pending", "claimed", "failed"})
-    kind: str | None = None
-    text: str = ""
-    ready_only: bool = False
-    mine: str | None = None  # an agent: held by or assigned to
-
-    def admits(self, task: Task) -> bool:
-        if task.state not in self.states:
-            return False
-        if self.kind is not None and task.kind != self.kind:
-            return False
-        if self.ready_only and not task.ready:
-            return False
-        if self.mine is not None and self.mine not in (task.claimed_by, task.assignee):
-            return False
-        return not self.text or self.text.lower() in task.title.lower()
 
 
 @dataclass
@@ -129,42 +107,6 @@ class BoardModel:
             if holder:
                 held.setdefault(holder, []).append(task_id)
         return held
-
-
-def state_word(task: Task, now: datetime) -> str:
-    """The state in a word, as colour alone must not carry it: blocked, lapsed, ..."""
-    if task.state == "pending" and task.blocked_by:
-        return "blocked"
-    if (
-        task.state == "claimed"
-        and task.lease_expires_at
-        and parse_time(task.lease_expires_at) <= now
-    ):
-        return "lapsed"
-    return task.state
-
-
-def lease_left(task: Task, now: datetime) -> str:
-    if task.state != "claimed" or not task.lease_expires_at:
-        return ""
-    seconds = int((parse_time(task.lease_expires_at) - now).total_seconds())
-    if seconds <= 0:
-        return "lapsed"
-    minutes, seconds = divmod(seconds, 60)
-    return f"{minutes}:{seconds:02d}" if minutes < 100 else f"{minutes // 60}h"
-
-
-def age(text: str, now: datetime) -> str:
-    return age_of((now - parse_time(text)).total_seconds())
-
-
-def age_of(seconds: float) -> str:
-    """`38s`, `4m`, `2h`, `3d`: the largest whole unit."""
-    seconds = max(0, int(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def feed_line(event: Event) -> str:

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from coordd_client import render
-from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
-from coordd_client.tui.model import STATES, age
+from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
+from coordd_client.render import age
 from coordd_client.web.markup import Html, join, tag, void
 from coordd_client.web.rows import View, board_table, gate_row
 

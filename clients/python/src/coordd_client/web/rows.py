@@ -1,7 +1,7 @@
 """A task as the board shows it (its row, and its line in "Waiting for you"), and the
 board's filter read from the URL, so a view can be bookmarked and shared.
 
-The same words as `coord top` (`tui/model.py`, which imports no Textual): the state
+The same words as `coord top` (`render.py` and `board_filter.py`): the state
 in a word (`blocked`, `lapsed`), the lease's countdown and the age. The countdown
 and age cells carry their instant (`data-until`, `data-since`), and the page's
 script ticks them, so a row is rendered once per change, not once per second.
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
 
-from coordd_client.protocol.wire import Task
-from coordd_client.tui.model import STATES, Filter, age, age_of, lease_left, state_word
+from coordd_client.board_filter import Filter
+from coordd_client.protocol.wire import STATES, Task
+from coordd_client.render import age, age_of, lease_left, state_word
 from coordd_client.web.markup import Html, esc, join, tag, void
 
 COLUMNS = ("id", "state", "pri", "kind", "holder / assignee", "lease", "blocked by", "age", "title")

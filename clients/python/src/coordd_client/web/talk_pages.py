@@ -16,7 +16,7 @@ from datetime import datetime
 from coordd_client import render
 from coordd_client.protocol.talk import Message
 from coordd_client.protocol.wire import SlotLease
-from coordd_client.tui.model import age
+from coordd_client.render import age
 from coordd_client.web.markup import Html, join, tag, void
 from coordd_client.web.talk import Queue
 
