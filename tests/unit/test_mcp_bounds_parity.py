@@ -53,7 +53,12 @@ def tool_methods() -> dict[str, str]:
     """{tool: wire method} from the builders each tool in tools.py calls."""
     builders = {builder: wire for wire, builder in builder_methods().items()}
     found: dict[str, str] = {}
-    tool_modules = (TOOLS_PY, TALK_TOOLS_PY, TOOLS_PY.with_name("slot_tools.py"))
+    tool_modules = (
+        TOOLS_PY,
+        TALK_TOOLS_PY,
+        TOOLS_PY.with_name("slot_tools.py"),
+        TOOLS_PY.with_name("landing_tools.py"),
+    )
     for node in (n for path in tool_modules for n in ast.walk(ast.parse(path.read_text()))):
         if not isinstance(node, ast.AsyncFunctionDef) or node.name.startswith("_"):
             continue  # a private helper is no tool (whoami's `_board_reached`)

@@ -33,7 +33,8 @@ COMMAND_GROUPS = (
     "leases",
     "reservations",
     "talk",  # issue 34: msg, inbox, request, answer
-    "slots",  # issue 35: slot, port, land
+    "slots",  # issue 35: slot, port
+    "landing",  # issue 35: land
     "prime",
     "agents",
     "status",

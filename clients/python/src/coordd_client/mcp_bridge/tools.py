@@ -17,8 +17,8 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from coordd_client import methods
+from coordd_client.mcp_bridge import landing_tools, results, slot_tools, talk_tools
 from coordd_client.mcp_bridge import models as m
-from coordd_client.mcp_bridge import results, slot_tools, talk_tools
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.mcp_bridge.traits import (
@@ -44,7 +44,8 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     _waiting_tools(server, bridge)
     _reservation_tools(server, bridge)
     talk_tools.register(server, bridge)  # issue 34: messages and release requests
-    slot_tools.register(server, bridge)  # issue 35: slots, ports and the landing queue
+    slot_tools.register(server, bridge)  # issue 35: slots and ports
+    landing_tools.register(server, bridge)  # issue 35: the landing queue
 
 
 async def _board_reached(bridge: Bridge) -> tuple[str | None, str | None]:
