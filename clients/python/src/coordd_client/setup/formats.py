@@ -57,22 +57,32 @@ def _dump_json(value: dict[str, Any]) -> str:
 
 def json_entry(name: str, path: tuple[str, ...], entry: dict[str, Any]) -> Piece:
     """`entry` at `path` (e.g. mcpServers.coord), parents created and pruned as needed."""
+    piece = _JsonEntry(name, path, entry)
+    return Piece(piece.add, piece.remove, piece.present)
 
-    def add(text: str | None) -> str:
-        doc = _load_json(text, name)
+
+@dataclass(frozen=True)
+class _JsonEntry:
+    name: str
+    path: tuple[str, ...]
+    entry: dict[str, Any]
+
+    def add(self, text: str | None) -> str:
+        doc = _load_json(text, self.name)
         node = doc
-        for key in path[:-1]:
+        for key in self.path[:-1]:
             child = node.get(key)
             if not isinstance(child, dict):
                 child = node[key] = {}
             node = child
-        if node.get(path[-1]) == entry and text is not None:
+        if node.get(self.path[-1]) == self.entry and text is not None:
             return text
-        node[path[-1]] = entry
+        node[self.path[-1]] = self.entry
         return _dump_json(doc)
 
-    def remove(text: str) -> str | None:
-        doc = _load_json(text, name)
+    def remove(self, text: str) -> str | None:
+        doc = _load_json(text, self.name)
+        path = self.path
         trail = [doc]
         for key in path[:-1]:
             child = trail[-1].get(key)
@@ -87,15 +97,13 @@ def json_entry(name: str, path: tuple[str, ...], entry: dict[str, Any]) -> Piece
                 del trail[depth - 1][path[depth - 1]]
         return _dump_json(doc) if doc else None
 
-    def present(text: str) -> bool:
-        node: Any = _load_json(text, name)
-        for key in path:
+    def present(self, text: str) -> bool:
+        node: Any = _load_json(text, self.name)
+        for key in self.path:
             if not isinstance(node, dict) or key not in node:
                 return False
             node = node[key]
         return True
-
-    return Piece(add, remove, present)
 
 
 def _is_ours(group: Any) -> bool:
@@ -114,33 +122,43 @@ def json_hooks(
     Ours are recognised by their command (`coord ... hook EVENT`), so running setup
     again replaces them in place rather than adding a second copy.
     """
+    piece = _JsonHooks(name, hooks, under, extra or {})
+    return Piece(piece.add, piece.remove, piece.present)
 
-    def _events(doc: dict[str, Any]) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class _JsonHooks:
+    name: str
+    hooks: dict[str, list[dict[str, Any]]]
+    under: tuple[str, ...]
+    extra: dict[str, Any]
+
+    def _events(self, doc: dict[str, Any]) -> dict[str, Any]:
         node = doc
-        for key in under:
+        for key in self.under:
             child = node.get(key)
             if not isinstance(child, dict):
                 child = node[key] = {}
             node = child
         return node
 
-    def add(text: str | None) -> str:
-        doc = _load_json(text, name)
-        for key, value in (extra or {}).items():
+    def add(self, text: str | None) -> str:
+        doc = _load_json(text, self.name)
+        for key, value in self.extra.items():
             doc.setdefault(key, value)
-        events = _events(doc)
-        for event, entries in hooks.items():
+        events = self._events(doc)
+        for event, entries in self.hooks.items():
             existing = events.get(event)
             kept = [g for g in existing if not _is_ours(g)] if isinstance(existing, list) else []
             events[event] = kept + entries
         rendered = _dump_json(doc)
-        if text is not None and _load_json(text, name) == doc:
+        if text is not None and _load_json(text, self.name) == doc:
             return text
         return rendered
 
-    def remove(text: str) -> str | None:
-        doc = _load_json(text, name)
-        events = _events(doc)
+    def remove(self, text: str) -> str | None:
+        doc = _load_json(text, self.name)
+        events = self._events(doc)
         for event in list(events):
             entries = events[event]
             if isinstance(entries, list):
@@ -149,17 +167,15 @@ def json_hooks(
                     events[event] = kept
                 else:
                     del events[event]
-        if not events and under:
-            doc.pop(under[0], None)
-        for key, value in (extra or {}).items():
+        if not events and self.under:
+            doc.pop(self.under[0], None)
+        for key, value in self.extra.items():
             if doc.get(key) == value and len(doc) == 1:
                 del doc[key]
         return _dump_json(doc) if doc else None
 
-    def present(text: str) -> bool:
-        return _is_ours(_load_json(text, name))
-
-    return Piece(add, remove, present)
+    def present(self, text: str) -> bool:
+        return _is_ours(_load_json(text, self.name))
 
 
 # --- TOML -----------------------------------------------------------------------
@@ -187,104 +203,120 @@ def toml_table(
     """
     try:
         import tomlkit  # light, but only setup needs it
-        from tomlkit.exceptions import TOMLKitError
     except ImportError:
         raise Unparsable(
             f"editing {name} needs tomlkit: pip install 'coordd-client[mcp]'"
         ) from None
+    piece = _TomlTable(tomlkit, name, path, values, merged, essential)
+    return Piece(piece.add, piece.remove, piece.present)
 
-    def _parse(text: str | None) -> Any:
+
+@dataclass(frozen=True)
+class _TomlTable:
+    tomlkit: Any
+    name: str
+    path: tuple[str, str]
+    values: dict[str, Any]
+    merged: tuple[str, ...]
+    essential: str | None
+
+    def _parse(self, text: str | None) -> Any:
+        from tomlkit.exceptions import TOMLKitError
+
         try:
-            return tomlkit.parse(text or "")
+            return self.tomlkit.parse(text or "")
         except TOMLKitError as exc:
-            raise Unparsable(f"{name} is not valid TOML ({exc}); fix it, then run again") from None
+            raise Unparsable(
+                f"{self.name} is not valid TOML ({exc}); fix it, then run again"
+            ) from None
 
-    def _table(doc: Any) -> Any:
+    def _table(self, doc: Any) -> Any:
         """The `[a.b]` table (or inline table), else None."""
-        outer = doc.get(path[0])
-        current = outer.get(path[1]) if isinstance(outer, dict) else None
+        outer = doc.get(self.path[0])
+        current = outer.get(self.path[1]) if isinstance(outer, dict) else None
         return current if isinstance(current, dict) else None
 
-    def _new_value(key: str) -> Any:
-        if key not in merged:
-            return values[key]
-        listed = tomlkit.array()
-        listed.extend(values[key])
+    def _new_value(self, key: str) -> Any:
+        if key not in self.merged:
+            return self.values[key]
+        listed = self.tomlkit.array()
+        listed.extend(self.values[key])
         return listed.multiline(True)
 
-    def _missing(current: Any, key: str) -> list[Any]:
+    def _missing(self, current: Any, key: str) -> list[Any]:
         """Setup's entries of merged list `key` that are not in the table's list."""
         there = current.get(key)
         if not isinstance(there, list):
-            return list(values[key])
-        return [entry for entry in values[key] if entry not in there]
+            return list(self.values[key])
+        return [entry for entry in self.values[key] if entry not in there]
 
-    def _stale(current: Any) -> list[str]:
+    def _stale(self, current: Any) -> list[str]:
         stale = []
-        for key, value in values.items():
-            if key in merged:
-                if not isinstance(current.get(key), list) or _missing(current, key):
+        for key, value in self.values.items():
+            if key in self.merged:
+                if not isinstance(current.get(key), list) or self._missing(current, key):
                     stale.append(key)
             elif key not in current or current[key].unwrap() != value:
                 stale.append(key)
         return stale
 
-    def add(text: str | None) -> str:
-        doc = _parse(text)
-        current = _table(doc)
+    def _add_table(self, doc: Any) -> str:
+        outer = doc.get(self.path[0])
+        if not isinstance(outer, dict):
+            outer = self.tomlkit.table(is_super_table=True)
+            doc[self.path[0]] = outer
+        table = self.tomlkit.table()
+        for key in self.values:
+            table[key] = self._new_value(key)
+        outer[self.path[1]] = table
+        return str(self.tomlkit.dumps(doc))
+
+    def add(self, text: str | None) -> str:
+        doc = self._parse(text)
+        current = self._table(doc)
         if current is None:
-            outer = doc.get(path[0])
-            if not isinstance(outer, dict):
-                outer = tomlkit.table(is_super_table=True)
-                doc[path[0]] = outer
-            table = tomlkit.table()
-            for key in values:
-                table[key] = _new_value(key)
-            outer[path[1]] = table
-            return tomlkit.dumps(doc)
-        stale = _stale(current)
+            return self._add_table(doc)
+        stale = self._stale(current)
         if not stale and text is not None:
             return text
         for key in stale:
-            if key in merged and isinstance(current.get(key), list):
-                current[key].extend(_missing(current, key))  # theirs first, as they wrote them
+            if key in self.merged and isinstance(current.get(key), list):
+                current[key].extend(self._missing(current, key))  # theirs first, as they wrote them
             else:
-                current[key] = _new_value(key)  # in place: the line's own comment stays
-        return tomlkit.dumps(doc)
+                current[key] = self._new_value(key)  # in place: the line's own comment stays
+        return str(self.tomlkit.dumps(doc))
 
-    def _take_out(current: Any, key: str) -> None:
+    def _take_out(self, current: Any, key: str) -> None:
         there = current[key]
-        if key in merged and isinstance(there, list):
-            for entry in values[key]:
+        if key in self.merged and isinstance(there, list):
+            for entry in self.values[key]:
                 while entry in there:
                     there.remove(entry)
             if len(there):
                 return  # the user's own entries stay
         del current[key]
 
-    def remove(text: str) -> str | None:
-        doc = _parse(text)
-        current = _table(doc)
-        if current is None or not any(key in current for key in values):
+    def remove(self, text: str) -> str | None:
+        doc = self._parse(text)
+        current = self._table(doc)
+        if current is None or not any(key in current for key in self.values):
             return text
-        for key in values:
+        for key in self.values:
             if key in current:
-                _take_out(current, key)
-        outer = doc[path[0]]
-        if not current or (essential is not None and essential not in current):
-            del outer[path[1]]
+                self._take_out(current, key)
+        outer = doc[self.path[0]]
+        if not current or (self.essential is not None and self.essential not in current):
+            del outer[self.path[1]]
         if not outer:
-            del doc[path[0]]
-        rendered = tomlkit.dumps(doc)
+            del doc[self.path[0]]
+        rendered = str(self.tomlkit.dumps(doc))
         if not text.endswith("\n\n"):  # the blank line that set the table apart goes too
             rendered = rendered.rstrip("\n") + "\n"
         return rendered if rendered.strip() else None
 
-    def present(text: str) -> bool:
-        current = _table(_parse(text))
-        return current is not None and any(key in current for key in values)
-
-    return Piece(add, remove, present)
+    def present(self, text: str) -> bool:
+        current = self._table(self._parse(text))
+        return current is not None and any(key in current for key in self.values)
 
 
 # --- Markdown -------------------------------------------------------------------
