@@ -3,6 +3,8 @@ what the builders send for an ack, and the ack a completion posts."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -21,12 +23,17 @@ TASK = msgspec.convert(
 )  # fmt: skip
 
 
+def sent(call: methods.Call[Any]) -> dict[str, Any]:
+    assert call.params is not None
+    return call.params
+
+
 def test_the_builders_post_an_ack_done_and_refuse_one_asked_pending() -> None:
-    assert methods.post("x", kind="ack").params["state"] == "done"
-    assert methods.post("x", kind="bug").params["state"] is None  # work stays the daemon's default
-    assert methods.post("x").params["state"] is None
-    done = methods.complete(7, then_post={"title": "x", "kind": "ack"})
-    assert done.params["then_post"]["state"] == "done"
+    assert sent(methods.post("x", kind="ack"))["state"] == "done"
+    assert sent(methods.post("x", kind="bug"))["state"] is None  # work: the daemon's default
+    assert sent(methods.post("x"))["state"] is None
+    done = sent(methods.complete(7, then_post={"title": "x", "kind": "ack"}))
+    assert done["then_post"] == {"title": "x", "kind": "ack", "state": "done"}
     with pytest.raises(InvalidParams, match="never work") as refused:
         methods.post("x", kind="ack", state="pending")
     assert refused.value.data["field"] == "state"
