@@ -3,10 +3,11 @@
 The TS client used to name the methods, the task keys, the states, the event types,
 the error kinds and the wait limit by hand, and they drifted (its Event lacked 1.2's
 `of` and `reason`). Now they are generated from the one place each is declared: the
-daemon's method registry, `coordd_client.protocol.wire`, `.errors` and `.bounds`. The
-TS side derives its types from the generated lists, and its compiler checks what it
-cannot derive (`Task`'s members, errors.ts's kind table); `--check` (run by
-tests/unit/test_ts_wire_fresh.py) fails when the file is stale.
+daemon's method registry, `coordd_client.protocol.wire`, `.errors`, `.bounds` and
+`coordd_client.acks` (what an acknowledgement is). The TS side derives its types from
+the generated lists, and its compiler checks what it cannot derive (`Task`'s members,
+errors.ts's kind table); `--check` (run by tests/unit/test_ts_wire_fresh.py) fails
+when the file is stale.
 
 Usage: python scripts/ts_wire.py [--check]
 """
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 from coordd.methods import METHODS  # importing the package registers every method
+from coordd_client import acks
 from coordd_client.protocol import bounds, errors, wire
 
 TARGET = Path(__file__).resolve().parents[1] / "clients" / "ts" / "src" / "wire.ts"
@@ -81,8 +83,27 @@ def render() -> str:
             "CLIENT_ERROR_KINDS", "Kinds a client raises itself.", sorted(errors.CLIENT_KINDS)
         ),
         bounds_const(),
+        acks_const(),
     ]
     return "\n".join(parts)
+
+
+def acks_const() -> str:
+    """What an acknowledgement is (`coordd_client.acks`, issue 47 item 2): the TS client's
+    `acks.ts` applies the same rule from these, so no surface posts an ack as work."""
+    return (
+        "/** The kind of an acknowledgement (coordd_client/acks.py). */\n"
+        f"export const ACK_KIND = {json.dumps(acks.ACK_KIND)};\n\n"
+        + tuple_const(
+            "ANNOUNCEMENT_KINDS",
+            "The kinds that announce rather than ask: never posted as work.",
+            sorted(acks.ANNOUNCEMENT_KINDS),
+        )
+        + "\n/** The state an announcement is posted in. */\n"
+        f"export const ANNOUNCED = {json.dumps(acks.ANNOUNCED)};\n\n"
+        "/** An ack's tag for the task it announces: this prefix and the task's id. */\n"
+        f"export const LINK_TAG_PREFIX = {json.dumps(acks.LINK_TAG_PREFIX)};\n"
+    )
 
 
 def main(argv: list[str]) -> int:

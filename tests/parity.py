@@ -15,9 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
 TS_SRC = ROOT / "clients" / "ts" / "src"
 #: The modules whose code calls `this.call(...)` (or, for a claim, `this.keyedClaim(...)`,
-#: which adds the claim's `request_key`): the class, and the 1.2 features
+#: which adds the claim's `request_key`; for a post or complete, `this.announcing(...)`,
+#: which posts an ack done, `acks.ts`): the class, and the 1.2 features
 #: that add their methods to it by declaration merging.
 TS_METHOD_MODULES = ("client.ts", "edits.ts", "talk.ts", "slots.ts")
+#: How those modules' methods send their call (the three above), as a pattern.
+TS_SENDS = r"this\.(?:call|keyedClaim|announcing)\("
 
 
 def builder_methods() -> dict[str, str]:
@@ -80,7 +83,7 @@ def ts_method_params() -> dict[str, set[str] | str]:
     found: dict[str, set[str] | str] = {}
     pattern = (
         r"^  \w+\((?:\w+\??: (\{[^}]*\}|[\w.]+)[^,]*, )?o\?: CallOptions\)[^\n]*?\{\s*"
-        r"return this\.(?:call|keyedClaim)\(\"([a-z_.]+)\", (\{ \w+ \}|p|undefined)"
+        rf"return {TS_SENDS}\"([a-z_.]+)\", (\{{ \w+ \}}|p|undefined)"
     )
     for match in re.finditer(pattern, text, re.M):
         shape, method, sent = match.groups()

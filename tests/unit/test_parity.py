@@ -22,6 +22,7 @@ from coordd_client.mcp_bridge.results import NEXT_STEP
 from coordd_client.protocol import errors, talk, wire
 from parity import (
     TS_METHOD_MODULES,
+    TS_SENDS,
     TS_SRC,
     builder_methods,
     ts_error_codes,
@@ -73,7 +74,7 @@ def test_both_python_clients_offer_every_builder() -> None:
 
 def test_the_typescript_client_calls_every_daemon_method() -> None:
     text = "".join((TS_CLIENT.parent / name).read_text() for name in TS_METHOD_MODULES)
-    called = set(re.findall(r'this\.(?:call|keyedClaim)\("([a-z_.]+)"', text))
+    called = set(re.findall(TS_SENDS + r'"([a-z_.]+)"', text))
     # events.subscribe and events.unsubscribe live in subscribe.ts.
     subscribe = (TS_CLIENT.parent / "subscribe.ts").read_text()
     called |= set(re.findall(r'"(events\.(?:un)?subscribe)"', subscribe))

@@ -7,6 +7,7 @@
 import { EventEmitter } from "node:events";
 import net from "node:net";
 
+import { withAnnouncements } from "./acks.js";
 import { CLAIM_REQUEST_KEY, newRequestKey, retryingClaim } from "./claims.js";
 import {
   CoorddError,
@@ -313,6 +314,12 @@ export class CoorddClient extends EventEmitter {
     );
   }
 
+  /** `task.post`, or `task.complete` with its `then_post`, with an ack in it posted done
+   * (`acks.ts`); an ack asked for as pending work rejects with InvalidParams, unsent. */
+  private async announcing<R>(method: "task.post" | "task.complete", p: object, o?: CallOptions): Promise<R> {
+    return this.call<R>(method, withAnnouncements(method, p), o);
+  }
+
   /** One call on a connection of its own, closed after: this one, once broken, stays broken. */
   private async onNewConnection<R>(method: string, params: object, o?: CallOptions): Promise<R> {
     const fresh = await CoorddClient.connect({ socketPath: this.socketPath, timeoutMs: this.timeoutMs });
@@ -335,7 +342,8 @@ export class CoorddClient extends EventEmitter {
 
   ping(o?: CallOptions): Promise<{ pong: boolean }> { return this.call("ping", undefined, o); }
   serverInfo(o?: CallOptions): Promise<T.ServerInfo> { return this.call("server.info", undefined, o); }
-  post(p: T.PostParams, o?: CallOptions): Promise<T.PostResult> { return this.call("task.post", p, o); }
+  /** An ack (`kind: "ack"`) is posted done, never as work (`acks.ts`). */
+  post(p: T.PostParams, o?: CallOptions): Promise<T.PostResult> { return this.announcing("task.post", p, o); }
   get(id: number, o?: CallOptions): Promise<T.TaskResult> { return this.call("task.get", { id }, o); }
   list(p: T.ListParams = {}, o?: CallOptions): Promise<T.ListResult> { return this.call("task.list", p, o); }
   /** With a fresh `request_key`, asked again when its answer is lost (`claims.ts`); give
@@ -353,8 +361,9 @@ export class CoorddClient extends EventEmitter {
   release(p: { id: number; agent: string; fence?: number; assignee?: string }, o?: CallOptions): Promise<T.TaskResult> {
     return this.call("task.release", p, o);
   }
+  /** `then_post` as `post` sends it (an ack is done); `ackOf(task, title)` builds a task's ack. */
   complete(p: { id: number; agent: string; fence?: number; result?: string; then_post?: T.PostParams }, o?: CallOptions): Promise<T.CompleteResult> {
-    return this.call("task.complete", p, o);
+    return this.announcing("task.complete", p, o);
   }
   fail(p: { id: number; agent: string; fence?: number; reason?: string; retry?: boolean }, o?: CallOptions): Promise<T.TaskResult> {
     return this.call("task.fail", p, o);

@@ -190,3 +190,17 @@ export const BOUNDS = {
   wait_s: { minimum: 0, maximum: 600 },
   worktree: { minLength: 1, maxLength: 4096 },
 } as const;
+
+/** The kind of an acknowledgement (coordd_client/acks.py). */
+export const ACK_KIND = "ack";
+
+/** The kinds that announce rather than ask: never posted as work. */
+export const ANNOUNCEMENT_KINDS = [
+  "ack",
+] as const;
+
+/** The state an announcement is posted in. */
+export const ANNOUNCED = "done";
+
+/** An ack's tag for the task it announces: this prefix and the task's id. */
+export const LINK_TAG_PREFIX = "re:";

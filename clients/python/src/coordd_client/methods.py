@@ -65,7 +65,18 @@ def post(
         "depends_on": list(depends_on) if depends_on else None,
         "assignee": _to(assignee),
     }
-    return Call("task.post", params, wire.PostResult)
+    return Call("task.post", _announced(params), wire.PostResult)
+
+
+def _announced(params: dict[str, Any]) -> dict[str, Any]:
+    """`params` with the one rule of an acknowledgement applied (`acks.announced`: an
+    ack is posted done, never as work); imported only for a post that names a kind,
+    since a hook pays for every module it loads."""
+    if params.get("kind") is None:
+        return params
+    from coordd_client.acks import announced
+
+    return announced(params)
 
 
 def _to(assignee: str | None) -> str | None:
@@ -268,7 +279,7 @@ def complete(
     then_post: dict[str, Any] | None = None,
 ) -> Call[wire.CompleteResult]:
     params: dict[str, Any] = {"id": task_id, "agent": agent, "fence": fence, "result": result}
-    params["then_post"] = _clean(then_post) if then_post else None
+    params["then_post"] = _announced(_clean(then_post)) if then_post else None
     return Call("task.complete", params, wire.CompleteResult)
 
 

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from coordd_client import render
+from coordd_client import acks, render
 from coordd_client.cli import held
 from coordd_client.cli.arguments import (
     FENCE,
@@ -327,15 +327,9 @@ def done(ctx: Context) -> int:
     with ctx.client() as client:
         then_post = None
         if args.ack:
+            # The one ack of every surface (acks.follow_up): kind ack, done, re:ID.
             task = client.get(args.id).task
-            then_post = {
-                "title": args.ack,
-                "kind": "ack",
-                "state": "done",
-                "project": task.project,
-                "agent": ctx.agent,
-                "tags": ack_tags(task),
-            }
+            then_post = acks.follow_up(task, {"title": args.ack, "agent": ctx.agent})
         result = client.complete(
             args.id, ctx.agent, fence=args.fence, result=args.result, then_post=then_post
         )
@@ -387,13 +381,3 @@ def reopen(ctx: Context) -> int:
         result = client.reopen(ctx.args.id, agent=ctx.agent)
     ctx.emit(result, f"reopened #{result.task.id}: pending again")
     return EXIT_OK
-
-
-#: Most tags a task may carry (PROTOCOL.md section 4).
-MAX_TAGS = 16
-
-
-def ack_tags(task: Task) -> list[str]:
-    """An ack's tags: `re:<id>` first, then the task's own, within the protocol's 16."""
-    link = f"re:{task.id}"
-    return [link, *(t for t in task.tags if t != link)][:MAX_TAGS]

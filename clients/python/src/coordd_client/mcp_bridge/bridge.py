@@ -15,14 +15,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 
-from coordd_client import methods
+from coordd_client import acks, methods
 from coordd_client.identity import Resolved
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.link import DaemonLink
 from coordd_client.mcp_bridge.naming import mcp_agent
+from coordd_client.protocol import wire
 from coordd_client.protocol.errors import CoordError
 
 
@@ -84,11 +86,20 @@ class Bridge:
             answered.content.append(TextContent(type="text", text=lost))
         return answered
 
-    def then_post(self, params: dict[str, Any] | None, ctx: Context | None) -> Any:
-        """A nested post gets this server's agent and project too."""
+    async def then_post(
+        self, task_id: int, params: dict[str, Any] | None, ctx: Context | None
+    ) -> dict[str, Any] | None:
+        """The follow-up post of completing `task_id`: the ack (kind ack, done, tagged
+        `re:<id>`, in the task's project) that the CLI's `--ack` posts too, unless the
+        caller names another kind (`acks.follow_up`); this server's agent posts it.
+        Reads the task first, for its project and tags; a refusal raises `CoordError`."""
         if params is None:
             return None
-        return {"agent": self.agent(ctx).value, "project": self.project.value, **params}
+        got = await self.link.request(methods.get(task_id))
+        task = msgspec.convert(got["task"], wire.Task)
+        posted = acks.follow_up(task, {"agent": self.agent(ctx).value, **params})
+        posted.setdefault("project", self.project.value)  # a follow-up that is not an ack
+        return posted
 
     @staticmethod
     def fresh_idempotency_key() -> str:

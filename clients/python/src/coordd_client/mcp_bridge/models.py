@@ -197,13 +197,20 @@ class BoardResult(Out):
 
 
 class FollowUp(BaseModel):
-    """`then_post`: a task posted in the same transaction as the completion (an ack)."""
+    """`then_post`: a task posted in the same transaction as the completion: the ack
+    (`coordd_client.acks.follow_up`) unless `kind` names another."""
 
     model_config = ConfigDict(extra="forbid")
 
     title: Title
     body: Text | None = None
-    kind: Kind | None = None
+    kind: Annotated[
+        Kind | None,
+        Field(
+            description="ack when left out: posted done and tagged re:<id>; another kind"
+            " (task, bug...) posts follow-up work instead"
+        ),
+    ] = None
     priority: Priority | None = None
     tags: Tags | None = None
     state: wire.PostState | None = None

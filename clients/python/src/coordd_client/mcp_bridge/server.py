@@ -30,7 +30,7 @@ coordd is the shared task board for the agents working on this repository.
    check_paths tells you whether another agent reserved what you are about to edit.
 4. On long work call heartbeat every few minutes, or your lease lapses and others may take it.
 5. When done: complete_task with the fence from your claim, and then_post an ack
-   ({"kind": "ack", "state": "done", "title": "fixed ..."}) so others learn of it.
+   ({"title": "fixed ..."}: kind ack, posted done, so nobody claims it) so others learn of it.
    Stuck: release_task (optionally to a named assignee) or fail_task.
 6. Found a bug or follow-up? post_task it instead of doing it unasked.
 7. Nothing to do: wait_for_task (ready true) instead of polling; call it again with the

@@ -139,20 +139,24 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         depends_on: m.DependsOn | None = None,
         assignee: m.Agent | None = None,
     ) -> Annotated[CallToolResult, m.PostResult]:
-        """Post work (kind bug, task, handoff, question...) or, with state "done", an
-        announcement such as an ack. depends_on: ids it waits for; assignee: the one agent
-        who may claim it ("human": the user, a gate they approve or reject in coord web)."""
-        call = methods.post(
-            title,
-            body=body,
-            kind=kind,
-            priority=priority,
-            tags=tags,
-            state=state,
-            idempotency_key=idempotency_key or bridge.fresh_idempotency_key(),
-            depends_on=depends_on,
-            assignee=assignee,
-        )
+        """Post work (kind bug, task, handoff, question...) or an announcement nobody claims:
+        kind ack is always posted done (state "done" announces any kind). depends_on: ids
+        it waits for; assignee: the one agent who may claim it ("human": the user, a gate
+        they approve or reject in coord web)."""
+        try:
+            call = methods.post(
+                title,
+                body=body,
+                kind=kind,
+                priority=priority,
+                tags=tags,
+                state=state,
+                idempotency_key=idempotency_key or bridge.fresh_idempotency_key(),
+                depends_on=depends_on,
+                assignee=assignee,
+            )
+        except CoordError as exc:  # an ack asked for as pending work (acks.announced)
+            return results.refusal(exc)
         return await bridge.answer(call, ctx)
 
     @server.tool(annotations=RETRY_SAFE)
@@ -214,9 +218,13 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
             m.FollowUp | None, Field(description="posted in the same step, e.g. the ack")
         ] = None,
     ) -> Annotated[CallToolResult, m.CompleteResult]:
-        """Mark a task you hold done; then_post announces it (kind ack, state done) atomically."""
-        follow_up = bridge.then_post(then_post.params() if then_post else None, ctx)
-        call = methods.complete(id, fence=fence, result=result, then_post=follow_up)
+        """Mark a task you hold done; then_post announces it (kind ack, state done, tagged
+        re:<id>) atomically, as `coord done --ack` does."""
+        try:
+            follow_up = await bridge.then_post(id, then_post.params() if then_post else None, ctx)
+            call = methods.complete(id, fence=fence, result=result, then_post=follow_up)
+        except CoordError as exc:
+            return results.refusal(exc)
         return await bridge.answer(call, ctx)
 
     @server.tool(annotations=DESTRUCTIVE)

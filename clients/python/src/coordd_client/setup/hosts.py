@@ -96,7 +96,8 @@ Other agents work on this repository at the same time; the coordd board keeps yo
 - An idle tab is woken when work is assigned to it or a message comes (Claude Code, for up
   to a day).
 - On long work, `heartbeat`; when done, `complete_task` with your fence and an ack
-  (`then_post`), or `coord done ID`.
+  (`then_post: {"title": ...}`), or `coord done ID --ack TITLE`: an ack is posted done,
+  never as work.
 - Found a bug or follow-up? Post it (`post_task`, kind bug) instead of doing it unasked.
 """
 
