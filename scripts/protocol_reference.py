@@ -30,7 +30,7 @@ from msgspec import inspect as mi
 from coordd.methods import METHODS  # importing the package registers every method
 from coordd.methods.server import FEATURE_METHODS, FEATURES
 from coordd_client import methods as builders
-from coordd_client import methods_edits, methods_slots, methods_talk
+from coordd_client import methods_edits, methods_messages, methods_slots
 from coordd_client.protocol import bounds, errors, wire
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +79,7 @@ FEATURE_DOCS: dict[str, tuple[str, str]] = {
 
 #: The builder modules whose `Call("method", params, ResultType)` name each
 #: method's result type (tests/parity.py's `builder_methods` reads the same).
-BUILDER_MODULES: tuple[ModuleType, ...] = (builders, methods_edits, methods_slots, methods_talk)
+BUILDER_MODULES: tuple[ModuleType, ...] = (builders, methods_edits, methods_slots, methods_messages)
 
 #: Methods no builder makes: a subscription is a stream the clients drive by hand,
 #: and `events.unsubscribe` answers `{}` (None: an empty object).
@@ -485,7 +485,7 @@ def objects_section(results: dict[str, type[msgspec.Struct] | None]) -> list[str
         "### Objects",
         "",
         "The objects results carry, as the Python client decodes them",
-        "(`coordd_client/protocol/wire*.py`, `talk.py`).",
+        "(`coordd_client/protocol/wire*.py`, `wire_messages.py`).",
     ]
     for cls in objects_reached(roots):
         lines += ["", f"#### {code(cls.__name__)}", ""]

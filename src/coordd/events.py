@@ -144,7 +144,7 @@ class EventHub:
         self._waiters_by_project: dict[str | None, set[Waiter]] = {}
         self._subscriptions: dict[int, Subscription] = {}
         #: Called with each delivered event in seq order, and with None when the
-        #: daemon shuts down: 1.2 `message.wait` (`methods/talk.py`).
+        #: daemon shuts down: 1.2 `message.wait` (`methods/messages.py`).
         self.listeners: set[Callable[[CommittedEvent | None], None]] = set()
         self._ids = itertools.count(1)
         self.last_seq = 0

@@ -9,7 +9,7 @@ import trio
 
 from coordd.limits import Limits, Retention
 from coordd.platform.systemd import Notifier
-from coordd.store import claims, edits, landing, reservations, talk_unseen, writes
+from coordd.store import claims, edits, landing, messages_unseen, reservations, writes
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
 from coordd.store.writer import Writer
@@ -80,7 +80,7 @@ async def run_retention(
     async def trim() -> int:
         await writer.submit(edits.purge_old)  # section 11's records: a day (issue 33)
         # Messages to names never seen, past their week (issue 44).
-        if dropped := int(await writer.submit(talk_unseen.purge)):
+        if dropped := int(await writer.submit(messages_unseen.purge)):
             log.info("message retention removed %d message(s) to names never seen", dropped)
         return int(await writer.submit(writes.trim_events, retention, keep_after()))
 

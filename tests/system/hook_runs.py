@@ -1,5 +1,5 @@
 """Running `coord hook ...` as a host does, for the hook tests (test_hooks.py,
-test_guard_boards.py, test_talk_hooks.py): the recorded payloads, the hook's environment,
+test_guard_boards.py, test_messages_hooks.py): the recorded payloads, the hook's environment,
 one run per tab, and the Stop hook's waiter started in the background."""
 
 from __future__ import annotations

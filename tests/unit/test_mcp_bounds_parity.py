@@ -25,7 +25,7 @@ pytest.importorskip("mcp")
 
 TOOLS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "mcp_bridge" / "tools.py"
 #: Issue 34's tools, registered by tools.py from their own module.
-TALK_TOOLS_PY = TOOLS_PY.with_name("talk_tools.py")
+TALK_TOOLS_PY = TOOLS_PY.with_name("message_tools.py")
 #: What JSON Schema says about a value's range, size, shape or set; titles, descriptions
 #: and defaults are presentation.
 CONSTRAINTS = (
@@ -68,7 +68,7 @@ def tool_methods() -> dict[str, str]:
             if isinstance(inner, ast.Call)
             and isinstance(inner.func, ast.Attribute)
             and isinstance(inner.func.value, ast.Name)
-            and inner.func.value.id in ("methods", "methods_talk", "methods_slots")
+            and inner.func.value.id in ("methods", "methods_messages", "methods_slots")
         }
         wires = {builders[name] for name in called if name in builders}
         if wires:

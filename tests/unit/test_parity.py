@@ -15,11 +15,11 @@ import msgspec
 
 from coordd.methods.registry import METHODS
 from coordd.protocol import params
-from coordd_client import methods, methods_edits, methods_slots, methods_talk
+from coordd_client import methods, methods_edits, methods_messages, methods_slots
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
 from coordd_client.mcp_bridge.results import NEXT_STEP
-from coordd_client.protocol import errors, talk, wire
+from coordd_client.protocol import errors, wire, wire_messages
 from parity import (
     TS_METHOD_MODULES,
     TS_SENDS,
@@ -87,7 +87,7 @@ def test_each_builder_takes_its_methods_params_and_no_others() -> None:
         wanted = set(params_type(method).__struct_fields__)
         found = next(
             getattr(module, builder)
-            for module in (methods, methods_edits, methods_talk, methods_slots)
+            for module in (methods, methods_edits, methods_messages, methods_slots)
             if hasattr(module, builder)
         )
         taken = set(inspect.signature(found).parameters)
@@ -111,7 +111,7 @@ def test_the_typescript_wire_types_have_the_wire_structs_fields() -> None:
     declared = ts_interfaces()
     structs = {
         name: cls
-        for module in (wire, talk)
+        for module in (wire, wire_messages)
         for name, cls in vars(module).items()
         if isinstance(cls, type)
         and issubclass(cls, msgspec.Struct)

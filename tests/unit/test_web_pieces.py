@@ -16,8 +16,8 @@ import trio
 
 from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
-from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import EVENT_TYPES, Event, Task
+from coordd_client.protocol.wire_messages import MessageEvent
 from coordd_client.web import http_post, notify
 from coordd_client.web.daemon import decode_event
 from coordd_client.web.guard import Guard, Secrets, same_origin_path

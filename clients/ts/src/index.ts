@@ -13,4 +13,4 @@ export type { Enqueued, Finished, LandingList, SlotList, SlotResult, Started } f
 import "./slots.js";
 // Sections 11 and 12: file edits, messages and release requests (their CoorddClient methods).
 import "./edits.js";
-import "./talk.js";
+import "./messages.js";

@@ -10,10 +10,10 @@ from coordd.methods import (  # noqa: F401  (registration)
     dispatch,
     edits,
     events,
+    messages,  # issue 34: messages and release requests
     reservations,
     server,
     slots,
-    talk,  # issue 34: messages and release requests
     tasks,
 )
 from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session

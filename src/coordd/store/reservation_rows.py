@@ -1,7 +1,7 @@
 """Reservation rows as the store reads them: liveness in SQL, the wire's shape, and the
 candidates of a transaction read once per index key (`reservations.py` decides with them).
 
-Apart from the decisions so that the modules that only ask "is it live?" (talk,
+Apart from the decisions so that the modules that only ask "is it live?" (messages,
 holding, edits) and the matching read the same SQL, written once.
 """
 

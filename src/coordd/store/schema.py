@@ -7,8 +7,8 @@ import sqlite3
 from coordd.store.board_schema import BOARD
 from coordd.store.claim_key_schema import CLAIM_KEY
 from coordd.store.edits_schema import EDITS
+from coordd.store.messages_schema import TALK, UNSEEN
 from coordd.store.slots_schema import SLOTS
-from coordd.store.talk_schema import TALK, UNSEEN
 
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
 #: row. Under load a group's claims land on rows far apart, so every index a

@@ -31,10 +31,10 @@ from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 if TYPE_CHECKING:
-    from coordd_client import methods_slots, methods_talk
+    from coordd_client import methods_messages, methods_slots
 else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
     methods_slots = methods.later_module("methods_slots")
-    methods_talk = methods.later_module("methods_talk")
+    methods_messages = methods.later_module("methods_messages")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -283,13 +283,13 @@ class AsyncClient:
     recent_edits = _async(methods_edits.recent_edits)
     # 1.2 section 12 (issue 34): messages and release requests; builders load at
     # first use (`methods.later_module`), so a hook that never talks keeps its imports.
-    send_message = _async(methods_talk.send_message)
-    read_messages = _async(methods_talk.read_messages)
-    ack_messages = _async(methods_talk.ack_messages)
-    wait_messages = _async(methods_talk.wait_messages)
-    get_message = _async(methods_talk.get_message)
-    request_release = _async(methods_talk.request_release)
-    answer_request = _async(methods_talk.answer_request)
+    send_message = _async(methods_messages.send_message)
+    read_messages = _async(methods_messages.read_messages)
+    ack_messages = _async(methods_messages.ack_messages)
+    wait_messages = _async(methods_messages.wait_messages)
+    get_message = _async(methods_messages.get_message)
+    request_release = _async(methods_messages.request_release)
+    answer_request = _async(methods_messages.answer_request)
     # Issue 35: slots, ports and the landing queue; their builders load at first use.
     acquire_slot = _async(methods_slots.acquire_slot)
     release_slots = _async(methods_slots.release_slots)

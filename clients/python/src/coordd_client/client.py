@@ -37,10 +37,10 @@ from coordd_client.protocol.peercred import connect_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 if TYPE_CHECKING:
-    from coordd_client import methods_slots, methods_talk
+    from coordd_client import methods_messages, methods_slots
 else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
     methods_slots = methods.later_module("methods_slots")
-    methods_talk = methods.later_module("methods_talk")
+    methods_messages = methods.later_module("methods_messages")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -237,13 +237,13 @@ class Client:
     recent_edits = _sync(methods_edits.recent_edits)
     # 1.2 section 12 (issue 34): messages and release requests; builders load at
     # first use (`methods.later_module`), so a hook that never talks keeps its imports.
-    send_message = _sync(methods_talk.send_message)
-    read_messages = _sync(methods_talk.read_messages)
-    ack_messages = _sync(methods_talk.ack_messages)
-    wait_messages = _sync(methods_talk.wait_messages)
-    get_message = _sync(methods_talk.get_message)
-    request_release = _sync(methods_talk.request_release)
-    answer_request = _sync(methods_talk.answer_request)
+    send_message = _sync(methods_messages.send_message)
+    read_messages = _sync(methods_messages.read_messages)
+    ack_messages = _sync(methods_messages.ack_messages)
+    wait_messages = _sync(methods_messages.wait_messages)
+    get_message = _sync(methods_messages.get_message)
+    request_release = _sync(methods_messages.request_release)
+    answer_request = _sync(methods_messages.answer_request)
     # Issue 35: slots, ports and the landing queue; their builders load at first use.
     acquire_slot = _sync(methods_slots.acquire_slot)
     release_slots = _sync(methods_slots.release_slots)

@@ -22,8 +22,8 @@ import msgspec
 
 from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
-from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, Task, served_event_types
+from coordd_client.protocol.wire_messages import MessageEvent
 from coordd_client.render import clean, clean_block, parse_time
 from coordd_client.rpc import unwrap
 

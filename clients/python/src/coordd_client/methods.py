@@ -80,7 +80,7 @@ def _announced(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _to(assignee: str | None) -> str | None:
-    """`human` as an assignee (or a message's `to`, `methods_talk`) is this user's
+    """`human` as an assignee (or a message's `to`, `methods_messages`) is this user's
     `human-<user>` (`human.py`, the one rule); imported only when asked for, since a
     hook pays for every module it loads."""
     if assignee != "human":
@@ -142,7 +142,7 @@ JSON_NULL = msgspec.Raw(b"null")
 
 
 def later(module: str, name: str) -> Any:
-    """Builder `name` of a feature's module (`methods_talk`, issue 34; `methods_slots`,
+    """Builder `name` of a feature's module (`methods_messages`, issue 34; `methods_slots`,
     issue 35), imported on its first call: the clients offer it without loading it, so
     `coord hook`, which loads the clients on every edit, pays nothing for it
     (tests/system/test_hook_imports.py counts the modules)."""
@@ -161,7 +161,7 @@ def later(module: str, name: str) -> Any:
 
 class _LaterModule:
     """A feature's builder module whose attributes are `later` builders: a client class
-    names them as `methods_talk.send_message` once, typed by the real module under
+    names them as `methods_messages.send_message` once, typed by the real module under
     TYPE_CHECKING, without importing it."""
 
     def __init__(self, module: str) -> None:

@@ -19,8 +19,8 @@ from typing import Any
 from coordd.store.postgres.board_schema import BOARD
 from coordd.store.postgres.claim_key_schema import CLAIM_KEY
 from coordd.store.postgres.edits_schema import EDITS
+from coordd.store.postgres.messages_schema import TALK, UNSEEN
 from coordd.store.postgres.slots_schema import SLOTS
-from coordd.store.postgres.talk_schema import TALK, UNSEEN
 from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
 
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.

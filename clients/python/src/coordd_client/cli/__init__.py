@@ -32,7 +32,7 @@ COMMAND_GROUPS = (
     "waiting",
     "leases",
     "reservations",
-    "talk",  # issue 34: msg, inbox, request, answer
+    "messages",  # issue 34: msg, inbox, request, answer
     "slots",  # issue 35: slot, port
     "landing",  # issue 35: land
     "prime",

@@ -98,14 +98,14 @@ def take_unread(client: Client, agent: str) -> str:
         response = client.call_raw("message.read", params, timeout_s=client.timeout_s)
         if response.error is not None or not holds_messages(response.result):
             return ""
-        from coordd_client import talk_render
-        from coordd_client.protocol.talk import InboxResult
+        from coordd_client import render_messages
+        from coordd_client.protocol.wire_messages import InboxResult
 
         found = msgspec.json.decode(response.result, type=InboxResult)
         client.ack_messages(found.messages[-1].id, agent=agent)
     except (CoordError, msgspec.DecodeError):
         return ""
-    text = talk_render.new_messages(found.messages)
+    text = render_messages.new_messages(found.messages)
     if found.more:
         text += "\n(more unread: read_messages, or `coord inbox`)"
     if len(text) > DELIVERY_CHARS:

@@ -17,9 +17,9 @@ from typing import Any
 import msgspec
 from mcp.server.mcpserver import Context
 
-from coordd_client import methods, methods_edits, methods_talk, presence, talk_render
+from coordd_client import methods, methods_edits, methods_messages, presence, render_messages
 from coordd_client.mcp_bridge.bridge import Bridge
-from coordd_client.protocol import talk, wire
+from coordd_client.protocol import wire, wire_messages
 from coordd_client.protocol.errors import CoordError, MethodNotFound
 from coordd_client.protocol.wire_edits import RecentResult
 
@@ -208,12 +208,12 @@ async def _edited_elsewhere(bridge: Bridge, agent: str, project: str) -> list[di
 async def _unread(bridge: Bridge, ctx: Context) -> list[str]:
     """The first unread messages, one line each (not marked read: `read_messages` does
     that); none from a daemon without messages (1.2 feature `messages`)."""
-    call = bridge.fill(methods_talk.read_messages(limit=MESSAGES_SHOWN), ctx)
+    call = bridge.fill(methods_messages.read_messages(limit=MESSAGES_SHOWN), ctx)
     try:
-        found: talk.InboxResult = await bridge.link.typed(call)
+        found: wire_messages.InboxResult = await bridge.link.typed(call)
     except CoordError:
         return []
-    lines = [_cut(talk_render.message_line(m), MESSAGE_CHARS) for m in found.messages]
+    lines = [_cut(render_messages.message_line(m), MESSAGE_CHARS) for m in found.messages]
     if found.more:
         lines.append("more unread: read_messages")
     return lines

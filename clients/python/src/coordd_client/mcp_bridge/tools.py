@@ -17,7 +17,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from coordd_client import methods
-from coordd_client.mcp_bridge import landing_tools, results, slot_tools, talk_tools
+from coordd_client.mcp_bridge import landing_tools, message_tools, results, slot_tools
 from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
@@ -43,7 +43,7 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     _task_tools(server, bridge)
     _waiting_tools(server, bridge)
     _reservation_tools(server, bridge)
-    talk_tools.register(server, bridge)  # issue 34: messages and release requests
+    message_tools.register(server, bridge)  # issue 34: messages and release requests
     slot_tools.register(server, bridge)  # issue 35: slots and ports
     landing_tools.register(server, bridge)  # issue 35: the landing queue
 

@@ -1,7 +1,8 @@
 """What every tool module shares: the annotations hosts read, and how long a tool waits.
 
-Apart from `tools` so that each tool module (`tools`, `talk_tools`, `slot_tools`, `landing_tools`)
-imports these from below instead of from one another.
+Apart from `tools` so that each tool module (`tools`, `message_tools`,
+`slot_tools`, `landing_tools`) imports these from below instead of from one
+another.
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     paths: list[str] | None = None
     worktree: str | None = None
     #: 1.2 `message.sent` (section 12): the message, as far as one line shows it
-    #: (`protocol.talk.MessageEvent` has all of it).
+    #: (`protocol.wire_messages.MessageEvent` has all of it).
     message: MessageRef | None = None
 
 

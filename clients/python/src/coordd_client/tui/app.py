@@ -34,13 +34,13 @@ from coordd_client.human import human_agent
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, SlotLease, Task
 from coordd_client.render import age
-from coordd_client.tui import edits, layout, talk, talk_actions
+from coordd_client.tui import edits, layout, message_actions, messages
 from coordd_client.tui.board import Board, plain
 from coordd_client.tui.follow import Follower
+from coordd_client.tui.message_actions import MessageActions
 from coordd_client.tui.model import BoardModel, feed_line
 from coordd_client.tui.screens import Ask, Confirm, Detail
 from coordd_client.tui.slots import lease_rows, slot_leases
-from coordd_client.tui.talk_actions import TalkActions
 
 #: The app, and the modal screens it shows where callers have always imported them.
 __all__ = ["Confirm", "Detail", "TopApp"]
@@ -50,7 +50,7 @@ __all__ = ["Confirm", "Detail", "TopApp"]
 #: at 50 events/s took most of a core at 20 frames/s), so five a second.
 FRAME_S = 0.2
 #: Reservations and agents carry no events (PROTOCOL.md section 7), nor does a request
-#: expiring (tui/talk.py): re-read this often.
+#: expiring (tui/messages.py): re-read this often.
 SIDE_REFRESH_S = 2.0
 STATE_FILTERS = (
     ("open", frozenset({"pending", "claimed", "failed"})),
@@ -61,7 +61,7 @@ STATE_FILTERS = (
 )
 
 
-class TopApp(TalkActions):
+class TopApp(MessageActions):
     """`coord top`: the board, agents, reservations and the feed of one project (or all)."""
 
     CSS = """
@@ -152,7 +152,7 @@ class TopApp(TalkActions):
                 yield DataTable(id="agents", cursor_type="row")
             with TabPane("Reservations", id="tab-reservations"):
                 yield DataTable(id="reservations", cursor_type="row")
-            with TabPane("Messages", id="tab-messages"):  # issue 34: tui/talk.py
+            with TabPane("Messages", id="tab-messages"):  # issue 34: tui/messages.py
                 yield DataTable(id="messages", cursor_type="row")
         yield RichLog(id="feed", max_lines=500, markup=False)
         with Horizontal(id="status"):
@@ -168,7 +168,7 @@ class TopApp(TalkActions):
         self.query_one("#reservations", DataTable).add_columns(
             "ID", "PATTERN", "HOLDER", "MODE", "EXPIRES", "TASK"
         )
-        self.query_one("#messages", DataTable).add_columns(*talk.COLUMNS)
+        self.query_one("#messages", DataTable).add_columns(*messages.COLUMNS)
         self.set_interval(FRAME_S, self._frame)
         self.set_interval(1.0, self._tick)
         if self._follow:
@@ -290,12 +290,12 @@ class TopApp(TalkActions):
                 agents = client.agents().agents
                 elsewhere = edits.edited_in_several_worktrees(client, self.project)
                 leases = slot_leases(client, self.project)
-                messages = talk.inbox(client, self.agent, self.project)
+                inbox = messages.inbox(client, self.agent, self.project)
         except CoordError:
             return
         self._edited_elsewhere = elsewhere  # shown at the next frame's status line
         self.call_from_thread(self._show_side, reservations, agents, leases)
-        self.call_from_thread(self._show_messages, messages)
+        self.call_from_thread(self._show_messages, inbox)
 
     def _show_side(
         self,
@@ -376,7 +376,7 @@ class TopApp(TalkActions):
         keys = "\n".join(
             f"{self.get_key_display(b):<7} {b.tooltip or b.description}"
             for b in self.BINDINGS
-            if isinstance(b, Binding) and b.action not in talk_actions.ACTIONS
+            if isinstance(b, Binding) and b.action not in message_actions.ACTIONS
         )
-        keys += "\n" + talk_actions.HELP_LINE  # the Messages tab's keys, on one line
+        keys += "\n" + message_actions.HELP_LINE  # the Messages tab's keys, on one line
         self.push_screen(Detail("Keys\n\n" + keys))

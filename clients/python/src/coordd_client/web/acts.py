@@ -18,7 +18,7 @@ from coordd_client import render
 from coordd_client.aio import AsyncClient
 from coordd_client.protocol import bounds
 from coordd_client.protocol.errors import CoordError
-from coordd_client.protocol.talk import Decision
+from coordd_client.protocol.wire_messages import Decision
 from coordd_client.web.daemon import connected
 
 #: A form bigger than this is refused before it is read whole (a title, a body, ids).

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from coordd_client import export
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable, NotFound
 from coordd_client.protocol.wire import Reservation, Task
-from coordd_client.web import pages, talk, talk_pages
+from coordd_client.web import message_pages, messages, pages
 from coordd_client.web.acts import ACTS, MAX_FORM_BYTES, Refused, Site, check, perform, question
 from coordd_client.web.daemon import all_tasks, connected, history
 from coordd_client.web.guard import Guard, Secrets
@@ -102,10 +102,10 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
         async with connected(site.socket) as client:
             task = (await client.get(task_id)).task
             events = await history(client, task_id)
-            said = await talk.thread(client, task_id)
+            said = await messages.thread(client, task_id)
         now = datetime.now(UTC)
         body = pages.task_page(
-            task, events, now, keys.csrf, talk_pages.thread(said, task_id, now, keys.csrf)
+            task, events, now, keys.csrf, message_pages.thread(said, task_id, now, keys.csrf)
         )
         return page(f"#{task.id}", body)
 
@@ -147,32 +147,32 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
         """The live part alone (`?part=1`, the page's script), or the whole page."""
         if request.query_params.get("part") == "1":
             return HTMLResponse(part)
-        return page(title, talk_pages.live_part(part, types, seq), live=True)
+        return page(title, message_pages.live_part(part, types, seq), live=True)
 
-    async def messages(request: Request) -> Response:
+    async def messages_page(request: Request) -> Response:
         async with connected(site.socket) as client:
             seq = (await client.server_info()).last_seq  # first: later events refresh
-            mail = await talk.inbox(client, site.human)
-            asks = await talk.open_asks(client, site.project)
+            mail = await messages.inbox(client, site.human)
+            asks = await messages.open_asks(client, site.project)
         now = datetime.now(UTC)
-        part = talk_pages.messages_part(mail, asks, now, site.human, keys.csrf)
+        part = message_pages.messages_part(mail, asks, now, site.human, keys.csrf)
         if request.query_params.get("part") == "1":
             return HTMLResponse(part)
-        live = talk_pages.live_part(part, "message.", seq)
-        return page("messages", talk_pages.messages_page(live, keys.csrf), live=True)
+        live = message_pages.live_part(part, "message.", seq)
+        return page("messages", message_pages.messages_page(live, keys.csrf), live=True)
 
     async def slots(request: Request) -> Response:
         async with connected(site.socket) as client:
             seq = (await client.server_info()).last_seq
             leases = (await client.slots(project=site.project)).leases
-        part = talk_pages.slots_part(leases, datetime.now(UTC))
+        part = message_pages.slots_part(leases, datetime.now(UTC))
         return part_or_page(request, "slots", part, "slot.", seq)
 
     async def landing(request: Request) -> Response:
         async with connected(site.socket) as client:
             seq = (await client.server_info()).last_seq
-            found = await talk.queues(client, site.project)
-        part = talk_pages.landing_part(found, datetime.now(UTC))
+            found = await messages.queues(client, site.project)
+        part = message_pages.landing_part(found, datetime.now(UTC))
         return part_or_page(request, "landing queue", part, "land.", seq)
 
     async def post_form(request: Request) -> Response:
@@ -216,7 +216,7 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
         Route("/task/{id:int}/export.{fmt:str}", guarded(task_export)),
         Route("/agents", guarded(agents)),
         Route("/reservations", guarded(reservations)),
-        Route("/messages", guarded(messages)),
+        Route("/messages", guarded(messages_page)),
         Route("/slots", guarded(slots)),
         Route("/landing", guarded(landing)),
         Route("/post", guarded(post_form)),

@@ -14,8 +14,8 @@ import trio
 from coordd_client.aio import AsyncClient
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.protocol.errors import DaemonUnavailable, Overloaded, ShuttingDown
-from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import Event, SubscribeResult, Task
+from coordd_client.protocol.wire_messages import MessageEvent
 from coordd_client.rpc import Response, unwrap
 
 #: Seconds between tries while the daemon is away (restarting, or stopped).

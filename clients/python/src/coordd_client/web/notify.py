@@ -40,8 +40,8 @@ from urllib.parse import urlsplit
 import msgspec
 import trio
 
-from coordd_client.protocol.talk import MessageEvent
 from coordd_client.protocol.wire import EVENT_TYPES, Event
+from coordd_client.protocol.wire_messages import MessageEvent
 from coordd_client.web.http_post import PostFailed, post
 
 if TYPE_CHECKING:

@@ -168,7 +168,7 @@ def _button_form(action: str, label: str, csrf: str, *extra: Html) -> Html:
 def task_page(
     task: Task, events: Sequence[Event], now: datetime, csrf: str, thread: Html | None = None
 ) -> Html:
-    """Body, result, the whole history, its thread (`talk_pages.thread`), and what the
+    """Body, result, the whole history, its thread (`message_pages.thread`), and what the
     human can do with it now."""
     rows: list[tuple[str, object]] = [
         ("state", task.state),

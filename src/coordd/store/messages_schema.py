@@ -12,7 +12,7 @@ is touched by a claim, a heartbeat or a reap.
 
 from __future__ import annotations
 
-#: Columns shared by both stores (the PostgreSQL twin is in `store/postgres/talk_schema.py`).
+#: Columns shared by both stores (the PostgreSQL twin is in `store/postgres/messages_schema.py`).
 TALK: tuple[str, ...] = (
     """CREATE TABLE messages (
         id INTEGER PRIMARY KEY AUTOINCREMENT,

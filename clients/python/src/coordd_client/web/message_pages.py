@@ -1,6 +1,6 @@
 """The pages of what 1.2 added beside the board: messages (the human's inbox, the
 project's open release requests and questions, a task's thread), slots, and the
-landing queue. Pure functions of what `talk.py` read, as `pages.py` is.
+landing queue. Pure functions of what `wire_messages.py` read, as `pages.py` is.
 
 Each page's list sits in one `#live-part` element naming the event types that
 change it (`data-types`); the page's script reads the same URL with `?part=1` when
@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from coordd_client import render
-from coordd_client.protocol.talk import Message
 from coordd_client.protocol.wire import SlotLease
+from coordd_client.protocol.wire_messages import Message
 from coordd_client.render import age
 from coordd_client.web.markup import Html, join, tag, void
-from coordd_client.web.talk import Queue
+from coordd_client.web.messages import Queue
 
 NOTHING = Html("")
 

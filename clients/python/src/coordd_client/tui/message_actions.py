@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, TabbedContent
 
-from coordd_client.protocol.talk import Message
-from coordd_client.tui import talk
+from coordd_client.protocol.wire_messages import Message
+from coordd_client.tui import messages
 from coordd_client.tui.actions import HumanActions
 from coordd_client.tui.board import plain
 from coordd_client.tui.screens import Ask, Confirm
@@ -21,27 +21,27 @@ ACTIONS = frozenset({"reply", "approve", "deny", "mark_read"})
 HELP_LINE = "w g d k Messages: reply, approve, deny, mark read"
 
 
-class TalkActions(HumanActions):
+class MessageActions(HumanActions):
     """The Messages tab's keys; TopApp fills `_messages` at each refresh."""
 
     #: The Messages tab's rows, in order (to find the one under the cursor).
     _messages: list[Message]
     _ack_up_to: int | None = None
 
-    def _show_messages(self, inbox: talk.Inbox) -> None:
+    def _show_messages(self, inbox: messages.Inbox) -> None:
         """Redraw the tab (keeping the cursor's row) and count what waits in its label."""
         if not self.query("#messages"):
             return  # the app is closing
-        messages = self._messages = inbox.messages
+        shown = self._messages = inbox.messages
         self._ack_up_to = inbox.ack_up_to
         table = self.query_one("#messages", DataTable)
         row = table.cursor_row
         table.clear()
-        for cells in talk.rows(messages):
+        for cells in messages.rows(shown):
             table.add_row(*map(plain, cells))  # agents' text, never markup
-        if messages:
-            table.move_cursor(row=min(max(row, 0), len(messages) - 1))
-        waiting = sum(1 for m in messages if m.open)
+        if shown:
+            table.move_cursor(row=min(max(row, 0), len(shown) - 1))
+        waiting = sum(1 for m in shown if m.open)
         tab = self.query_one(TabbedContent).get_tab("tab-messages")
         tab.label = f"Messages ({waiting})" if waiting else "Messages"
 
@@ -56,7 +56,7 @@ class TalkActions(HumanActions):
         message = self._selected_message()
         if message is None:
             return
-        sender = talk.rows([message])[0][1]
+        sender = messages.rows([message])[0][1]
 
         def written(values: dict[str, str] | None) -> None:
             body = (values or {}).get("body", "").strip()
@@ -83,7 +83,7 @@ class TalkActions(HumanActions):
                 self._do(f"approve #{message.id}", "answer_request", message.id, "approve",
                          reason="approved from coord top", agent=self.agent)  # fmt: skip
 
-        what = talk.rows([message])[0]
+        what = messages.rows([message])[0]
         self.push_screen(Confirm(f"Approve #{message.id}: {what[2]} to {what[1]}?"), go)
 
     def action_deny(self) -> None:
@@ -107,7 +107,7 @@ class TalkActions(HumanActions):
 
     def _open_request(self) -> Message | None:
         message = self._selected_message()
-        if message is not None and not talk.is_open_request(message):
+        if message is not None and not messages.is_open_request(message):
             self.notify(f"#{message.id} is not an open release request", severity="warning")
             return None
         return message

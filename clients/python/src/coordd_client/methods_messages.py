@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordd_client.methods import Call, _to
-from coordd_client.protocol import talk
+from coordd_client.protocol import wire_messages
 
 
 def send_message(
@@ -18,11 +18,11 @@ def send_message(
     to: str | None = None,
     task_id: int | None = None,
     reply_to: int | None = None,
-    kind: talk.SendKind | None = None,
+    kind: wire_messages.SendKind | None = None,
     agent: str | None = None,
     project: str | None = None,
     idempotency_key: str | None = None,
-) -> Call[talk.SendResult]:
+) -> Call[wire_messages.SendResult]:
     """To `to`; else on task `task_id`'s thread; else (a reply) to `reply_to`'s sender;
     else to every live agent of the project. `kind="question"`: open until answered."""
     params = {
@@ -35,32 +35,32 @@ def send_message(
         "project": project,
         "idempotency_key": idempotency_key,
     }
-    return Call("message.send", params, talk.SendResult)
+    return Call("message.send", params, wire_messages.SendResult)
 
 
 def read_messages(
     *, agent: str | None = None, after_id: int | None = None, limit: int | None = None
-) -> Call[talk.InboxResult]:
+) -> Call[wire_messages.InboxResult]:
     """Unread messages (after the agent's cursor, or `after_id`); read, not acknowledged."""
     params = {"agent": agent, "after_id": after_id, "limit": limit}
-    return Call("message.read", params, talk.InboxResult)
+    return Call("message.read", params, wire_messages.InboxResult)
 
 
-def ack_messages(up_to: int, *, agent: str | None = None) -> Call[talk.AckResult]:
+def ack_messages(up_to: int, *, agent: str | None = None) -> Call[wire_messages.AckResult]:
     """Every message of the agent's up to `up_to` is read: never delivered again."""
-    return Call("message.ack", {"agent": agent, "up_to": up_to}, talk.AckResult)
+    return Call("message.ack", {"agent": agent, "up_to": up_to}, wire_messages.AckResult)
 
 
 def wait_messages(
     timeout_s: float, *, agent: str | None = None, after_id: int | None = None
-) -> Call[talk.InboxResult]:
+) -> Call[wire_messages.InboxResult]:
     """Block until the agent has an unread message (returned at once if it has one)."""
     params = {"agent": agent, "timeout_s": timeout_s, "after_id": after_id}
-    return Call("message.wait", params, talk.InboxResult, waits_s=timeout_s)
+    return Call("message.wait", params, wire_messages.InboxResult, waits_s=timeout_s)
 
 
-def get_message(message_id: int) -> Call[talk.MessageResult]:
-    return Call("message.get", {"id": message_id}, talk.MessageResult)
+def get_message(message_id: int) -> Call[wire_messages.MessageResult]:
+    return Call("message.get", {"id": message_id}, wire_messages.MessageResult)
 
 
 def request_release(
@@ -73,7 +73,7 @@ def request_release(
     agent: str | None = None,
     project: str | None = None,
     idempotency_key: str | None = None,
-) -> Call[talk.RequestResult]:
+) -> Call[wire_messages.RequestResult]:
     """Ask the holder of `patterns` (reservations) or `task_id` (a claim) to hand it over."""
     params = {
         "patterns": list(patterns) if patterns else None,
@@ -85,17 +85,17 @@ def request_release(
         "project": project,
         "idempotency_key": idempotency_key,
     }
-    return Call("request.release", params, talk.RequestResult)
+    return Call("request.release", params, wire_messages.RequestResult)
 
 
 def answer_request(
     request_id: int,
-    decision: talk.Decision,
+    decision: wire_messages.Decision,
     *,
     patterns: Sequence[str] | None = None,
     reason: str | None = None,
     agent: str | None = None,
-) -> Call[talk.AnswerResult]:
+) -> Call[wire_messages.AnswerResult]:
     """Approve (hand it all over now), deny, or narrow (hand over `patterns` only)."""
     params = {
         "agent": agent,
@@ -104,4 +104,4 @@ def answer_request(
         "patterns": list(patterns) if patterns else None,
         "reason": reason,
     }
-    return Call("request.answer", params, talk.AnswerResult)
+    return Call("request.answer", params, wire_messages.AnswerResult)

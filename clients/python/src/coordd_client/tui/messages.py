@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from coordd_client import render, talk_render
+from coordd_client import render, render_messages
 from coordd_client.client import Client
 from coordd_client.protocol.errors import MethodNotFound
-from coordd_client.protocol.talk import Message
+from coordd_client.protocol.wire_messages import Message
 
 #: Unread messages read per refresh (the protocol's default page).
 INBOX_READ = 100
@@ -77,7 +77,7 @@ def rows(messages: Sequence[Message]) -> list[tuple[str, ...]]:
             render.clean(kind(m)),
             state(m),
             f"#{m.task_id}" if m.task_id else "",
-            talk_render.summary(m.body),
+            render_messages.summary(m.body),
         )
         for m in messages
     ]

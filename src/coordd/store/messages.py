@@ -16,8 +16,8 @@ from typing import Any
 import msgspec
 
 from coordd.clock import format_time
-from coordd.protocol import params_talk as T
-from coordd.store import talk_unseen
+from coordd.protocol import params_messages as T
+from coordd.store import messages_unseen
 from coordd.store.reservation_rows import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
@@ -162,7 +162,7 @@ def insert_message(
 ) -> dict[str, Any]:
     """Store one message with its recipients and append its `message.sent` event.
 
-    The rows of `unseen` recipients (names never seen, `talk_unseen`) are marked
+    The rows of `unseen` recipients (names never seen, `messages_unseen`) are marked
     with the time, so the retention duty can end them if the name stays unused."""
     request = request or {}
     seq = tx.next_seq  # the event appended below takes it
@@ -231,7 +231,7 @@ def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:
             "message": repeat,
             "created": False,
             "recipients": recipients,
-            "never_seen": sorted(talk_unseen.never_seen(tx.conn, recipients)),
+            "never_seen": sorted(messages_unseen.never_seen(tx.conn, recipients)),
         }
     parent = None
     if p.reply_to is not None:
@@ -256,7 +256,7 @@ def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:
     if task_id is not None and p.task_id is None and audience != "task":
         require_row(tx.conn, task_id)
     recipients = [name for name in dict.fromkeys(recipients) if name != p.agent]
-    recipients, unseen = talk_unseen.admit(tx, recipients, field)
+    recipients, unseen = messages_unseen.admit(tx, recipients, field)
     message = insert_message(
         tx, project=p.project, sender=p.agent, kind=p.kind or "message", audience=audience,
         recipients=recipients, body=p.body, to=to, task_id=task_id, reply_to=p.reply_to,

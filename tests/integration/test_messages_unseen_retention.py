@@ -1,6 +1,6 @@
 """Issue 44: what a name never seen was sent ends after a week; a name seen keeps its own.
 
-The retention duty's step (`talk_unseen.purge`, run once a minute with event
+The retention duty's step (`messages_unseen.purge`, run once a minute with event
 retention) is driven directly on the daemon's writer, with the test's clock
 moved past the age instead of waiting for it.
 """
@@ -12,7 +12,7 @@ import pytest
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon
 from coordd.limits import Limits
-from coordd.store import talk_unseen
+from coordd.store import messages_unseen
 from coordd_client import NotFound, RecipientNeverSeen
 from coordd_client.aio import AsyncClient
 
@@ -23,7 +23,7 @@ WEEK = Limits.unseen_message_max_age_s
 
 
 async def purge(inproc: Daemon) -> int:
-    return int(await inproc.writer.submit(talk_unseen.purge))
+    return int(await inproc.writer.submit(messages_unseen.purge))
 
 
 async def test_messages_to_a_name_never_seen_end_after_the_age(

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 
-from coordd_client import talk_render
+from coordd_client import render_messages
 from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, EXIT_TIMEOUT, Context
 from coordd_client.cli.registry import UsageError, arg, command
 from coordd_client.client import Client
 from coordd_client.protocol import bounds
-from coordd_client.protocol.talk import InboxResult, Message
+from coordd_client.protocol.wire_messages import InboxResult, Message
 from coordd_client.render import parse_time
 
 
@@ -65,7 +65,7 @@ def inbox(ctx: Context) -> int:
             found = client.read_messages(agent=ctx.agent)
         if found.messages and not args.peek:
             client.ack_messages(found.messages[-1].id, agent=ctx.agent)
-    human = "\n".join(talk_render.message_line(m) for m in found.messages)
+    human = "\n".join(render_messages.message_line(m) for m in found.messages)
     if found.more:
         human += "\n(more unread: run coord inbox again)"
     ctx.emit(found, human or "no unread messages")
@@ -115,7 +115,7 @@ def request(ctx: Context) -> int:
         if _only_unread(client, ctx.agent, answer):
             client.ack_messages(answer.id, agent=ctx.agent)
         now = client.get_message(asked.id).message
-    ctx.emit(now, talk_render.message_line(answer))
+    ctx.emit(now, render_messages.message_line(answer))
     denied = now.request is not None and now.request.status == "denied"
     return EXIT_LOST if denied else EXIT_OK
 
@@ -168,5 +168,5 @@ def answer(ctx: Context) -> int:
     if result.released:  # a pattern ends whole: say what the holder no longer holds
         gone = ", ".join(result.released)
         told += f"\nyou no longer hold {gone}: re-reserve what you still need (`coord reserve`)"
-    ctx.emit(result, talk_render.summary(told))
+    ctx.emit(result, render_messages.summary(told))
     return EXIT_OK

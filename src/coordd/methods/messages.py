@@ -1,7 +1,7 @@
 """1.2 section 12: `message.*` and `request.*` (docs/PROTOCOL-1.2.md).
 
-Writes run in the writer like every other command (`store/talk.py`,
-`store/talk_requests.py`); reads on a reader. `message.wait` is the blocking
+Writes run in the writer like every other command (`store/messages.py`,
+`store/release_requests.py`); reads on a reader. `message.wait` is the blocking
 read: it registers with the hub before it reads, so a message committed
 between the read and the wait still wakes it, and it reads the database
 again after waking, so two messages sent while it wakes are both returned.
@@ -16,8 +16,8 @@ import trio
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params_talk as T
-from coordd.store import talk, talk_requests
+from coordd.protocol import params_messages as T
+from coordd.store import messages, release_requests
 from coordd.store.transaction import CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
 
@@ -44,7 +44,7 @@ class InboxWaiter:
             self.shut = True
             self.fired.set()
         elif (
-            event.type == talk.MESSAGE_SENT
+            event.type == messages.MESSAGE_SENT
             and self.agent in _addressed.decode(event.data).recipients
         ):
             self.fired.set()
@@ -54,18 +54,18 @@ def _now(services: Services) -> str:
     return format_time(services.clock.now())
 
 
-write("message.send", T.SendParams, talk.send)
-write("message.ack", T.AckParams, talk.ack)
+write("message.send", T.SendParams, messages.send)
+write("message.ack", T.AckParams, messages.ack)
 
 
 @method("message.read", T.ReadParams, large_answer=True)
 async def read(services: Services, p: T.ReadParams, session: Session) -> Any:
-    return await services.readers.run(talk.read, _now(services), p, share=session.reads)
+    return await services.readers.run(messages.read, _now(services), p, share=session.reads)
 
 
 @method("message.get", T.MessageGetParams)
 async def get(services: Services, p: T.MessageGetParams, session: Session) -> Any:
-    return await services.readers.run(talk.get, _now(services), p, share=session.reads)
+    return await services.readers.run(messages.get, _now(services), p, share=session.reads)
 
 
 @method("message.wait", T.MessageWaitParams, blocking=True, large_answer=True)
@@ -75,7 +75,7 @@ async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> 
     waiter = InboxWaiter(p.agent)
     services.hub.listeners.add(waiter)
     try:
-        found = await services.readers.run(talk.read, _now(services), p, share=session.reads)
+        found = await services.readers.run(messages.read, _now(services), p, share=session.reads)
         if found["messages"]:
             return found
         with trio.move_on_after(p.timeout_s):
@@ -84,12 +84,12 @@ async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> 
             raise ShuttingDown("the daemon is shutting down")
         if not waiter.fired.is_set():
             return found
-        return await services.readers.run(talk.read, _now(services), p, share=session.reads)
+        return await services.readers.run(messages.read, _now(services), p, share=session.reads)
     finally:
         services.hub.listeners.discard(waiter)
 
 
-write("request.release", T.RequestReleaseParams, talk_requests.request_release)
+write("request.release", T.RequestReleaseParams, release_requests.request_release)
 
 
-write("request.answer", T.AnswerParams, talk_requests.answer)
+write("request.answer", T.AnswerParams, release_requests.answer)

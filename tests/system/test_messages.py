@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from coordd_client import Client, Conflict, InvalidParams, LeaseLost, NotFound, Reserved
-from coordd_client.protocol.talk import MessageEvent
+from coordd_client.protocol.wire_messages import MessageEvent
 from support import DaemonProcess, RawConnection
 
 pytestmark = pytest.mark.both_backends

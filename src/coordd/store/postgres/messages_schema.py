@@ -1,4 +1,4 @@
-"""The team store's twin of `coordd.store.talk_schema` (1.2 section 12): the same
+"""The team store's twin of `coordd.store.messages_schema` (1.2 section 12): the same
 tables, columns and indexes, in `store/postgres/schema.py`'s style (TEXT
 collates "C", integers are BIGINT)."""
 
@@ -39,7 +39,7 @@ TALK: tuple[str, ...] = (
     f"CREATE TABLE message_cursors (agent {_T} PRIMARY KEY, read_id BIGINT NOT NULL)",
 )
 
-#: The twin of `talk_schema.UNSEEN` (issue 44): never-seen recipients' rows, marked.
+#: The twin of `messages_schema.UNSEEN` (issue 44): never-seen recipients' rows, marked.
 UNSEEN: tuple[str, ...] = (
     f"ALTER TABLE message_recipients ADD COLUMN unseen_since {_T}",
     """CREATE INDEX message_recipients_unseen ON message_recipients (unseen_since)

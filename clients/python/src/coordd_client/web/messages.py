@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import msgspec
 
 from coordd_client.aio import AsyncClient
-from coordd_client.protocol.talk import Message
 from coordd_client.protocol.wire import Landing
+from coordd_client.protocol.wire_messages import Message
 from coordd_client.web.daemon import message_events
 
 #: The most unread messages the page shows at once (`message.read`'s own bound is 1000).

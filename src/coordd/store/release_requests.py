@@ -19,10 +19,10 @@ import msgspec
 
 from coordd.patterns import overlap, parse
 from coordd.protocol import params as P
-from coordd.protocol import params_talk as T
+from coordd.protocol import params_messages as T
 from coordd.store import claims, holding, reservations
+from coordd.store.messages import by_key, insert_message, require_message
 from coordd.store.reservation_rows import LIVE
-from coordd.store.talk import by_key, insert_message, require_message
 from coordd.store.transaction import Txn, require_row
 from coordd_client.protocol import bounds
 from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound

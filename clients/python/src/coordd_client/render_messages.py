@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordd_client import render
-from coordd_client.protocol.talk import Message
+from coordd_client.protocol.wire_messages import Message
 
 #: A message's body in a context line: enough for a question, not a page of someone's diff.
 LINE_CHARS = 300
