@@ -1,6 +1,6 @@
 """Every limit of the daemon in one place, each with its unit and the reason for its size.
 
-`Limits` is the one home: the README's limits table points here. The
+`Limits` is the one home: the limits in docs/OPERATIONS.md point here. The
 daemon builds one instance (`coordd serve` tunes a few fields from its
 flags) and hands it to the parts that take tunable limits; the fixed ones
 are read from the class defaults (`Limits.reap_interval_s`), which are the
@@ -133,7 +133,7 @@ class Limits:
     #: Seconds the writer may take to answer a no-op before the watchdog stays silent.
     watchdog_probe_timeout_s: float = 5.0
     #: Seconds of lease a claim that lapsed while the daemon was down gets at
-    #: start (`--restart-grace`; README, "restart grace").
+    #: start (`--restart-grace`; docs/USING.md, "restart grace").
     restart_grace_s: float = 30.0
 
     # --- team mode (PostgreSQL; docs/TEAM-MODE.md) ----------------------------------------

@@ -1,4 +1,4 @@
-"""Every error answered to a client is logged once, in one format (README, Operations).
+"""Every error answered to a client is logged once, in one format (docs/OPERATIONS.md).
 
 Each case reads the daemon's own log after the answer has arrived: the line
 is written before the response is queued, so no wait is needed, and each

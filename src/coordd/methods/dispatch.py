@@ -10,7 +10,7 @@ backpressure, as hypercorn's `trio/tcp_server.py` feeds its protocol
 object and writes what it is told.
 
 Every error response is built by `error_reply`, which logs it there, once,
-in one format: the README's "every error answered to a client is logged
+in one format: docs/OPERATIONS.md's "every error answered to a client is logged
 once with its cause" holds because there is no other way to build one.
 """
 

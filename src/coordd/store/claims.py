@@ -224,7 +224,7 @@ def heartbeat(tx: Txn, p: P.HeartbeatParams) -> dict[str, Any]:
 
 
 def grant_restart_grace(tx: Txn, grace_s: float) -> int:
-    """Give leases that lapsed while the daemon was down a short grace (README: restart grace).
+    """Give leases that lapsed while the daemon was down a short grace (USING.md: restart grace).
 
     The reaper runs every second while the daemon is up, so a claim still
     present but expired at start was live when the daemon stopped.

@@ -179,7 +179,7 @@ def _hand_over_patterns(
     Returns the requester's new reservations and the holder's patterns that ended. A
     pattern cannot be cut in two (`lib/**` less `lib/x.py` is no pattern), so a
     broader one ends whole: the answer names it, and the holder re-reserves what it
-    still needs (the README's "Agents talk" says so)."""
+    still needs (docs/MESSAGES.md says so)."""
     patterns = [parse(text) for text in dict.fromkeys(wanted)]
     args = {"project": project, "agent": holder, "now": tx.now_text}
     held = tx.conn.execute(

@@ -10,7 +10,7 @@ from coordd_client.cli.registry import arg, command
 from coordd_client.setup import apply, hosts
 from coordd_client.setup.formats import Unparsable
 
-#: What the user still has to do after setup, per host (README, "by hand").
+#: What the user still has to do after setup, per host (docs/HOSTS.md, "by hand").
 RESTART = {
     "claude": "start a new Claude Code session (in any worktree; tabs already open keep"
     " their old settings)",

@@ -1,6 +1,6 @@
 """How `coord top` fits the terminal: which board columns, how wide, and how tall the
 feed is. Pure functions of the terminal's size, no Textual, so the rule is tested (and
-read) on its own; README's `coord top` section states the same rule per width.
+read) on its own; docs/WATCHING.md's `coord top` section states the same rule per width.
 
 Width: ID, STATE and TITLE are always shown. TITLE takes whatever is left, and
 never less than `title_floor(width)` (26 columns, or a third of the width when
