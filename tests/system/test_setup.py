@@ -5,6 +5,7 @@ and the git guard against a real repository."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -291,6 +292,38 @@ def test_dry_run_and_survey_write_nothing(home: Path, project: Path, workdir: Pa
     assert "codex: `coord setup codex` would write" in survey.stdout
     assert "nothing was written" in survey.stdout
     assert snapshot(home, project) == original
+
+
+def test_the_survey_names_each_host_it_skips(home: Path, project: Path, workdir: Path) -> None:
+    """A host that is not installed is named, with what was looked for, never left out in
+    silence (issue 47 item 11). PATH holds git alone, so no host's program is found."""
+    git_only = workdir / "bin"
+    git_only.mkdir()
+    (git_only / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    env = coord_env(workdir / "s.sock", HOME=str(home), XDG_STATE_HOME=str(home / ".state"))
+    env["PATH"] = str(git_only)
+    survey = subprocess.run(
+        [COORD, "setup"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        timeout=60,
+        check=False,
+    )
+    assert survey.returncode == 0, survey.stderr
+    assert (
+        "cursor: not installed here (no ~/.cursor, no `cursor` on PATH); skipped" in survey.stdout
+    )
+    assert "claude: `coord setup claude` would write" in survey.stdout
+    outside = subprocess.run(
+        [COORD, "setup", "--json"], capture_output=True, text=True, env=env, cwd=workdir,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert json.loads(outside.stdout) == {
+        "hosts": ["claude", "codex"],
+        "skipped": ["cursor", "git"],
+    }
 
 
 def test_an_unparsable_file_stops_the_whole_host(home: Path, project: Path, workdir: Path) -> None:

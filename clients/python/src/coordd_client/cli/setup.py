@@ -104,27 +104,40 @@ def _verb(change: apply.Change) -> str:
 
 
 def _survey(ctx: Context, home: Path, root: Path | None) -> int:
+    """Every host, found or not: a host that is not installed is named and skipped,
+    saying what was looked for, so a user never wonders why it was left out."""
     found = hosts.detect(home, root is not None)
-    if not found:
-        ctx.emit({"hosts": []}, "no agent host found (~/.claude, ~/.codex, ~/.cursor)")
-        return EXIT_OK
     lines = []
-    for host in found:
-        scope_user = host != "git"
-        try:
-            targets = hosts.HOSTS[host](scope_user, hosts.coord_command(), home, root)
-            pending = [c for c in apply.plan_add(targets) if c.changes]
-        except (hosts.SetupError, Unparsable) as exc:
-            lines.append(f"{host}: cannot set up here: {exc}")
+    missing = []
+    for host in (*hosts.HOST_HOMES, "git"):
+        if host not in found:
+            reason = hosts.absent_reason(host, home) if host != "git" else None
+            missing.append(host)
+            lines.append(f"{host}: {reason or 'not in a git repository here'}; skipped")
             continue
-        if pending:
-            files = ", ".join(str(c.path) for c in pending)
-            lines.append(f"{host}: `coord setup {host}` would write {files}")
-        else:
-            lines.append(f"{host}: set up already")
-    lines.append("nothing was written; run one of the commands above (add --dry-run to see diffs)")
-    ctx.emit({"hosts": found}, "\n".join(lines))
+        lines.append(f"{host}: {_survey_one(host, home, root)}")
+    if found:
+        lines.append(
+            "nothing was written; run one of the commands above (add --dry-run to see diffs)"
+        )
+    else:
+        lines.append(
+            "no agent host found: install Claude Code, Codex or Cursor, then run coord setup"
+        )
+    ctx.emit({"hosts": found, "skipped": missing}, "\n".join(lines))
     return EXIT_OK
+
+
+def _survey_one(host: str, home: Path, root: Path | None) -> str:
+    """What `coord setup HOST` would do for one found host, writing nothing."""
+    try:
+        targets = hosts.HOSTS[host](host != "git", hosts.coord_command(), home, root)
+        pending = [c for c in apply.plan_add(targets) if c.changes]
+    except (hosts.SetupError, Unparsable) as exc:
+        return f"cannot set up here: {exc}"
+    if not pending:
+        return "set up already"
+    return f"`coord setup {host}` would write " + ", ".join(str(c.path) for c in pending)
 
 
 def _switch(ctx: Context, on: bool) -> int:

@@ -365,16 +365,27 @@ def git(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]:
 HOSTS = {"claude": claude, "codex": codex, "cursor": cursor, "git": git}
 
 
+#: Where each host keeps its user files, and its program's name on PATH.
+HOST_HOMES = {
+    "claude": ((".claude", ".claude.json"), "claude"),
+    "codex": ((".codex",), "codex"),
+    "cursor": ((".cursor",), "cursor"),
+}
+
+
 def detect(home: Path, in_repository: bool) -> list[str]:
     """Which hosts this user has: a configuration directory, or the program on PATH
     (installed but never started yet)."""
-    found = []
-    if (home / ".claude").exists() or (home / ".claude.json").exists() or shutil.which("claude"):
-        found.append("claude")
-    if (home / ".codex").exists() or shutil.which("codex"):
-        found.append("codex")
-    if (home / ".cursor").exists() or shutil.which("cursor"):
-        found.append("cursor")
+    found = [host for host in HOST_HOMES if absent_reason(host, home) is None]
     if in_repository:
         found.append("git")
     return found
+
+
+def absent_reason(host: str, home: Path) -> str | None:
+    """Why `host` counts as not installed here (what was looked for), or None if it is."""
+    names, program = HOST_HOMES[host]
+    if any((home / name).exists() for name in names) or shutil.which(program):
+        return None
+    looked = " or ".join(f"~/{name}" for name in names)
+    return f"not installed here (no {looked}, no `{program}` on PATH)"
