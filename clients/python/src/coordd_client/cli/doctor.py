@@ -29,12 +29,23 @@ def doctor_command(ctx: Context) -> int:
     fixes = list(dict.fromkeys(f.fix for f in problems if f.fix))
     report = {
         "ok": not problems,
-        "problems": len(problems),
+        "problems": causes(problems, fixes),
+        "failed_checks": len(problems),
         "fixes": fixes,
         "checks": [f.as_json() for f in findings],
     }
     ctx.emit(report, render(findings, fixes))
     return EXIT_ERROR if problems else EXIT_OK
+
+
+def causes(problems: list[doctor.Finding], fixes: list[str]) -> int:
+    """How many things are wrong: one per distinct fix, and each failure with none.
+
+    One cause fails many checks (four untrusted Codex hooks fail each hook's
+    check and every worktree's coverage, all fixed by one review in `/hooks`);
+    counting checks told a user of eight problems where there was one.
+    """
+    return len(fixes) + sum(1 for f in problems if not f.fix)
 
 
 def render(findings: list[doctor.Finding], fixes: list[str]) -> str:
@@ -57,9 +68,12 @@ def render(findings: list[doctor.Finding], fixes: list[str]) -> str:
             lines.append(f"  {mark} {finding.detail}")
             if not finding.ok and finding.fix:
                 lines.append(f"       fix: {finding.fix}")
-    problems = sum(1 for f in findings if not f.ok)
+    problems = [f for f in findings if not f.ok]
     if problems:
-        lines.append(f"{problems} problem(s); to fix them:")
+        count = causes(problems, fixes)
+        failed = f"{len(problems)} failed check" + ("" if len(problems) == 1 else "s")
+        what = "1 problem" if count == 1 else f"{count} problems"
+        lines.append(f"{what} ({failed}); to fix {'it' if count == 1 else 'them'}:")
         lines += [f"  {fix}" for fix in fixes]
     else:
         lines.append("nothing missing")
