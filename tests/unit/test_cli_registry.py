@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coordd_client.cli import WORKFLOW, load_groups
@@ -53,3 +55,17 @@ def test_a_hook_loads_its_group_only() -> None:
     assert "coordd_client.setup.apply" not in hook and "coordd_client.cli.top" not in hook
     assert "coordd_client.cli.setup" in every
     assert hook.count("coordd_client.") < every.count("coordd_client.")
+
+
+def test_coord_help_and_the_readme_say_the_same_thing() -> None:
+    """`coord --help` and the README's first paragraph describe one product (issue 47 item 11)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    first = " ".join(readme.split("\n\n")[1].split())
+    help_text = " ".join(WORKFLOW.split("A typical turn")[0].split())
+    for phrase in (
+        "parallel AI coding",
+        "(Claude Code, Codex and Cursor tabs side by side",
+        "coordinate",
+    ):
+        assert phrase in first and phrase in help_text, phrase
+    assert "exactly one wins" in first and "exactly one wins" in help_text

@@ -64,7 +64,9 @@ def _groups_for(arguments: Sequence[str]) -> Sequence[str]:
 
 
 WORKFLOW = """\
-The bulletin board for agents working side by side. A typical turn:
+coord: the board through which parallel AI coding agents (Claude Code, Codex and
+Cursor tabs side by side) coordinate: post work, claim it (when several reach for
+one task at once, exactly one wins), reserve files, talk. A typical turn:
 
   coord post "Parser crashes on empty input" -k bug -t parser    # report work
   coord next -k bug                 # claim the most urgent bug   (exit 4: none left)
@@ -75,10 +77,11 @@ The bulletin board for agents working side by side. A typical turn:
   coord ls                          # the board for this project
   coord heartbeat                   # keep your claims alive on long work (leases: 600 s)
 
-Identity: --agent, else $COORD_AGENT (set one per tab: export COORD_AGENT=claude-tab-2),
-else a default that is stable for one agent session (see README).
-Project: --project, else $COORD_PROJECT, else the git top level of the current
-directory, else the directory itself. --json prints exactly one JSON document per result.
+Identity: --agent, else $COORD_AGENT, else in a Claude Code or Codex tab the tab's one
+name, else one name per terminal session (coord whoami shows it; docs/USING.md).
+Project: --project, else $COORD_PROJECT, else the main worktree of the git repository
+you are in (its worktrees share one board), else the directory itself.
+--json prints exactly one JSON document per result.
 Exit codes: 0 ok, 1 error, 2 wait timed out, 3 lost, 4 nothing to claim.
 """
 
