@@ -13,6 +13,7 @@ from pathlib import Path
 import trio
 
 from coordd_client.aio import AsyncClient
+from coordd_client.client import Client
 from coordd_client.protocol.wire import EVENT_TYPES
 from support import COORD, DaemonProcess, coord, coord_env
 
@@ -119,9 +120,10 @@ def test_markdown_has_a_section_per_task_and_keeps_agents_text_as_text(
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.count("\n## #") == 2  # one section per task of this project
-    assert "## #1 \\# not a heading \\*or bold\\*" in text
-    assert "**posted** by claude\\-1" in text and "**claimed** by codex\\-2" in text
-    assert "**completed** by codex\\-2" in text and "fixed in abc123" in text
+    assert "## #1 # not a heading \\*or bold\\*" in text  # '#' mid-line is text already
+    assert "**posted** by `claude-1`" in text and "**claimed** by `codex-2`" in text
+    assert "**completed** by `codex-2`" in text and "fixed in abc123" in text
+    assert f"project `{PROJECT}`" in text and "\\-" not in text  # names read raw
     assert "````text\n```\nclose the fence\n```\n````" in text  # a longer fence
     assert "elsewhere" not in text
     one = coord("--project", PROJECT, "export", "--task", str(second.id), socket=daemon.socket_path)
@@ -150,3 +152,41 @@ def test_the_trail_keeps_what_is_not_a_task_event_messages_and_slots(
     assert types == ["task.posted", "message.sent", "slot.granted"]
     markdown = coord("--project", PROJECT, "export", socket=daemon.socket_path)
     assert "**question** #" in markdown.stdout and "which table first?" in markdown.stdout
+
+
+def test_the_markdown_covers_every_event_kind_readably(daemon: DaemonProcess) -> None:
+    """Landings, slot and port grants, a release request and its approval, a message to
+    an agent and a file edit all reach the Markdown, under "Board events", names as code
+    spans (issue 47 item 9: they were in the JSONL only, and every `-` escaped)."""
+    with (
+        Client(daemon.socket_path, agent="root-session-7632-6c09", project=PROJECT) as human,
+        Client(daemon.socket_path, agent="claude-1", project=PROJECT) as claude,
+    ):
+        human.reserve(["src/expiry2.py"])
+        asked = claude.request_release(patterns=["src/expiry2.py"], body="need it for #3")
+        human.answer_request(asked.request.id, "approve", reason="take it")
+        human.send_message("land when green", to="claude-1")
+        claude.acquire_slot("migrations")
+        claude.lease_port("dev-server")
+        queued = claude.enqueue_landing("feature-x", "main", ["src/expiry2.py"]).landing
+        claude.start_landing(queued.id)
+        claude.finish_landing(queued.id, "landed", commit="0123456789abcdef" * 2 + "01234567")
+        claude.record_edit(["src/expiry2.py"], ["h1"], worktree="/home/ada/shop-wt")
+    done = coord("--project", PROJECT, "export", socket=daemon.socket_path)
+    assert done.returncode == 0, done.stderr
+    board = done.stdout.split("## Board events", 1)[1]
+    assert "**release request** #1 from `claude-1` to `root-session-7632-6c09`" in board
+    assert "asking `root-session-7632-6c09` for `src/expiry2.py` (open)" in board
+    assert "**answer** #2 from `root-session-7632-6c09` to `claude-1`" in board
+    assert "replying to #1: approved: src/expiry2.py is yours now (take it)" in board
+    assert "**message** #3 from `root-session-7632-6c09` to `claude-1`" in board
+    assert "**slot.granted** `migrations` to `claude-1`" in board
+    assert "**slot.granted** port " in board and "`dev-server` to `claude-1`" in board
+    assert "**land.queued** #1 `feature-x` onto `main` by `claude-1`" in board
+    assert "**land.started** #1" in board and "**land.landed** #1" in board
+    assert "at `0123456789ab`" in board
+    assert "**file.edited** `src/expiry2.py` in `/home/ada/shop-wt` by `claude-1`" in board
+    assert "\\-" not in done.stdout  # nothing escaped that Markdown would not act on
+    lines = [line for line in board.splitlines() if line.startswith("- ")]
+    seqs = [int(line.rsplit("(seq ", 1)[1].split(")")[0]) for line in lines]
+    assert seqs == sorted(seqs) and len(lines) >= 10

@@ -3,7 +3,14 @@ in memory: JSONL for tools (each line one event exactly as `events.since` sent i
 every type named, so the 1.2 events with no task are in it too: edits, messages,
 slots, landings), or Markdown for people (one section per task: who posted,
 claimed, released, completed or failed it, when, with its body, result and the
-messages on its thread).
+messages on its thread; then "Board events", every event with no task in order:
+landings, slot and port grants, messages and release requests and their answers
+off a task's thread, file edits).
+
+The Markdown is written to be read raw as much as rendered: names, paths and
+branches are code spans (never escaped inside), and other people's text is
+escaped only where Markdown would act on it (issue 47 item 9: every name
+was escaped, `root\\-session\\-7632`).
 
 Memory is bounded by one page: JSONL holds one page of events (1,000), Markdown one
 page of tasks and one task's history at a time. The pure pieces (`task_section`,
@@ -22,8 +29,8 @@ import msgspec
 
 from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
-from coordd_client.protocol.wire import Event, Task, served_event_types
-from coordd_client.protocol.wire_messages import MessageEvent
+from coordd_client.protocol.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
+from coordd_client.protocol.wire_messages import MessageEvent, RequestState
 from coordd_client.render import clean, clean_block, parse_time
 from coordd_client.rpc import unwrap
 
@@ -74,14 +81,20 @@ def jsonl_line(event: Event | msgspec.Raw) -> bytes:
 
 
 def raw_events(
-    client: Client, *, project: str | None = None, task_id: int | None = None
+    client: Client,
+    *,
+    project: str | None = None,
+    task_id: int | None = None,
+    types: Sequence[str] | None = None,
 ) -> Iterator[msgspec.Raw]:
-    """Every stored event from seq 0, one page in memory at a time, as the daemon sent it."""
-    types = served_event_types(client.server_info().features)
+    """Every stored event from seq 0 (of `types`, else of every type the daemon serves),
+    one page in memory at a time, as the daemon sent it."""
+    if types is None:
+        types = served_event_types(client.server_info().features)
     after = 0
     while True:
         # Every type named: with `types` omitted a daemon sends only task events.
-        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "types": types}
+        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "types": list(types)}
         params.update({k: v for k, v in (("project", project), ("task_id", task_id)) if v})
         page = unwrap(client.call_raw("events.since", params), _RawPage)
         yield from page.events
@@ -104,12 +117,31 @@ def write_jsonl(
     return written
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|])")
+#: What Markdown acts on anywhere in a line: escapes, code, emphasis, links, HTML.
+_MD_ALWAYS = re.compile(r"([\\`*\[\]<>])")
+#: `_` is emphasis only at a word's edge (CommonMark: never inside `snake_case`).
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+#: An entity (`&amp;`, `&#60;`) would be shown as the character it names.
+_MD_ENTITY = re.compile(r"&(?=#?\w+;)")
 
 
 def _md(text: str) -> str:
-    """Someone else's one-line text in Markdown: controls escaped, markup characters too."""
-    return _MD_SPECIAL.sub(r"\\\1", clean(text))
+    """Someone else's one-line text in Markdown: controls cleaned, and escaped only where
+    Markdown would act on it, so it reads the same raw and rendered. Every caller puts
+    it after other text on its line, where `#`, `-` or `1.` start no block."""
+    text = _MD_ALWAYS.sub(r"\\\1", clean(text))
+    text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
+    return _MD_ENTITY.sub(r"\\&", text)
+
+
+def _code(text: str) -> str:
+    """A name, path, project or branch as a code span: nothing inside it is escaped, and
+    its fence is longer than any backtick run in it."""
+    text = clean(text)
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _fenced(text: str) -> str:
@@ -123,13 +155,13 @@ def _step(event: Event) -> str:
     task = event.task
     assert task is not None, event.type  # the export asks with no `types`: task events
     what = event.type.removeprefix("task.")
-    line = f"- {event.at} **{what}** by {_md(event.agent or '-')} (seq {event.seq})"
+    line = f"- {event.at} **{what}** by {_code(event.agent or '-')} (seq {event.seq})"
     if event.type == "task.claimed":
         line += f", fence {task.fence}"
     if event.type == "task.assigned":
-        line += f", to {_md(task.assignee or 'nobody')}"
+        line += f", to {_code(task.assignee) if task.assignee else 'nobody'}"
     if event.of is not None:
-        line += f", releasing {_md(event.of)}'s hold"
+        line += f", releasing {_code(event.of)}'s hold"
     if event.reason:
         line += f": {_md(event.reason)}"
     if event.type in ("task.completed", "task.failed", "task.cancelled") and task.result:
@@ -142,11 +174,58 @@ def _message_step(event: MessageEvent) -> str:
     what = {"question": "question", "answer": "answer", "request": "release request"}.get(
         message.kind, "message"
     )
-    line = f"- {event.at} **{what}** #{message.id} from {_md(message.sender)} (seq {event.seq})"
+    line = f"- {event.at} **{what}** #{message.id} from {_code(message.sender)}"
+    if message.to:
+        line += f" to {_code(message.to)}"
+    line += f" (seq {event.seq})"
     if message.reply_to is not None:
         line += f", replying to #{message.reply_to}"
+    if message.request is not None:
+        line += ", " + _request_words(message.request)
     first = message.body.splitlines()[0][:200] if message.body else ""
-    return line + f": {_md(first)}"
+    return line + (f": {_md(first)}" if first else "")
+
+
+def _request_words(request: RequestState) -> str:
+    """What a release request asks of whom, and where it stands, in a few words."""
+    asked = (
+        ", ".join(_code(p) for p in request.patterns)
+        if request.patterns
+        else f"task #{request.task_id}"
+    )
+    words = f"asking {_code(request.holder)} for {asked} ({request.status}"
+    if request.granted:
+        words += ": handed over " + ", ".join(_code(p) for p in request.granted)
+    return words + ")"
+
+
+def board_step(event: Event) -> str:
+    """One event with no task (slots, ports, landings, file edits) as a Markdown line."""
+    line = f"- {event.at} **{event.type}**"
+    if event.slot is not None:
+        lease = event.slot
+        held = f"port {lease.port} " if lease.port is not None else ""
+        line += f" {held}{_code(lease.name)}"
+        line += f" {'to' if event.type == 'slot.granted' else 'of'} {_code(lease.agent)}"
+        line += f", fence {lease.fence}"
+        if lease.task_id is not None:
+            line += f", task #{lease.task_id}"
+    elif event.landing is not None:
+        landing = event.landing
+        line += f" #{landing.id} {_code(landing.branch)} onto {_code(landing.onto)}"
+        line += f" by {_code(landing.agent)}"
+        if landing.task_id is not None:
+            line += f", task #{landing.task_id}"
+        if landing.commit:
+            line += f", at {_code(landing.commit[:12])}"
+    elif event.paths is not None:
+        line += " " + ", ".join(_code(p) for p in event.paths)
+        if event.worktree:
+            line += f" in {_code(event.worktree)}"
+        line += f" by {_code(event.agent or '-')}"
+    line += f" (seq {event.seq})"
+    reason = event.reason or (event.landing.reason if event.landing else None)
+    return line + (f": {_md(reason)}" if reason else "")
 
 
 def task_section(task: Task, events: Sequence[Event], messages: Sequence[MessageEvent] = ()) -> str:
@@ -155,12 +234,12 @@ def task_section(task: Task, events: Sequence[Event], messages: Sequence[Message
     lines = [
         f"## #{task.id} {_md(task.title)}",
         "",
-        f"- state: {task.state}; kind: {_md(task.kind)}; priority: {task.priority}",
-        f"- project: {_md(task.project)}",
-        f"- posted by {_md(task.created_by or '-')} at {task.created_at}",
+        f"- state: {task.state}; kind: {_code(task.kind)}; priority: {task.priority}",
+        f"- project: {_code(task.project)}",
+        f"- posted by {_code(task.created_by or '-')} at {task.created_at}",
     ]
     if task.assignee:
-        lines.append(f"- assigned to {_md(task.assignee)}")
+        lines.append(f"- assigned to {_code(task.assignee)}")
     if task.depends_on:
         lines.append("- depends on " + ", ".join(f"#{i}" for i in task.depends_on))
     if task.body:
@@ -182,7 +261,7 @@ def write_markdown(
     scope = (
         f"task #{task_id}"
         if task_id
-        else (f"project {_md(project)}" if project else "every project")
+        else (f"project {_code(project)}" if project else "every project")
     )
     ends = f"from {span.since.isoformat() if span.since else 'the start'} to "
     ends += span.until.isoformat() if span.until else "now"
@@ -195,7 +274,51 @@ def write_markdown(
             continue
         out.write(task_section(task, events, messages).encode())
         written += 1
+    if task_id is None:
+        _write_board_events(client, out, project=project, span=span)
     return written
+
+
+class _Kind(msgspec.Struct):
+    """What picks a raw event's decoder: its type and time."""
+
+    type: str
+    at: str
+
+
+_kind = msgspec.json.Decoder(_Kind)
+_event = msgspec.json.Decoder(Event)
+_message_event = msgspec.json.Decoder(MessageEvent)
+
+
+def _write_board_events(
+    client: Client, out: IO[bytes], *, project: str | None, span: Range
+) -> None:
+    """Every event with no task, in order, under one heading (none: no heading).
+
+    A message on a task's thread is in that task's section already, so it is left
+    out here; a request, an answer or a message to an agent or a project is in.
+    """
+    types = [t for t in served_event_types(client.server_info().features) if t in FEATURE_OF_EVENT]
+    heading = (
+        "## Board events\n\n"
+        "Landings, slots and ports, messages off a task's thread, file edits.\n\n"
+    )
+    for raw in raw_events(client, project=project, types=types):
+        kind = _kind.decode(raw)
+        if not span.admits(kind.at):
+            continue
+        if kind.type == "message.sent":
+            sent = _message_event.decode(raw)
+            if sent.message.task_id is not None:
+                continue
+            line = _message_step(sent)
+        else:
+            line = board_step(_event.decode(raw))
+        out.write((heading + line + "\n").encode())
+        heading = ""
+    if not heading:
+        out.write(b"\n")
 
 
 def _tasks(client: Client, *, project: str | None, task_id: int | None) -> Iterator[Task]:
