@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pty
+import select
 import signal
 import socket
 import struct
@@ -243,6 +245,36 @@ def coord(
         input=stdin,
         check=False,
     )
+
+
+def in_terminal(argv: list[str], env: dict[str, str], timeout_s: float = 60.0) -> tuple[int, str]:
+    """Run `argv` as a person's shell runs it: a session leader whose controlling terminal
+    is a fresh pseudo-terminal. Returns its exit status and everything it printed."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: pty.fork made it a session leader on the new terminal
+        try:
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    out = b""
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                raise AssertionError(f"{argv} did not finish within {timeout_s} s: {out!r}")
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace").replace("\r\n", "\n")
 
 
 def run_coordd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

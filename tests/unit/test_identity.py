@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from coordd_client.human import human_agent, is_human
 from coordd_client.identity import (
     cursor_agent,
     default_project,
     host_agent,
     identify,
+    last_resort,
     main_worktree,
     resolve_agent,
     resolve_project,
@@ -103,13 +107,46 @@ def test_host_ids_keep_twelve_hex_digits() -> None:
     assert host_agent("codex", "---") == "codex-unknown"
 
 
-def test_without_a_host_the_name_is_the_terminal_sessions() -> None:
+def test_without_a_host_or_a_terminal_the_name_is_the_sessions() -> None:
     env = {"USER": "Ada Lovelace"}
-    resolved = resolve_agent(None, env)
+    resolved = last_resort(env, terminal="session")
     leader = os.getsid(0)
     assert resolved.source == "the terminal session"
     assert resolved.value.startswith("ada-lovelace-") and f"-{leader}-" in resolved.value
-    assert resolve_agent(None, env) == resolved  # stable
+    assert last_resort(env, terminal="session") == resolved  # stable
+
+
+def test_a_terminal_outside_any_host_is_the_human() -> None:
+    """One person, one agent (issue 47 item 1): the name top and web act as."""
+    resolved = last_resort({"USER": "ada"}, terminal="pts3")
+    assert resolved.value == "human-ada" == human_agent({"USER": "ada"})
+    assert resolved.source == "your terminal (pts3): the person here"
+    assert is_human(resolved.value) and not is_human("claude-3cda0b494380")
+    # A host's variables still win: its tab's shell is the tab, not the person.
+    tab = resolve_agent(None, {"USER": "ada", "CLAUDE_CODE_SESSION_ID": "3cda0b49-4380"})
+    assert tab.value == "claude-3cda0b494380"
+
+
+def test_a_real_terminal_names_the_human(tmp_path: Path) -> None:
+    """The rule under a pseudo-terminal, as a person's shell runs it: a home of its own
+    (no tab registry) and no host's variables, whatever ran this suite."""
+    script = "from coordd_client.identity import resolve_agent; print(resolve_agent().value)"
+    env = {"USER": "ada", "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session leader with the pty as its controlling terminal
+        os.execve(sys.executable, [sys.executable, "-c", script], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    assert out.decode().strip().splitlines()[-1] == "human-ada"
 
 
 def test_the_project_rule(tmp_path: Path) -> None:

@@ -22,18 +22,26 @@ The agent, first match wins (`identify`, the one entry point every surface calls
 6. `$CLAUDE_CODE_SESSION_ID` (Claude Code sets it in its Bash tool, its
    hooks and its stdio MCP servers): `claude-` + its first 12 hex digits;
    `$CODEX_THREAD_ID` (Codex sets it for the commands it runs): `codex-...`;
-7. the surface's own last resort. The CLI uses the terminal session: every
-   process of one terminal (each subshell, pipeline, `$(...)`, `make` recipe
-   and `subprocess` child) shares the session of the shell that terminal
-   started, so the name is built from that session leader:
-   `<user>-<its terminal, or session>-<leader pid>-<4 hex of its start time>` (the
-   start time keeps a reused pid from inheriting a dead terminal's claims).
+7. the surface's own last resort (`last_resort` for the CLI):
+   - **a terminal is the human's**: a command whose session has a controlling
+     terminal, and no host above named it, was typed by the person at this
+     machine (or by a script they ran there), so it acts as `human-<user>`,
+     the name `coord top` and `coord web` act as (`human.py`): one person, one
+     agent, one inbox on every human surface (issue 47 item 1);
+   - **otherwise the session**: every process of one session (each subshell,
+     pipeline, `$(...)`, `make` recipe and `subprocess` child) shares its
+     leader, so the name is built from it:
+     `<user>-session-<leader pid>-<4 hex of its start time>` (the start time
+     keeps a reused pid from inheriting a dead session's claims).
    An MCP server has no terminal: it is named from its client's name, its
    host process and itself (`mcp_bridge.naming`).
 
-The limit of rule 7: a supervisor that starts every command in a new session
-(`setsid` per command) gives each command a new name. Under such a harness,
-pin the name: `export COORD_AGENT=...` (`coord whoami --export` prints it).
+The limits of rule 7: an agent that is not a Claude Code, Codex or Cursor tab
+but runs `coord` in a terminal (a harness in tmux, two such agents side by
+side) would be the human, and two of them one agent; and a supervisor that
+starts every command in a new session (`setsid` per command) gives each
+command a new name. Either way, pin the name: `export COORD_AGENT=...`
+(`coord whoami --export` prints it).
 
 The project: an explicit one; `$COORD_PROJECT`; the top level of the
 repository's *main* worktree (from `git rev-parse --git-common-dir`), so
@@ -133,9 +141,22 @@ def resolve_agent(
 ) -> Resolved:
     """The agent name by the rule above, for a command run in a shell."""
     env = os.environ if environ is None else environ
-    return identify(explicit=explicit, environ=env) or Resolved(
-        terminal_session_agent(env), "the terminal session"
-    )
+    return identify(explicit=explicit, environ=env) or last_resort(env)
+
+
+def last_resort(environ: Mapping[str, str], terminal: str | None = None) -> Resolved:
+    """Rule 7 for a command run in a shell: on a terminal, the human; else the session.
+
+    `terminal` is the session leader's controlling terminal (`pts3`, or `session`
+    without one); None reads it.
+    """
+    if terminal is None:
+        terminal = controlling_terminal(os.getsid(0))
+    if terminal != "session":
+        from coordd_client.human import human_agent
+
+        return Resolved(human_agent(environ), f"your terminal ({terminal}): the person here")
+    return Resolved(terminal_session_agent(environ), "the terminal session")
 
 
 def cursor_agent(folder: str) -> str:

@@ -21,6 +21,7 @@ import msgspec
 
 from coordd_client import presence, render
 from coordd_client.client import Client
+from coordd_client.human import is_human
 from coordd_client.paging import all_tasks, first_tasks
 from coordd_client.protocol.errors import MethodNotFound
 from coordd_client.protocol.wire import Event, Reservation, Task
@@ -113,7 +114,11 @@ def summarize(
         holders=set(holding) | {r.agent for r in reserved},
         involved=presence.involved([*claimed, *pending], recent),
     )
-    others = sorted({a.agent for a in seen if a.agent != agent} | set(holding))
+    names = sorted({a.agent for a in seen if a.agent != agent} | set(holding))
+    # The person is not another agent (issue 47 item 1): said apart, and only when
+    # they hold something a tab could run into.
+    others = [name for name in names if not is_human(name)]
+    people = [name for name in names if is_human(name)]
     acks = [e.task for e in recent if e.task is not None and e.type == "task.posted"]
     acks = [task for task in acks if task.kind == "ack"]
     header = (
@@ -126,6 +131,7 @@ def summarize(
         _assigned(for_me),
         _ready(ready, len(pending) if cut_short else None),
         _others(others, holding, reserved),
+        _people(people, holding, reserved),
         _acks(acks[::-1][:ACKS_SHOWN]),
     ]
     hint = SHELL_HINT if shell_is_the_agent else TOOLS_HINT.format(agent=cut(agent, NAME_CHARS))
@@ -240,17 +246,37 @@ def _others(
         patterns[r.agent] = patterns.get(r.agent, 0) + 1
     lines = ["Other agents:"]
     for name in others[:AGENTS_SHOWN]:
-        ids = holding.get(name, [])
-        held = (
-            [", ".join(f"#{i}" for i in ids[:5]) + (" ..." if len(ids) > 5 else "")] if ids else []
-        )
-        if patterns.get(name):
-            count = patterns[name]
-            held.append(f"{count} reservation{'s' if count != 1 else ''}")
+        held = _held(name, holding, patterns)
         what = f"holds {'; '.join(held)}" if held else "holds nothing"
         lines.append(f"  {cut(name, NAME_CHARS)}: {what}")
     _more(lines, len(others) - AGENTS_SHOWN, "coord agents")
     return lines
+
+
+def _people(
+    people: list[str], holding: dict[str, list[int]], reserved: list[Reservation]
+) -> list[str]:
+    """The person at this machine, when they hold claims or reservations: not another
+    agent to coordinate with, but someone whose files a tab must not take."""
+    patterns: dict[str, int] = {}
+    for r in reserved:
+        patterns[r.agent] = patterns.get(r.agent, 0) + 1
+    lines = []
+    for name in people[:AGENTS_SHOWN]:
+        held = _held(name, holding, patterns)
+        if held:
+            lines.append(f"The human ({cut(name, NAME_CHARS)}) holds {'; '.join(held)}")
+    return lines
+
+
+def _held(name: str, holding: dict[str, list[int]], patterns: dict[str, int]) -> list[str]:
+    """What one name holds, in a few words: its claims' ids and its reservation count."""
+    ids = holding.get(name, [])
+    held = [", ".join(f"#{i}" for i in ids[:5]) + (" ..." if len(ids) > 5 else "")] if ids else []
+    if patterns.get(name):
+        count = patterns[name]
+        held.append(f"{count} reservation{'s' if count != 1 else ''}")
+    return held
 
 
 def _acks(acks: list[Task]) -> list[str]:
