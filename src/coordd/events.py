@@ -27,9 +27,9 @@ import trio
 
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
-from coordd.protocol.params import WaitParams
 from coordd.store.transaction import OPT_IN_EVENT_TYPES, CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
+from coordd_client.protocol.params import WaitParams
 
 
 class TaskView(msgspec.Struct):

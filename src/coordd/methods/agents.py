@@ -6,8 +6,8 @@ from typing import Any
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params as P
 from coordd.store import claims, holding, reads
+from coordd_client.protocol import params as P
 
 write("agent.heartbeat", P.HeartbeatParams, claims.heartbeat)
 

@@ -12,8 +12,8 @@ import trio
 from coordd.events import Subscription, Waiter, WaitFilter
 from coordd.limits import Limits
 from coordd.methods.registry import FollowUp, Services, Session, method
-from coordd.protocol import params as P
 from coordd.store import reads
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import NotFound, Overloaded
 
 

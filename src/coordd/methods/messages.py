@@ -16,9 +16,9 @@ import trio
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params_messages as T
 from coordd.store import messages, release_requests
 from coordd.store.transaction import CommittedEvent
+from coordd_client.protocol import params_messages as T
 from coordd_client.protocol.errors import ShuttingDown
 
 

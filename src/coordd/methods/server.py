@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.methods.registry import Services, Session, inline_method, method
-from coordd.protocol import params as P
 from coordd.store import reads
+from coordd_client.protocol import params as P
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
 #: the 1.2 ones (docs/PROTOCOL-1.2.md).

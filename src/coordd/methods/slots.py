@@ -10,8 +10,8 @@ from typing import Any
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params_slots as S
 from coordd.store import landing, slots
+from coordd_client.protocol import params_slots as S
 
 
 @method("slot.acquire", S.SlotAcquireParams, blocking=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params as P
 from coordd.store import claims, holding, reads, writes
+from coordd_client.protocol import params as P
 
 for _name, _params, _fn in (
     ("task.post", P.PostParams, writes.post_task),

@@ -13,7 +13,6 @@ from typing import Any
 import msgspec
 
 from coordd.limits import Limits
-from coordd.protocol import params as P
 from coordd.store.sql import Db
 from coordd.store.transaction import (
     OPT_IN_EVENT_TYPES,
@@ -22,6 +21,7 @@ from coordd.store.transaction import (
     in_list,
     require_row,
 )
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import InvalidParams
 from coordd_client.protocol.wire import STATES
 

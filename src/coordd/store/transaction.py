@@ -17,8 +17,8 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.limits import Limits
-from coordd.protocol import params as P
 from coordd.store.sql import Db
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import NotFound
 from coordd_client.protocol.wire import FEATURE_OF_EVENT
 
