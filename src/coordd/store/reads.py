@@ -15,7 +15,6 @@ import msgspec
 from coordd.limits import Limits
 from coordd.store.sql import Db
 from coordd.store.transaction import (
-    OPT_IN_EVENT_TYPES,
     TASK_JSON,
     CommittedEvent,
     in_list,
@@ -23,6 +22,7 @@ from coordd.store.transaction import (
 )
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import InvalidParams
+from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
 from coordd_client.protocol.wire import STATES
 
 

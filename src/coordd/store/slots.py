@@ -11,7 +11,7 @@ claims do no new work (the reaper moves `expires_at` up lazily).
 Slot and landing events are not task events: they carry `task: null`, the
 lease (or landing) in a member of their own, and the project (`emit`); like
 every event with no task they reach only callers that name their type
-(`transaction.OPT_IN_EVENT_TYPES`).
+(`method_table.OPT_IN_EVENT_TYPES`).
 """
 
 from __future__ import annotations
