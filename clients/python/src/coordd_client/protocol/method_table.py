@@ -34,25 +34,34 @@ class Call(Generic[R]):
     page, a dict) still names its method through the table, never as a bare string.
     """
 
-    __slots__ = ("method", "params", "result_type", "waits_s")
+    __slots__ = ("_result_type", "method", "params", "waits_s")
 
     def __init__(
         self,
         method: str,
         params: dict[str, Any] | None,
-        result_type: type[R],
+        result_type: type[R] | None = None,
         waits_s: float = 0.0,
     ) -> None:
         self.method = method
         self.params = params
-        self.result_type = result_type
+        #: None: the one the method table names, imported when first asked for, so a
+        #: hook that decodes as something else (`as_type`) never loads it.
+        self._result_type = result_type
         #: Seconds the daemon may rightly take before answering (a wait's own timeout).
         self.waits_s = waits_s
+
+    @property
+    def result_type(self) -> type[R]:
+        if self._result_type is None:
+            self._result_type = TABLE[self.method].result_type()
+        return self._result_type
 
     def with_params(self, **changes: Any) -> Call[R]:
         """This call with `changes` merged into its params (a None drops nothing: a
         None param is omitted when sent)."""
-        return Call(self.method, {**(self.params or {}), **changes}, self.result_type, self.waits_s)
+        params = {**(self.params or {}), **changes}
+        return Call(self.method, params, self._result_type, self.waits_s)
 
     def as_type(self, result_type: type[T]) -> Call[T]:
         """This call with its result decoded as `result_type` (a narrower Struct, a raw
@@ -60,7 +69,7 @@ class Call(Generic[R]):
         return Call(self.method, self.params, result_type, self.waits_s)
 
     def __repr__(self) -> str:
-        return f"Call({self.method!r}, {self.params!r}, {self.result_type.__name__})"
+        return f"Call({self.method!r}, {self.params!r})"
 
 
 def _resolve(name: str) -> type[Any]:
@@ -102,7 +111,7 @@ class Rpc:
         return dict if self.result is None else _resolve(self.result)
 
     def call(self, params: dict[str, Any] | None, *, waits_s: float = 0.0) -> Call[Any]:
-        return Call(self.name, params, self.result_type(), waits_s)
+        return Call(self.name, params, None, waits_s)
 
 
 _P, _E, _M, _S = "params.", "params_edits.", "params_messages.", "params_slots."
