@@ -81,6 +81,14 @@ def test_a_project_method_takes_a_project() -> None:
     assert methods.PROJECT_METHODS is PROJECT_METHODS
 
 
+def test_a_keyed_method_takes_a_request_key_and_a_repeat() -> None:
+    assert methods.KEYED_METHODS is method_table.KEYED_METHODS
+    assert {"task.claim", "task.claim_next"} == method_table.KEYED_METHODS
+    for name in method_table.KEYED_METHODS:
+        fields = TABLE[name].params_type().__struct_fields__
+        assert {"request_key", "repeat"} <= set(fields), name
+
+
 def test_the_feature_methods_are_the_entries_features() -> None:
     by_feature = {f: {n for n, e in TABLE.items() if e.feature == f} for f in FEATURE_METHODS}
     assert {f: set(names) for f, names in FEATURE_METHODS.items()} == by_feature

@@ -95,8 +95,8 @@ def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call
 
 
 #: Methods a client sends with a `request_key` and asks again when their answer is lost
-#: (`claim_retry`, docs/PROTOCOL-1.2.md section 5a).
-KEYED_METHODS = frozenset({"task.claim", "task.claim_next"})
+#: (`claim_retry`, docs/PROTOCOL-1.2.md section 5a): the method table's `keyed` trait.
+KEYED_METHODS = method_table.KEYED_METHODS
 
 #: Methods whose `project` a client's default fills in: the method table's `project` trait.
 PROJECT_METHODS = method_table.PROJECT_METHODS

@@ -103,6 +103,9 @@ class Rpc:
     inline: bool = False
     #: The `server.info.features` flag a client checks first; None: protocol 1.0.
     feature: str | None = None
+    #: The clients send it with a fresh `request_key` and ask again, as a `repeat`, when
+    #: its answer is lost (`claim_retry`, docs/PROTOCOL-1.2.md section 5a).
+    keyed: bool = False
 
     def params_type(self) -> type[Any]:
         return _resolve(self.params)
@@ -125,13 +128,14 @@ ENTRIES: tuple[Rpc, ...] = (
     Rpc("task.post", _P + "PostParams", _W + "PostResult", project=True, writes=True),
     Rpc("task.get", _P + "GetParams", _W + "TaskResult"),
     Rpc("task.list", _P + "ListParams", _W + "ListResult", project=True, large=True),
-    Rpc("task.claim", _P + "ClaimParams", _W + "ClaimResult", writes=True),
+    Rpc("task.claim", _P + "ClaimParams", _W + "ClaimResult", writes=True, keyed=True),
     Rpc(
         "task.claim_next",
         _P + "ClaimNextParams",
         _W + "MaybeTaskResult",
         project=True,
         writes=True,
+        keyed=True,
     ),
     Rpc("task.renew", _P + "RenewParams", _W + "TaskResult", writes=True),
     Rpc("task.release", _P + "ReleaseParams", _W + "TaskResult", writes=True),
@@ -231,6 +235,9 @@ def call(method: str, params: dict[str, Any] | None, *, waits_s: float = 0.0) ->
 
 #: Methods whose `project` a client's default fills in.
 PROJECT_METHODS = frozenset(entry.name for entry in ENTRIES if entry.project)
+
+#: Methods a client sends with a `request_key` and asks again when their answer is lost.
+KEYED_METHODS = frozenset(entry.name for entry in ENTRIES if entry.keyed)
 
 #: The methods each feature brings: a client checks the flag in `server.info.features`
 #: before it calls one, since an older daemon answers them -32601. A 1.0 method needs
