@@ -175,8 +175,9 @@ def inline_method(name: str) -> Callable[[InlineHandler], InlineHandler]:
 
 
 def check_complete() -> None:
-    """Fail unless every entry of the method table has a handler (the daemon calls it
-    once every noun's module has registered its methods)."""
+    """Fail unless every entry of the method table has a handler: `coordd.methods` calls
+    it once every noun's module has registered its methods, so a daemon missing one
+    never starts (and tests/unit/test_method_table.py fails)."""
     missing = sorted(set(TABLE) - set(METHODS))
     if missing:
         raise RuntimeError(f"methods in the method table with no handler: {missing}")

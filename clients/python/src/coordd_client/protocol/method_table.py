@@ -1,10 +1,10 @@
 """The method table: one entry per RPC, read by both ends (issue 45 item 1).
 
 Each entry names its method, its params Struct, its result Struct and its traits, as
-the MCP SDK's `mcp/types` request table and beads' `internal/rpc/protocol.go` do. The
+the MCP SDK's table of methods and beads' `internal/rpc/protocol.go` do. The
 daemon registers a handler against each entry (`coordd.methods.registry`, which fails
 at start on a method missing here or an entry with no handler); the client builders
-(`coordd_client.methods*`) build a `Call` from it; `PROJECT_METHODS`,
+(`coordd_client.methods*`) build a `Call` from it; `PROJECT_METHODS`, `KEYED_METHODS`,
 `FEATURE_METHODS`, `OPT_IN_EVENT_TYPES`, the TypeScript wire (`scripts/ts_wire.py`),
 docs/PROTOCOL.md's reference (`scripts/protocol_reference.py`) and the parity tests
 are derived from it.
@@ -58,8 +58,8 @@ class Call(Generic[R]):
         return self._result_type
 
     def with_params(self, **changes: Any) -> Call[R]:
-        """This call with `changes` merged into its params (a None drops nothing: a
-        None param is omitted when sent)."""
+        """This call with `changes` merged into its params (a param set to None is
+        omitted when sent, as if never given)."""
         params = {**(self.params or {}), **changes}
         return Call(self.method, params, self._result_type, self.waits_s)
 
