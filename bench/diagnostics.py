@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from coordd.clock import SystemClock
-from coordd.protocol import params as P
 from coordd.store import claims, writes
 from coordd.store.connections import Durability
 from coordd.store.write_store import SqliteWriteStore
+from coordd_client.protocol import params as P
 from write_group import run_group
 
 

@@ -11,10 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-import msgspec
-
 from bench.report import Result
-from coordd_client import Client
+from coordd_client import Client, methods
 from coordd_client.autostart import wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,5 +170,5 @@ def post_tasks(daemon: Daemon, count: int) -> int:
 
 def writer_stats(daemon: Daemon) -> dict[str, int]:
     with daemon.client() as client:
-        stats: dict[str, int] = msgspec.json.decode(client.call_raw("server.info").result)["writer"]
+        stats: dict[str, int] = client.send(methods.server_info().as_type(dict))["writer"]
         return stats

@@ -12,6 +12,7 @@ import time
 
 from bench.harness import Daemon, release, spawn_workers, worker_command
 from bench.report import Result
+from coordd_client import methods
 
 
 def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
@@ -32,7 +33,7 @@ def measure_idle_costs(daemon: Daemon, count: int) -> dict[str, float]:
     base = daemon.rss_kib()
     for client in subs:
         for _ in range(count // 20):
-            client.call_raw("events.subscribe", {})
+            client.send(methods.subscribe())
     time.sleep(0.5)
     per_sub = (daemon.rss_kib() - base) * 1024 / count
     for client in subs:

@@ -27,12 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import trio
 
 from bench.diagnostics import thread_cpu_seconds
 from bench.harness import Daemon
-from coordd_client import Client
+from coordd_client import Client, methods
 from coordd_client.aio import AsyncClient
 from coordd_client.protocol.errors import CoordError
 
@@ -72,7 +71,7 @@ class Pinger:
 
 
 def _info(client: Client) -> dict[str, Any]:
-    result: dict[str, Any] = msgspec.json.decode(client.call_raw("server.info").result)
+    result: dict[str, Any] = client.send(methods.server_info().as_type(dict))
     return result
 
 

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from coordd_client import Client
+from coordd_client import Client, methods
 
 SESSION = "aaaaaaaa-1111-4f6e-8b5a-000000000001"
 #: The name `identify` gives the session above on Claude Code (`claude-<8 hex><4 hex>`).
@@ -87,7 +87,7 @@ def _until_waiting(client: Client) -> None:
     """Until the waiter's `task.wait` and `message.wait` are both registered."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        info = json.loads(bytes(client.call_raw("server.info").result))
+        info = client.send(methods.server_info().as_type(dict))
         if info.get("waiters") and info.get("message_waiters"):
             return
         time.sleep(0.005)

@@ -6,32 +6,29 @@ talking to. docs/PROTOCOL.md restates it in prose; its reference part (every met
 with its feature flag, traits, params and their bounds, its result's members, the
 objects results carry, the feature flags, the event types, the error codes and the
 bounds) is written here from the one place each is declared, so it cannot drift from
-what the daemon serves: the method registry and its params Structs, `FEATURE_METHODS`
-beside `FEATURES`, the client builders' result types, `coordd_client.protocol.errors`
-and `.bounds`. `--check` (run by tests/unit/test_protocol_doc_fresh.py) fails when
-the document's generated part is stale; the prose around it is left as written.
+what the daemon serves: the method table (`coordd_client.protocol.method_table`: each
+method's params and result Structs, traits and feature flag), `FEATURES`,
+`coordd_client.protocol.errors` and `.bounds`. `--check` (run by
+tests/unit/test_protocol_doc_fresh.py) fails when the document's generated part is
+stale; the prose around it is left as written.
 
 Usage: python scripts/protocol_reference.py [--check]
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import msgspec
 from msgspec import inspect as mi
 
-from coordd.methods import METHODS  # importing the package registers every method
-from coordd.methods.server import FEATURE_METHODS, FEATURES
-from coordd_client import methods as builders
-from coordd_client import methods_edits, methods_messages, methods_slots
+from coordd.methods.server import FEATURES
 from coordd_client.protocol import bounds, errors, wire
+from coordd_client.protocol.method_table import FEATURE_METHODS, TABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "PROTOCOL.md"
@@ -77,17 +74,6 @@ FEATURE_DOCS: dict[str, tuple[str, str]] = {
     "claim_request_key": ("1.2", "section 5a: `request_key`, `repeat`"),
 }
 
-#: The builder modules whose `Call("method", params, ResultType)` name each
-#: method's result type (tests/parity.py's `builder_methods` reads the same).
-BUILDER_MODULES: tuple[ModuleType, ...] = (builders, methods_edits, methods_slots, methods_messages)
-
-#: Methods no builder makes: a subscription is a stream the clients drive by hand,
-#: and `events.unsubscribe` answers `{}` (None: an empty object).
-UNBUILT_RESULTS: dict[str, type[msgspec.Struct] | None] = {
-    "events.subscribe": wire.SubscribeResult,
-    "events.unsubscribe": None,
-}
-
 MAX_INT = bounds.MAX_STORED_INT
 
 
@@ -95,34 +81,15 @@ MAX_INT = bounds.MAX_STORED_INT
 
 
 def result_types() -> dict[str, type[msgspec.Struct] | None]:
-    """{method: its result's Struct} from every builder's `Call(...)`, whose third
-    argument is an attribute of a module the builder module imported."""
-    found: dict[str, type[msgspec.Struct] | None] = dict(UNBUILT_RESULTS)
-    for module in BUILDER_MODULES:
-        assert module.__file__ is not None
-        for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id == "Call"
-                and len(node.args) >= 3
-                and isinstance(node.args[0], ast.Constant)
-            ):
-                continue
-            value: Any = module
-            for part in ast.unparse(node.args[2]).split("."):
-                value = getattr(value, part)
-            found[str(node.args[0].value)] = value
-    missing = sorted(set(METHODS) - set(found))
-    unknown = sorted(set(found) - set(METHODS))
-    if missing or unknown:
-        raise SystemExit(f"no result type for {missing}; builders for unknown methods {unknown}")
-    return found
+    """{method: its result's Struct, or None for `{}`}, as the method table names it."""
+    return {
+        name: None if entry.result is None else entry.result_type() for name, entry in TABLE.items()
+    }
 
 
 def feature_of() -> dict[str, str]:
     """{method: the feature flag it needs}; a 1.0 method is absent."""
-    return {name: flag for flag, names in FEATURE_METHODS.items() for name in names}
+    return {name: entry.feature for name, entry in TABLE.items() if entry.feature is not None}
 
 
 def method_order(name: str) -> tuple[int, str]:
@@ -435,20 +402,20 @@ an *event type* one of the event types below."""
 
 def methods_section(results: dict[str, type[msgspec.Struct] | None]) -> list[str]:
     flags = feature_of()
-    params_of = {METHODS[n].decoder.type: code(n) for n in METHODS}
+    params_of = {TABLE[n].params_type(): code(n) for n in TABLE}
     states = ", ".join(code(state) for state in wire.STATES)
     lines = ["### Methods", "", TRAITS_LEGEND.format(states=states), ""]
     lines += ["| method | feature | traits |", "| --- | --- | --- |"]
-    ordered = sorted(METHODS, key=method_order)
+    ordered = sorted(TABLE, key=method_order)
     for name in ordered:
         lines.append(row(code(name), _flag(flags, name), _traits(name)))
     for name in ordered:
-        method = METHODS[name]
+        params = TABLE[name].params_type()
         result = results[name]
         lines += ["", f"#### {code(name)}", ""]
         lines.append(f"Feature: {_flag(flags, name)}. Traits: {_traits(name)}.")
         lines.append("")
-        lines += params_rows(method.decoder.type, params_of)
+        lines += params_rows(params, params_of)
         lines.append("")
         if result is None:
             lines.append("Result: `{}`.")
@@ -464,14 +431,14 @@ def _flag(flags: dict[str, str], name: str) -> str:
 
 
 def _traits(name: str) -> str:
-    method = METHODS[name]
+    entry = TABLE[name]
     traits = [
         label
         for label, has in (
-            ("plain write", method.write_fn is not None),
-            ("blocking", method.blocking),
-            ("large answer", method.large_answer),
-            ("inline", method.inline is not None),
+            ("plain write", entry.writes),
+            ("blocking", entry.waits),
+            ("large answer", entry.large),
+            ("inline", entry.inline),
         )
         if has
     ]
@@ -480,7 +447,7 @@ def _traits(name: str) -> str:
 
 def objects_section(results: dict[str, type[msgspec.Struct] | None]) -> list[str]:
     roots = [r for r in results.values() if r is not None]
-    params_of = {METHODS[n].decoder.type: code(n) for n in METHODS}
+    params_of = {TABLE[n].params_type(): code(n) for n in TABLE}
     lines = [
         "### Objects",
         "",

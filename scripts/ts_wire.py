@@ -3,11 +3,11 @@
 The TS client used to name the methods, the task keys, the states, the event types,
 the error kinds and the wait limit by hand, and they drifted (its Event lacked 1.2's
 `of` and `reason`). Now they are generated from the one place each is declared: the
-daemon's method registry, `coordd_client.protocol.wire`, `.errors`, `.bounds` and
-`coordd_client.acks` (what an acknowledgement is). The TS side derives its types from
-the generated lists, and its compiler checks what it cannot derive (`Task`'s members,
-errors.ts's kind table); `--check` (run by tests/unit/test_ts_wire_fresh.py) fails
-when the file is stale.
+method table (`coordd_client.protocol.method_table`), `coordd_client.protocol.wire`,
+`.errors`, `.bounds` and `coordd_client.acks` (what an acknowledgement is). The TS
+side derives its types from the generated lists, and its compiler checks what it
+cannot derive (`Task`'s members, errors.ts's kind table); `--check` (run by
+tests/unit/test_ts_wire_fresh.py) fails when the file is stale.
 
 Usage: python scripts/ts_wire.py [--check]
 """
@@ -19,9 +19,9 @@ import json
 import sys
 from pathlib import Path
 
-from coordd.methods import METHODS  # importing the package registers every method
 from coordd_client import acks
 from coordd_client.protocol import bounds, errors, wire
+from coordd_client.protocol.method_table import TABLE
 
 TARGET = Path(__file__).resolve().parents[1] / "clients" / "ts" / "src" / "wire.ts"
 
@@ -69,7 +69,7 @@ def render() -> str:
     task_keys = list(wire.Task.__struct_fields__)
     parts = [
         HEADER,
-        tuple_const("METHODS", "Every method the daemon serves.", sorted(METHODS)),
+        tuple_const("METHODS", "Every method the daemon serves.", sorted(TABLE)),
         "export type Method = (typeof METHODS)[number];\n",
         tuple_const("STATES", "A task's states (PROTOCOL.md section 4).", list(wire.STATES)),
         tuple_const("EVENT_TYPES", "Event types (section 7).", list(wire.EVENT_TYPES)),

@@ -23,9 +23,15 @@ TS_METHOD_MODULES = ("client.ts", "edits.ts", "messages.ts", "slots.ts")
 TS_SENDS = r"this\.(?:call|keyedClaim|announcing)\("
 
 
-def builder_methods() -> dict[str, str]:
+#: The streams' builders (`methods.subscribe`, `methods.unsubscribe`): `EventStream` and
+#: `coord web` drive them; no client offers them as a method of its own.
+STREAM_METHODS = frozenset({"events.subscribe", "events.unsubscribe"})
+
+
+def builder_methods(*, streams: bool = False) -> dict[str, str]:
     """{wire method: builder name} from `methods.py`'s (and `methods_<feature>.py`'s)
-    `Call("...")` constructions."""
+    `call("...")` constructions (a method of the method table, by name); the streams'
+    only with `streams`."""
     found: dict[str, str] = {}
     # A feature's builders may sit in a module of their own (`methods_<feature>.py`),
     # which `methods` imports from.
@@ -38,11 +44,13 @@ def builder_methods() -> dict[str, str]:
             if (
                 isinstance(inner, ast.Call)
                 and isinstance(inner.func, ast.Name)
-                and inner.func.id == "Call"
+                and inner.func.id in ("Call", "call")
                 and inner.args
                 and isinstance(inner.args[0], ast.Constant)
             ):
-                found[str(inner.args[0].value)] = node.name
+                name = str(inner.args[0].value)
+                if streams or name not in STREAM_METHODS:
+                    found[name] = node.name
     return found
 
 

@@ -27,9 +27,10 @@ import trio
 
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
-from coordd.protocol.params import WaitParams
-from coordd.store.transaction import OPT_IN_EVENT_TYPES, CommittedEvent
+from coordd.store.transaction import CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
+from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
+from coordd_client.protocol.params import WaitParams
 
 
 class TaskView(msgspec.Struct):

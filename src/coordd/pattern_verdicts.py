@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from coordd.patterns import Pattern, overlap, parse
-from coordd.wildmatch import PathBits
+from coordd_client.protocol.patterns import Pattern, overlap, parse
+from coordd_client.protocol.wildmatch import PathBits
 
 
 class _Record:

@@ -12,11 +12,11 @@ import pytest
 
 from coordd.clock import format_time
 from coordd.pattern_verdicts import Verdicts
-from coordd.protocol import params as P
-from coordd.protocol import params_edits as E
 from coordd.store import edits, reservations, transaction
 from coordd.store.connections import Durability, SqliteDb, open_writer_connection
 from coordd.store.schema import migrate
+from coordd_client.protocol import params as P
+from coordd_client.protocol import params_edits as E
 
 PROJECT = "/repo"
 

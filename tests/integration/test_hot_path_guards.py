@@ -22,11 +22,11 @@ import trio
 from coordd.clock import ManualClock
 from coordd.daemon import Daemon
 from coordd.lifecycle import Lifecycle
-from coordd.protocol import params as P
 from coordd.store import claims, writes
 from coordd.store.connections import Durability
 from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
+from coordd_client.protocol import params as P
 from write_group import run_group
 
 ROOT = Path(__file__).resolve().parents[2]

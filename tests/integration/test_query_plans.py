@@ -13,12 +13,12 @@ from typing import cast
 import pytest
 import trio
 
-from coordd.protocol import params as P
 from coordd.store import claims, holding, reads, transaction, writes
 from coordd.store.connections import Durability, SqliteDb, open_writer_connection
 from coordd.store.schema import MIGRATIONS, migrate
 from coordd.store.writer import Writer
 from coordd_client.aio import AsyncClient
+from coordd_client.protocol import params as P
 
 
 @pytest.fixture

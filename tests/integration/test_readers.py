@@ -8,10 +8,10 @@ from pathlib import Path
 import msgspec
 import trio
 
-from coordd.protocol import params as P
 from coordd.store import reads, writes
 from coordd.store.readers import ReaderPool
 from coordd.store.writer import Writer
+from coordd_client.protocol import params as P
 
 
 def field(raw: msgspec.Raw, name: str) -> object:

@@ -10,9 +10,9 @@ from typing import Any
 
 import trio
 
-from coordd.protocol import params as P
 from coordd.store import claims, transaction, writes
 from coordd.store.writer import Writer
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import InternalError, NotFound
 
 

@@ -39,8 +39,11 @@ START_ONLY = ("coordd_client.autostart", "coordd_client.render", "coordd_client.
 #: daemon (`protocol.rendezvous`, read before a derived socket is used): 153 for wake,
 #: 156 for post-tool. Issue 45 added 1 to every hook (`coordd_client.argv`, the command
 #: word, moved out of `entry` so that the CLI no longer imports its entry point back).
-CAP = {"pre-edit": 157, "pre-commit": 154, "session-end": 154, "wake": 154, "session-start": 172,
-       "post-tool": 157}  # fmt: skip
+#: Issue 45 item 1 added 1 to every hook (`protocol.method_table`, the one table of
+#: RPCs the builders read; its Structs load lazily): 158 for pre-edit and post-tool,
+#: 155 for wake; the others were under their caps already.
+CAP = {"pre-edit": 158, "pre-commit": 154, "session-end": 154, "wake": 155, "session-start": 172,
+       "post-tool": 158}  # fmt: skip
 SESSION = "cccccccc-3333-4f6e-8b5a-000000000003"
 
 

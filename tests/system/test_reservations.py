@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from racing import race
 
-from coordd.patterns import overlap, parse
 from coordd.store.schema import MIGRATIONS
 from coordd_client import Client, LeaseLost, NotFound, Reserved
+from coordd_client.protocol.patterns import overlap, parse
 from coordd_client.protocol.wire import Task
 from support import DaemonProcess, RawConnection, coord
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from coordd.patterns import parse
 from coordd.store.edits import literal_pattern
 from coordd_client.hooks.files import (
     CONFIG_FILE,
@@ -21,6 +20,7 @@ from coordd_client.hooks.files import (
     repository_config,
 )
 from coordd_client.hooks.guard import STRICT_ENV, time_left, unreachable_policy
+from coordd_client.protocol.patterns import parse
 
 
 @pytest.mark.parametrize("path", ["src/x.py", "src/[ab].py", "a/*/b?.txt", "!bang.md", "we\\ird"])

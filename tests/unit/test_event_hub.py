@@ -12,9 +12,9 @@ import trio.testing
 from coordd.events import EventHub, Waiter, WaitFilter
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
-from coordd.protocol.params import WaitParams
 from coordd.store.transaction import CommittedEvent
 from coordd_client.protocol.errors import ShuttingDown
+from coordd_client.protocol.params import WaitParams
 
 
 def event(

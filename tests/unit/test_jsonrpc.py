@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 
 from coordd.limits import Limits
 from coordd.methods import METHODS
-from coordd.protocol import params as P
 from coordd.protocol.jsonrpc import (
     Rejected,
     Request,
     decode_params,
     parse_message,
 )
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import InvalidParams
 
 

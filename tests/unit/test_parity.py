@@ -14,12 +14,11 @@ import re
 import msgspec
 
 from coordd.methods.registry import METHODS
-from coordd.protocol import params
 from coordd_client import methods, methods_edits, methods_messages, methods_slots
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
 from coordd_client.mcp_bridge.results import NEXT_STEP
-from coordd_client.protocol import errors, wire, wire_messages
+from coordd_client.protocol import errors, params, wire, wire_messages
 from parity import (
     TS_METHOD_MODULES,
     TS_SENDS,

@@ -15,12 +15,13 @@ import pytest
 import trio
 import trio.testing
 
-from coordd import patterns, reservation_queue
+from coordd import reservation_queue
 from coordd.clock import SystemClock
 from coordd.lifecycle import Lifecycle
-from coordd.protocol.params import AcquireParams
 from coordd.reservation_queue import ReservationQueue
+from coordd_client.protocol import patterns
 from coordd_client.protocol.errors import Reserved
+from coordd_client.protocol.params import AcquireParams
 
 PROJECT = "/p"
 

@@ -15,11 +15,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from coordd.events import WaitFilter
-from coordd.protocol.params import WaitParams
 from coordd.store.connections import open_connection
 from coordd.store.reads import task_filters
 from coordd.store.schema import migrate
 from coordd.store.transaction import TASK_JSON
+from coordd_client.protocol.params import WaitParams
 from coordd_client.protocol.wire import STATES
 
 # Few values, so filters and tasks often meet; titles with case-folding traps.

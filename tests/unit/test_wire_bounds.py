@@ -12,8 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from coordd.protocol import params
-from coordd_client.protocol import bounds
+from coordd_client.protocol import bounds, params
 from coordd_client.protocol.bounds import Bound
 from coordd_client.protocol.wire import EVENT_TYPES, STATES
 

@@ -1,6 +1,8 @@
-"""The method table: name -> params decoder and handler (PROTOCOL.md section 6).
+"""The daemon's handlers, one per entry of the method table
+(`coordd_client.protocol.method_table`, PROTOCOL.md section 6).
 
-Importing a noun's module registers its methods in `METHODS`.
+Importing a noun's module registers its methods in `METHODS`; importing this package
+then fails if an entry of the table has no handler (`registry.check_complete`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from coordd.methods import (  # noqa: F401  (registration)
     slots,
     tasks,
 )
-from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session
+from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session, check_complete
+
+check_complete()
 
 __all__ = ["METHODS", "FollowUp", "Method", "Services", "Session", "dispatch"]

@@ -6,17 +6,17 @@ from typing import Any
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params as P
 from coordd.store import claims, holding, reads
+from coordd_client.protocol import params as P
 
-write("agent.heartbeat", P.HeartbeatParams, claims.heartbeat)
+write("agent.heartbeat", claims.heartbeat)
 
 
-@method("agent.list", P.NoParams)
+@method("agent.list")
 async def list_agents(services: Services, p: P.NoParams, session: Session) -> Any:
     return await services.readers.run(
         reads.list_agents, format_time(services.clock.now()), share=session.reads
     )
 
 
-write("agent.release", P.ReleaseAgentParams, holding.release_agent)
+write("agent.release", holding.release_agent)

@@ -13,11 +13,11 @@ from typing import Any
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params_edits as E
 from coordd.store import edits
+from coordd_client.protocol import params_edits as E
 
 
-@method("file.guard", E.GuardParams)
+@method("file.guard")
 async def guard(services: Services, p: E.GuardParams, session: Session) -> Any:
     """Matched on a reader first, then decided in the writer with those answers: the
     writer matches only what changed in between, so a guard over many paths and many
@@ -28,14 +28,14 @@ async def guard(services: Services, p: E.GuardParams, session: Session) -> Any:
     return await services.writer.submit(edits.guard, p, verdicts)
 
 
-for _name, _params, _fn in (
-    ("file.record_edit", E.RecordEditParams, edits.record_edit),
-    ("file.record_read", E.RecordReadParams, edits.record_read),
+for _name, _fn in (
+    ("file.record_edit", edits.record_edit),
+    ("file.record_read", edits.record_read),
 ):
-    write(_name, _params, _fn)
+    write(_name, _fn)
 
 
-@method("file.recent", E.RecentParams)
+@method("file.recent")
 async def recent(services: Services, p: E.RecentParams, session: Session) -> Any:
     now = format_time(services.clock.now())
     return await services.readers.run(edits.recent, now, p, share=session.reads)

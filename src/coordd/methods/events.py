@@ -12,12 +12,12 @@ import trio
 from coordd.events import Subscription, Waiter, WaitFilter
 from coordd.limits import Limits
 from coordd.methods.registry import FollowUp, Services, Session, method
-from coordd.protocol import params as P
 from coordd.store import reads
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import NotFound, Overloaded
 
 
-@method("events.since", P.EventsSinceParams, large_answer=True)
+@method("events.since")
 async def since(services: Services, p: P.EventsSinceParams, session: Session) -> Any:
     events, last = await services.readers.run(
         partial(reads.events_since, task_id=p.task_id),
@@ -30,7 +30,7 @@ async def since(services: Services, p: P.EventsSinceParams, session: Session) ->
     return {"events": events, "last_seq": last}
 
 
-@method("events.subscribe", P.SubscribeParams)
+@method("events.subscribe")
 async def subscribe(services: Services, p: P.SubscribeParams, session: Session) -> Any:
     if len(session.subscriptions) >= Limits.subscriptions_per_connection:
         raise Overloaded(
@@ -106,7 +106,7 @@ async def _deliver_live(session: Session, sub: Subscription, boundary: int) -> N
             await session.send_notification("subscription.closed", closed)
 
 
-@method("events.unsubscribe", P.UnsubscribeParams)
+@method("events.unsubscribe")
 async def unsubscribe(services: Services, p: P.UnsubscribeParams, session: Session) -> Any:
     sub = session.subscriptions.pop(p.subscription, None)
     if sub is None:
@@ -115,7 +115,7 @@ async def unsubscribe(services: Services, p: P.UnsubscribeParams, session: Sessi
     return {}
 
 
-@method("task.wait", P.WaitParams, blocking=True)
+@method("task.wait")
 async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
     hub = services.hub
     waiter = Waiter(WaitFilter(p))

@@ -16,9 +16,9 @@ import trio
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params_messages as T
 from coordd.store import messages, release_requests
 from coordd.store.transaction import CommittedEvent
+from coordd_client.protocol import params_messages as T
 from coordd_client.protocol.errors import ShuttingDown
 
 
@@ -54,21 +54,21 @@ def _now(services: Services) -> str:
     return format_time(services.clock.now())
 
 
-write("message.send", T.SendParams, messages.send)
-write("message.ack", T.AckParams, messages.ack)
+write("message.send", messages.send)
+write("message.ack", messages.ack)
 
 
-@method("message.read", T.ReadParams, large_answer=True)
+@method("message.read")
 async def read(services: Services, p: T.ReadParams, session: Session) -> Any:
     return await services.readers.run(messages.read, _now(services), p, share=session.reads)
 
 
-@method("message.get", T.MessageGetParams)
+@method("message.get")
 async def get(services: Services, p: T.MessageGetParams, session: Session) -> Any:
     return await services.readers.run(messages.get, _now(services), p, share=session.reads)
 
 
-@method("message.wait", T.MessageWaitParams, blocking=True, large_answer=True)
+@method("message.wait")
 async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> Any:
     if services.lifecycle.draining:
         raise ShuttingDown("the daemon is shutting down")
@@ -89,7 +89,7 @@ async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> 
         services.hub.listeners.discard(waiter)
 
 
-write("request.release", T.RequestReleaseParams, release_requests.request_release)
+write("request.release", release_requests.request_release)
 
 
-write("request.answer", T.AnswerParams, release_requests.answer)
+write("request.answer", release_requests.answer)

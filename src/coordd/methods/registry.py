@@ -20,6 +20,7 @@ from coordd.slot_queue import SlotQueue
 from coordd.store.commands import WriteFn
 from coordd.store.readers import Readers
 from coordd.store.writer import Writer
+from coordd_client.protocol.method_table import TABLE, Rpc
 
 if TYPE_CHECKING:
     from coordd.store.backend import Backend
@@ -114,27 +115,36 @@ class Method:
 METHODS: dict[str, Method] = {}
 
 
-def method(
-    name: str,
-    params_type: type[Any],
-    write_fn: WriteFn | None = None,
-    *,
-    blocking: bool = False,
-    large_answer: bool = False,
-) -> Callable[[Handler], Handler]:
-    """Register a handler for `name`, decoding params as `params_type`."""
+def _entry(name: str, *, writes: bool = False, inline: bool = False) -> Rpc:
+    """`name`'s entry in the method table, refusing a second handler or a way of
+    registering that its traits do not declare."""
+    if name in METHODS:
+        raise ValueError(f"method {name} is registered twice")
+    entry = TABLE.get(name)
+    if entry is None:
+        raise ValueError(f"method {name} is not in coordd_client.protocol.method_table")
+    if (entry.writes, entry.inline) != (writes, inline):
+        raise ValueError(
+            f"method {name} is registered as writes={writes}, inline={inline}; the"
+            f" method table says writes={entry.writes}, inline={entry.inline}"
+        )
+    return entry
+
+
+def method(name: str, write_fn: WriteFn | None = None) -> Callable[[Handler], Handler]:
+    """Register a handler for `name`, decoding params as its table entry's Struct, with
+    the entry's traits (`waits`: blocking; `large`: a large answer)."""
 
     def register(handler: Handler) -> Handler:
-        if name in METHODS:
-            raise ValueError(f"method {name} is registered twice")
-        decoder = msgspec.json.Decoder(params_type)
-        METHODS[name] = Method(name, decoder, handler, write_fn, blocking, large_answer)
+        entry = _entry(name, writes=write_fn is not None)
+        decoder = msgspec.json.Decoder(entry.params_type())
+        METHODS[name] = Method(name, decoder, handler, write_fn, entry.waits, entry.large)
         return handler
 
     return register
 
 
-def write(name: str, params_type: type[Any], fn: WriteFn) -> None:
+def write(name: str, fn: WriteFn) -> None:
     """Register a plain write: `fn` runs in the writer and its result is the answer,
     with nothing before or after it on the trio side. Registered this way, a lone
     request is queued to the writer where its frame was read and answered from the
@@ -143,23 +153,31 @@ def write(name: str, params_type: type[Any], fn: WriteFn) -> None:
     async def handler(services: Services, p: Any, session: Session) -> Any:
         return await services.writer.submit(fn, p)
 
-    method(name, params_type, fn)(handler)
+    method(name, fn)(handler)
 
 
-def inline_method(name: str, params_type: type[Any]) -> Callable[[InlineHandler], InlineHandler]:
+def inline_method(name: str) -> Callable[[InlineHandler], InlineHandler]:
     """Register a handler that never waits (no I/O, no lock): a lone request for it is
     answered where its frame was read, without spawning a task (in a batch it runs
     like any other)."""
 
     def register(fn: InlineHandler) -> InlineHandler:
-        if name in METHODS:
-            raise ValueError(f"method {name} is registered twice")
+        entry = _entry(name, inline=True)
 
         async def handler(services: Services, p: Any, session: Session) -> Any:
             return fn(services, p)
 
-        decoder = msgspec.json.Decoder(params_type)
+        decoder = msgspec.json.Decoder(entry.params_type())
         METHODS[name] = Method(name, decoder, handler, inline=fn)
         return fn
 
     return register
+
+
+def check_complete() -> None:
+    """Fail unless every entry of the method table has a handler: `coordd.methods` calls
+    it once every noun's module has registered its methods, so a daemon missing one
+    never starts (and tests/unit/test_method_table.py fails)."""
+    missing = sorted(set(TABLE) - set(METHODS))
+    if missing:
+        raise RuntimeError(f"methods in the method table with no handler: {missing}")

@@ -12,11 +12,11 @@ from typing import Any
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params as P
 from coordd.store import reservations
+from coordd_client.protocol import params as P
 
 
-@method("reservation.acquire", P.AcquireParams, blocking=True)
+@method("reservation.acquire")
 async def acquire(services: Services, p: P.AcquireParams, session: Session) -> Any:
     async def attempt() -> Any:
         return await services.writer.submit(reservations.acquire, p)
@@ -36,17 +36,17 @@ async def acquire(services: Services, p: P.AcquireParams, session: Session) -> A
     )
 
 
-write("reservation.release", P.ReleaseReservationsParams, reservations.release)
+write("reservation.release", reservations.release)
 
 
-@method("reservation.check", P.CheckParams)
+@method("reservation.check")
 async def check(services: Services, p: P.CheckParams, session: Session) -> Any:
     now = format_time(services.clock.now())
     async with services.matching(len(p.paths)):
         return await services.readers.run(reservations.check, now, p, share=session.reads)
 
 
-@method("reservation.list", P.ListReservationsParams, large_answer=True)
+@method("reservation.list")
 async def list_(services: Services, p: P.ListReservationsParams, session: Session) -> Any:
     now = format_time(services.clock.now())
     return await services.readers.run(reservations.list_live, now, p, share=session.reads)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from coordd.methods.registry import Services, Session, inline_method, method
-from coordd.protocol import params as P
 from coordd.store import reads
+from coordd_client.protocol import method_table
+from coordd_client.protocol import params as P
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
 #: the 1.2 ones (docs/PROTOCOL-1.2.md).
@@ -27,35 +28,18 @@ FEATURES = (
     "claim_request_key",  # issue 44 item 7: section 5a
 )
 
-#: The methods each feature brings: a client checks the flag in `server.info.features`
-#: before it calls one, since an older daemon answers them -32601. A method of protocol
-#: 1.0 needs no flag and is in none; a feature that only adds params, result members or
-#: bounds (`deps`, `task_history`, `pattern_limits`, ...) brings none. Declared here,
-#: beside `FEATURES`, so docs/PROTOCOL.md's reference (scripts/protocol_reference.py)
-#: and tests/unit/test_method_registry.py read one table instead of each keeping its own.
-FEATURE_METHODS: dict[str, tuple[str, ...]] = {
-    "assignee": ("task.assign",),
-    "reservations": (
-        "reservation.acquire",
-        "reservation.release",
-        "reservation.check",
-        "reservation.list",
-    ),
-    "agent_release": ("agent.release",),
-    "file_edits": ("file.guard", "file.record_edit", "file.record_read", "file.recent"),
-    "messages": ("message.send", "message.read", "message.ack", "message.wait", "message.get"),
-    "release_requests": ("request.release", "request.answer"),
-    "slots": ("slot.acquire", "slot.release", "slot.list", "port.lease"),
-    "landing_queue": ("land.enqueue", "land.start", "land.finish", "land.list"),
-}
+#: The methods each feature brings, derived from the method table (each entry names
+#: its feature): docs/PROTOCOL.md's reference and tests/unit/test_method_registry.py
+#: read it here beside `FEATURES`.
+FEATURE_METHODS = method_table.FEATURE_METHODS
 
 
-@inline_method("ping", P.NoParams)
+@inline_method("ping")
 def ping(services: Services, p: P.NoParams) -> dict[str, Any]:
     return {"pong": True}
 
 
-@method("server.info", P.NoParams)
+@method("server.info")
 async def server_info(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
     counts, last_seq = await services.readers.run(_counts_and_seq, share=session.reads)
     stats = services.writer.statistics()

@@ -10,11 +10,11 @@ from typing import Any
 
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
-from coordd.protocol import params_slots as S
 from coordd.store import landing, slots
+from coordd_client.protocol import params_slots as S
 
 
-@method("slot.acquire", S.SlotAcquireParams, blocking=True)
+@method("slot.acquire")
 async def acquire(services: Services, p: S.SlotAcquireParams, session: Session) -> Any:
     async def attempt() -> Any:
         return await services.writer.submit(slots.acquire, p)
@@ -24,20 +24,20 @@ async def acquire(services: Services, p: S.SlotAcquireParams, session: Session) 
     return await services.slot_queue.wait((p.project, p.name), p.wait_s, attempt, fifo=True)
 
 
-write("slot.release", S.SlotReleaseParams, slots.release)
+write("slot.release", slots.release)
 
 
-@method("slot.list", S.SlotListParams, large_answer=True)
+@method("slot.list")
 async def list_(services: Services, p: S.SlotListParams, session: Session) -> Any:
     now = format_time(services.clock.now())
     return await services.readers.run(slots.list_live, now, p, share=session.reads)
 
 
-write("port.lease", S.PortLeaseParams, slots.lease_port)
-write("land.enqueue", S.LandEnqueueParams, landing.enqueue)
+write("port.lease", slots.lease_port)
+write("land.enqueue", landing.enqueue)
 
 
-@method("land.start", S.LandStartParams, blocking=True)
+@method("land.start")
 async def start(services: Services, p: S.LandStartParams, session: Session) -> Any:
     async def attempt() -> Any:
         return await services.writer.submit(landing.start, p)
@@ -48,10 +48,10 @@ async def start(services: Services, p: S.LandStartParams, session: Session) -> A
     return await services.slot_queue.wait(key, p.wait_s, attempt, fifo=False)
 
 
-write("land.finish", S.LandFinishParams, landing.finish)
+write("land.finish", landing.finish)
 
 
-@method("land.list", S.LandListParams, large_answer=True)
+@method("land.list")
 async def list_landings(services: Services, p: S.LandListParams, session: Session) -> Any:
     now = format_time(services.clock.now())
     return await services.readers.run(landing.list_open, now, p, share=session.reads)

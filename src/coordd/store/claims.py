@@ -9,7 +9,6 @@ from typing import Any
 import msgspec
 
 from coordd.clock import format_time
-from coordd.protocol import params as P
 from coordd.store.reservations import renew_for_agent
 from coordd.store.transaction import (
     CLAIMABLE_BY_AGENT,
@@ -22,6 +21,7 @@ from coordd.store.transaction import (
     one_row,
     require_row,
 )
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import Blocked
 
 

@@ -23,12 +23,13 @@ import msgspec
 
 from coordd.clock import format_time, parse_time
 from coordd.pattern_verdicts import Verdicts
-from coordd.patterns import MAX_PATTERN_CHARS
-from coordd.protocol import params as P
-from coordd.protocol import params_edits as E
 from coordd.store import reservation_rows, reservations
 from coordd.store.sql import Db
-from coordd.store.transaction import OPT_IN_EVENT_TYPES, Txn, encoder, in_list
+from coordd.store.transaction import Txn, encoder, in_list
+from coordd_client.protocol import params as P
+from coordd_client.protocol import params_edits as E
+from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
+from coordd_client.protocol.patterns import MAX_PATTERN_CHARS
 from coordd_client.protocol.wire import LIVE_HORIZON
 
 #: The `reason` of a reservation taken on first edit: how renewals find them, and how a
@@ -39,7 +40,7 @@ KEEP_S = 24 * 3600.0
 #: An agent seen this recently is live (the wire's rule, as every surface says).
 LIVE_S = LIVE_HORIZON.total_seconds()
 #: The event a recorded edit appends; delivered only where `types` names it
-#: (`transaction.OPT_IN_EVENT_TYPES`).
+#: (`method_table.OPT_IN_EVENT_TYPES`).
 FILE_EDITED = "file.edited"
 
 _WILDCARD = re.compile(r"([\\*?\[])")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from coordd.protocol import params as P
 from coordd.store import slots
 from coordd.store.reservation_rows import LIVE
 from coordd.store.transaction import (
@@ -20,6 +19,7 @@ from coordd.store.transaction import (
     require_row,
 )
 from coordd.store.writes import dependents_changed, insert_task
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import LeaseLost
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from coordd.protocol import params as P
-from coordd.protocol import params_slots as S
 from coordd.store import reservations, slots
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
+from coordd_client.protocol import params as P
+from coordd_client.protocol import params_slots as S
 from coordd_client.protocol.bounds import path_chunks
 from coordd_client.protocol.errors import Conflict, LeaseLost, NotFound
 

@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 
 from coordd.clock import format_time
-from coordd.protocol import params_messages as T
 from coordd.store import messages_unseen
 from coordd.store.reservation_rows import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
+from coordd_client.protocol import params_messages as T
 from coordd_client.protocol.errors import InvalidParams, NotFound
 from coordd_client.protocol.wire import LIVE_HORIZON
 

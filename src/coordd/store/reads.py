@@ -13,16 +13,16 @@ from typing import Any
 import msgspec
 
 from coordd.limits import Limits
-from coordd.protocol import params as P
 from coordd.store.sql import Db
 from coordd.store.transaction import (
-    OPT_IN_EVENT_TYPES,
     TASK_JSON,
     CommittedEvent,
     in_list,
     require_row,
 )
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import InvalidParams
+from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
 from coordd_client.protocol.wire import STATES
 
 

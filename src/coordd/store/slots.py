@@ -11,7 +11,7 @@ claims do no new work (the reaper moves `expires_at` up lazily).
 Slot and landing events are not task events: they carry `task: null`, the
 lease (or landing) in a member of their own, and the project (`emit`); like
 every event with no task they reach only callers that name their type
-(`transaction.OPT_IN_EVENT_TYPES`).
+(`method_table.OPT_IN_EVENT_TYPES`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Any
 import msgspec
 
 from coordd.clock import format_time, parse_time, time_left
-from coordd.protocol import params_slots as S
 from coordd.store.reservations import require_task_held
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list
+from coordd_client.protocol import params_slots as S
 from coordd_client.protocol.errors import Conflict
 
 #: The task-bound half of liveness, in SQL (the time half is `_end`).

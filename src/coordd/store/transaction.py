@@ -17,10 +17,10 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.limits import Limits
-from coordd.protocol import params as P
 from coordd.store.sql import Db
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import NotFound
-from coordd_client.protocol.wire import FEATURE_OF_EVENT
+from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
 
 #: A task's `blocked_by` (PROTOCOL.md section 9): its dependencies not done
 #: now, ascending. A task with none open pays only the CASE, never a lookup.
@@ -57,12 +57,11 @@ LEAVES_CLAIM = frozenset(
 )
 
 
-#: Events with no task (`task_id` null, no `task`), delivered only to a subscription
-#: or `events.since` whose `types` names them (docs/PROTOCOL-1.2.md sections 11-14), so
-#: a client that expects every event to carry a task never meets one. `task.wait`
-#: never matches them. They are exactly the event types a feature brings, so the set
-#: is the wire's `FEATURE_OF_EVENT`, read by both ends, not a second list.
-OPT_IN_EVENT_TYPES = frozenset(FEATURE_OF_EVENT)
+# Events with no task (`task_id` null, no `task`) are delivered only to a subscription
+# or `events.since` whose `types` names them (docs/PROTOCOL-1.2.md sections 11-14), so
+# a client that expects every event to carry a task never meets one; `task.wait` never
+# matches them. They are exactly the event types a feature brings: the method table's
+# `OPT_IN_EVENT_TYPES`, read by both ends, not a second list.
 
 
 class TaskRow(NamedTuple):

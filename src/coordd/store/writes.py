@@ -14,7 +14,6 @@ from typing import Any
 
 from coordd.clock import format_time
 from coordd.limits import Retention
-from coordd.protocol import params as P
 from coordd.store.reads import last_seq
 from coordd.store.transaction import (
     CLEAR_CLAIM,
@@ -27,6 +26,7 @@ from coordd.store.transaction import (
     one_row,
     require_row,
 )
+from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import Conflict, NotFound
 
 

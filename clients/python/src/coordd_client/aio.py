@@ -226,9 +226,14 @@ class AsyncClient:
             )
         return await self._request_once(call)
 
-    async def _request_once(self, call: methods.Call[R]) -> R:
+    async def send(self, call: methods.Call[R]) -> R:
+        """`call` as built, on this connection: no client default filled in and no
+        retry of a keyed claim (`request` adds both)."""
         response = await self.call_raw(call.method, call.params)
         return unwrap(response, call.result_type)
+
+    async def _request_once(self, call: methods.Call[R]) -> R:
+        return await self.send(call)
 
     async def _on_new_connection(self, call: methods.Call[R]) -> R:
         """`call` on a connection of its own: this one, once broken, stays broken (its

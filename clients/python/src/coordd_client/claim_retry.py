@@ -47,18 +47,15 @@ def new_key() -> str:
 def keyed(call: methods.Call[R]) -> methods.Call[R]:
     """The call with a fresh `request_key`; or, if the caller gave its own, a `repeat`:
     it asks what an earlier call with that key won."""
-    params = dict(call.params or {})
-    if params.get("request_key") is None:
-        params["request_key"] = new_key()
-        return methods.Call(call.method, params, call.result_type, call.waits_s)
+    if (call.params or {}).get("request_key") is None:
+        return call.with_params(request_key=new_key())
     return repeated(call)
 
 
 def repeated(call: methods.Call[R]) -> methods.Call[R]:
     """The call asked again: the daemon first looks for what its key won (a lookup it
     spares a first attempt, which cannot have won anything yet)."""
-    params = {**(call.params or {}), "repeat": True}
-    return methods.Call(call.method, params, call.result_type, call.waits_s)
+    return call.with_params(repeat=True)
 
 
 def answer_lost(exc: BaseException) -> bool:

@@ -142,7 +142,20 @@ class Client:
         timeout = self.timeout_s
         if call.waits_s and timeout is not None:
             timeout = max(timeout, call.waits_s + WAIT_SLACK_S)
-        return unwrap(self.call_raw(call.method, call.params, timeout_s=timeout), call.result_type)
+        return self.send(call, timeout_s=timeout)
+
+    def send(self, call: methods.Call[R], *, timeout_s: float | None = None) -> R:
+        """`call` as built, on this connection: no client default filled in, no retry
+        of a keyed claim (`request` adds both), no deadline unless `timeout_s`."""
+        return unwrap(
+            self.call_raw(call.method, call.params, timeout_s=timeout_s), call.result_type
+        )
+
+    def pipeline(self, call: methods.Call[Any]) -> int:
+        """Send `call` without reading its answer; return its request id. For a caller
+        that keeps several blocking calls open on one connection and reads whichever
+        answers first with `next_frame` (the wake hook: `task.wait` and `message.wait`)."""
+        return self.send_request(call.method, call.params)
 
     def call_raw(
         self,
@@ -163,9 +176,8 @@ class Client:
                 return response
 
     def send_request(self, method: str, params: Mapping[str, Any] | None = None) -> int:
-        """Send one request without reading its answer; return its id. For a caller
-        that keeps several blocking calls open on one connection and reads whichever
-        answers first with `next_frame` (the wake hook: `task.wait` and `message.wait`)."""
+        """Send one request without reading its answer; return its id (`pipeline`
+        sends a built call so)."""
         self.connect()
         assert self._sock is not None
         request_id, frame = self._builder.build(method, params)
@@ -317,8 +329,8 @@ class EventStream:
 
     def _open(self) -> Client:
         client = Client(self._socket_path, timeout_s=DEFAULT_TIMEOUT_S).connect()
-        params = {"after_seq": self.last_seq, "project": self._project, "types": self._types}
-        result = unwrap(client.call_raw("events.subscribe", params), wire.SubscribeResult)
+        call = methods.subscribe(after_seq=self.last_seq, project=self._project, types=self._types)
+        result = client.send(call)
         self.subscription = result.subscription
         if self.last_seq is None:
             self.last_seq = result.last_seq

@@ -23,16 +23,16 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO
 
 import msgspec
 
+from coordd_client import methods
 from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
 from coordd_client.protocol.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
 from coordd_client.protocol.wire_messages import MessageEvent, RequestState
 from coordd_client.render import clean, clean_block, parse_time
-from coordd_client.rpc import unwrap
 
 
 class _RawPage(msgspec.Struct):
@@ -94,9 +94,14 @@ def raw_events(
     after = 0
     while True:
         # Every type named: with `types` omitted a daemon sends only task events.
-        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "types": list(types)}
-        params.update({k: v for k, v in (("project", project), ("task_id", task_id)) if v})
-        page = unwrap(client.call_raw("events.since", params), _RawPage)
+        since = methods.events_since(
+            after_seq=after,
+            limit=EVENT_PAGE,
+            types=list(types),
+            project=project or None,
+            task_id=task_id or None,
+        )
+        page = client.send(since.as_type(_RawPage))
         yield from page.events
         if len(page.events) < EVENT_PAGE:
             return
@@ -347,9 +352,10 @@ def thread(client: Client, task_id: int) -> list[MessageEvent]:
     found: list[MessageEvent] = []
     after = 0
     while True:
-        params: dict[str, Any] = {"after_seq": after, "limit": EVENT_PAGE, "task_id": task_id}
-        params["types"] = ["message.sent"]
-        page = unwrap(client.call_raw("events.since", params), _MessagePage)
+        since = methods.events_since(
+            after_seq=after, limit=EVENT_PAGE, task_id=task_id, types=["message.sent"]
+        )
+        page = client.send(since.as_type(_MessagePage))
         found += page.events
         if len(page.events) < EVENT_PAGE:
             return found

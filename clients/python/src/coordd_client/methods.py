@@ -9,32 +9,18 @@ never drift apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
-from coordd_client.protocol import wire
+from coordd_client.protocol import method_table, wire
+from coordd_client.protocol.method_table import call
+
+#: What a builder returns: a method of the table, its params and its result type
+#: (`method_table.Call`, named here too since every caller builds through this module).
+Call = method_table.Call
 
 R = TypeVar("R")
-
-
-class Call(Generic[R]):
-    """A method name, its params and the type its result decodes to."""
-
-    __slots__ = ("method", "params", "result_type", "waits_s")
-
-    def __init__(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        result_type: type[R],
-        waits_s: float = 0.0,
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.result_type = result_type
-        #: Seconds the daemon may rightly take before answering (a wait's own timeout).
-        self.waits_s = waits_s
 
 
 def post(
@@ -65,7 +51,7 @@ def post(
         "depends_on": list(depends_on) if depends_on else None,
         "assignee": _to(assignee),
     }
-    return Call("task.post", _announced(params), wire.PostResult)
+    return call("task.post", _announced(params))
 
 
 def _announced(params: dict[str, Any]) -> dict[str, Any]:
@@ -100,41 +86,20 @@ def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call
     params = call.params
     if params is None or (agent is None and project is None):
         return call  # nothing to fill: no copy on every call of a client without defaults
-    filled = dict(params)
-    if agent is not None and "agent" in filled and filled["agent"] is None:
+    filled: dict[str, Any] = {}
+    if agent is not None and "agent" in params and params["agent"] is None:
         filled["agent"] = agent
-    if project is not None and call.method in PROJECT_METHODS and filled.get("project") is None:
+    if project is not None and call.method in PROJECT_METHODS and params.get("project") is None:
         filled["project"] = project
-    return Call(call.method, filled, call.result_type, call.waits_s)
+    return call.with_params(**filled)
 
 
 #: Methods a client sends with a `request_key` and asks again when their answer is lost
-#: (`claim_retry`, docs/PROTOCOL-1.2.md section 5a).
-KEYED_METHODS = frozenset({"task.claim", "task.claim_next"})
+#: (`claim_retry`, docs/PROTOCOL-1.2.md section 5a): the method table's `keyed` trait.
+KEYED_METHODS = method_table.KEYED_METHODS
 
-#: Methods whose `project` a client's default fills in.
-PROJECT_METHODS = frozenset(
-    {
-        "task.post",
-        "task.list",
-        "task.claim_next",
-        "task.wait",
-        "events.since",
-        "reservation.acquire",
-        "reservation.release",
-        "reservation.check",
-        "reservation.list",
-        "file.guard",
-        "file.record_edit",
-        "file.record_read",
-        "file.recent",
-        "message.send",  # issue 34
-        "request.release",  # issue 34
-        # issue 35
-        *("slot.acquire", "slot.release", "slot.list", "port.lease"),
-        *("land.enqueue", "land.start", "land.finish", "land.list"),
-    }
-)
+#: Methods whose `project` a client's default fills in: the method table's `project` trait.
+PROJECT_METHODS = method_table.PROJECT_METHODS
 
 
 #: An explicit JSON null, for the one param where null differs from omitted.
@@ -183,7 +148,7 @@ def _clean(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def get(task_id: int) -> Call[wire.TaskResult]:
-    return Call("task.get", {"id": task_id}, wire.TaskResult)
+    return call("task.get", {"id": task_id})
 
 
 def list_tasks(
@@ -200,7 +165,7 @@ def list_tasks(
 ) -> Call[wire.ListResult]:
     if state is not None and not isinstance(state, str):
         state = list(state)
-    return Call("task.list", _clean(dict(locals())), wire.ListResult)
+    return call("task.list", _clean(dict(locals())))
 
 
 def claim(
@@ -217,7 +182,7 @@ def claim(
     clients then send it as a repeat)."""
     params = {"id": task_id, "agent": agent, "lease_s": lease_s}
     params |= {"request_key": request_key, "repeat": repeat}
-    return Call("task.claim", params, wire.ClaimResult)
+    return call("task.claim", params)
 
 
 def claim_next(
@@ -234,7 +199,7 @@ def claim_next(
     params: dict[str, Any] = {"agent": agent, "project": project, "kind": kind, "lease_s": lease_s}
     params["tags"] = list(tags) if tags else None
     params |= {"request_key": request_key, "repeat": repeat}
-    return Call("task.claim_next", params, wire.MaybeTaskResult)
+    return call("task.claim_next", params)
 
 
 def renew(
@@ -245,7 +210,7 @@ def renew(
     lease_s: float | None = None,
 ) -> Call[wire.TaskResult]:
     params = {"id": task_id, "agent": agent, "fence": fence, "lease_s": lease_s}
-    return Call("task.renew", params, wire.TaskResult)
+    return call("task.renew", params)
 
 
 def release(
@@ -257,7 +222,7 @@ def release(
 ) -> Call[wire.TaskResult]:
     """With `assignee` (1.1), hand the task to that agent in the same step."""
     params = {"id": task_id, "agent": agent, "fence": fence, "assignee": _to(assignee)}
-    return Call("task.release", params, wire.TaskResult)
+    return call("task.release", params)
 
 
 def assign(
@@ -267,7 +232,7 @@ def assign(
     # None params are dropped as omitted; here null means "clear", so it is sent.
     target = JSON_NULL if assignee is None else _to(assignee)
     params: dict[str, Any] = {"id": task_id, "assignee": target, "agent": agent}
-    return Call("task.assign", params, wire.TaskResult)
+    return call("task.assign", params)
 
 
 def complete(
@@ -280,7 +245,7 @@ def complete(
 ) -> Call[wire.CompleteResult]:
     params: dict[str, Any] = {"id": task_id, "agent": agent, "fence": fence, "result": result}
     params["then_post"] = _announced(_clean(then_post)) if then_post else None
-    return Call("task.complete", params, wire.CompleteResult)
+    return call("task.complete", params)
 
 
 def fail(
@@ -292,17 +257,17 @@ def fail(
     retry: bool | None = None,
 ) -> Call[wire.TaskResult]:
     params = {"id": task_id, "agent": agent, "fence": fence, "reason": reason, "retry": retry}
-    return Call("task.fail", params, wire.TaskResult)
+    return call("task.fail", params)
 
 
 def cancel(
     task_id: int, *, agent: str | None = None, reason: str | None = None
 ) -> Call[wire.TaskResult]:
-    return Call("task.cancel", {"id": task_id, "agent": agent, "reason": reason}, wire.TaskResult)
+    return call("task.cancel", {"id": task_id, "agent": agent, "reason": reason})
 
 
 def reopen(task_id: int, *, agent: str | None = None) -> Call[wire.TaskResult]:
-    return Call("task.reopen", {"id": task_id, "agent": agent}, wire.TaskResult)
+    return call("task.reopen", {"id": task_id, "agent": agent})
 
 
 def wait(
@@ -319,13 +284,13 @@ def wait(
 ) -> Call[wire.WaitResult]:
     if state is not None and not isinstance(state, str):
         state = list(state)
-    return Call("task.wait", _clean(dict(locals())), wire.WaitResult, waits_s=timeout_s)
+    return call("task.wait", _clean(dict(locals())), waits_s=timeout_s)
 
 
 def heartbeat(
     agent: str | None = None, *, lease_s: float | None = None
 ) -> Call[wire.HeartbeatResult]:
-    return Call("agent.heartbeat", {"agent": agent, "lease_s": lease_s}, wire.HeartbeatResult)
+    return call("agent.heartbeat", {"agent": agent, "lease_s": lease_s})
 
 
 def release_agent(
@@ -342,11 +307,11 @@ def release_agent(
     project does not narrow it: a dead tab's holdings anywhere are dead).
     """
     params = {"agent": agent, "of": of, "project": project, "reason": reason}
-    return Call("agent.release", params, wire.ReleaseAgentResult)
+    return call("agent.release", params)
 
 
 def agents() -> Call[wire.AgentsResult]:
-    return Call("agent.list", None, wire.AgentsResult)
+    return call("agent.list", None)
 
 
 def events_since(
@@ -361,7 +326,7 @@ def events_since(
     params: dict[str, Any] = {"after_seq": after_seq, "limit": limit, "project": project}
     params["types"] = list(types) if types else None
     params["task_id"] = task_id
-    return Call("events.since", params, wire.EventsResult)
+    return call("events.since", params)
 
 
 def reserve(
@@ -387,7 +352,7 @@ def reserve(
         "task_id": task_id,
         "wait_s": wait_s,
     }
-    return Call("reservation.acquire", params, wire.ReservationsResult, waits_s=wait_s or 0.0)
+    return call("reservation.acquire", params, waits_s=wait_s or 0.0)
 
 
 def unreserve(
@@ -404,7 +369,7 @@ def unreserve(
         "agent": agent,
         "project": project,
     }
-    return Call("reservation.release", params, wire.ReleasedResult)
+    return call("reservation.release", params)
 
 
 def check_paths(
@@ -412,19 +377,38 @@ def check_paths(
 ) -> Call[wire.CheckResult]:
     """Live reservations of other agents than `agent` covering each path."""
     params = {"paths": list(paths), "project": project, "agent": agent}
-    return Call("reservation.check", params, wire.CheckResult)
+    return call("reservation.check", params)
 
 
 def reservations(
     *, project: str | None = None, agent: str | None = None
 ) -> Call[wire.ReservationsResult]:
     """Live reservations; `agent` is a filter here, so no client default fills it."""
-    return Call("reservation.list", _clean(dict(locals())), wire.ReservationsResult)
+    return call("reservation.list", _clean(dict(locals())))
 
 
 def ping() -> Call[wire.PingResult]:
-    return Call("ping", None, wire.PingResult)
+    return call("ping", None)
 
 
 def server_info() -> Call[wire.ServerInfo]:
-    return Call("server.info", None, wire.ServerInfo)
+    return call("server.info", None)
+
+
+def subscribe(
+    *,
+    after_seq: int | None = None,
+    project: str | None = None,
+    types: Sequence[str] | None = None,
+) -> Call[wire.SubscribeResult]:
+    """A subscription's first call: its answer, then `events.event` notifications on this
+    connection until it closes (`Client.subscribe`'s `EventStream` drives it; neither
+    client offers it as a method, since a stream needs a connection of its own)."""
+    params: dict[str, Any] = {"after_seq": after_seq, "project": project}
+    params["types"] = list(types) if types else None
+    return call("events.subscribe", params)
+
+
+def unsubscribe(subscription: int) -> Call[dict[str, Any]]:
+    """End subscription `subscription` on this connection; the answer is `{}`."""
+    return call("events.unsubscribe", {"subscription": subscription})

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from coordd_client.methods import Call, _clean
+from coordd_client.methods import _clean
 from coordd_client.protocol import wire_edits
+from coordd_client.protocol.method_table import Call, call
 
 
 def worktree_key(worktree: str) -> str:
@@ -40,7 +41,7 @@ def file_guard(
         "auto_reserve": auto_reserve,
         "ttl_s": ttl_s,
     }
-    return Call("file.guard", params, wire_edits.GuardResult)
+    return call("file.guard", params)
 
 
 def record_edit(
@@ -53,7 +54,7 @@ def record_edit(
 ) -> Call[wire_edits.RecordResult]:
     """An edit made (content hashes after it); appends `file.edited`."""
     params = _recorded(paths, hashes, worktree, agent, project)
-    return Call("file.record_edit", params, wire_edits.RecordResult)
+    return call("file.record_edit", params)
 
 
 def record_read(
@@ -66,7 +67,7 @@ def record_read(
 ) -> Call[wire_edits.RecordResult]:
     """A read made (content hashes read): the agent's baseline for stale writes."""
     params = _recorded(paths, hashes, worktree, agent, project)
-    return Call("file.record_read", params, wire_edits.RecordResult)
+    return call("file.record_read", params)
 
 
 def _recorded(
@@ -90,4 +91,4 @@ def recent_edits(
     *, project: str | None = None, agent: str | None = None, limit: int | None = None
 ) -> Call[wire_edits.RecentResult]:
     """Live agents' recorded edits; with `agent`, others' edits of its paths elsewhere."""
-    return Call("file.recent", _clean(dict(locals())), wire_edits.RecentResult)
+    return call("file.recent", _clean(dict(locals())))

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordd_client.methods import Call, _to
+from coordd_client.methods import _to
 from coordd_client.protocol import wire_messages
+from coordd_client.protocol.method_table import Call, call
 
 
 def send_message(
@@ -35,7 +36,7 @@ def send_message(
         "project": project,
         "idempotency_key": idempotency_key,
     }
-    return Call("message.send", params, wire_messages.SendResult)
+    return call("message.send", params)
 
 
 def read_messages(
@@ -43,12 +44,12 @@ def read_messages(
 ) -> Call[wire_messages.InboxResult]:
     """Unread messages (after the agent's cursor, or `after_id`); read, not acknowledged."""
     params = {"agent": agent, "after_id": after_id, "limit": limit}
-    return Call("message.read", params, wire_messages.InboxResult)
+    return call("message.read", params)
 
 
 def ack_messages(up_to: int, *, agent: str | None = None) -> Call[wire_messages.AckResult]:
     """Every message of the agent's up to `up_to` is read: never delivered again."""
-    return Call("message.ack", {"agent": agent, "up_to": up_to}, wire_messages.AckResult)
+    return call("message.ack", {"agent": agent, "up_to": up_to})
 
 
 def wait_messages(
@@ -56,11 +57,11 @@ def wait_messages(
 ) -> Call[wire_messages.InboxResult]:
     """Block until the agent has an unread message (returned at once if it has one)."""
     params = {"agent": agent, "timeout_s": timeout_s, "after_id": after_id}
-    return Call("message.wait", params, wire_messages.InboxResult, waits_s=timeout_s)
+    return call("message.wait", params, waits_s=timeout_s)
 
 
 def get_message(message_id: int) -> Call[wire_messages.MessageResult]:
-    return Call("message.get", {"id": message_id}, wire_messages.MessageResult)
+    return call("message.get", {"id": message_id})
 
 
 def request_release(
@@ -85,7 +86,7 @@ def request_release(
         "project": project,
         "idempotency_key": idempotency_key,
     }
-    return Call("request.release", params, wire_messages.RequestResult)
+    return call("request.release", params)
 
 
 def answer_request(
@@ -104,4 +105,4 @@ def answer_request(
         "patterns": list(patterns) if patterns else None,
         "reason": reason,
     }
-    return Call("request.answer", params, wire_messages.AnswerResult)
+    return call("request.answer", params)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordd_client.methods import Call
 from coordd_client.protocol import wire_slots as W
+from coordd_client.protocol.method_table import Call, call
 
 
 def acquire_slot(
@@ -33,7 +33,7 @@ def acquire_slot(
         "task_id": task_id,
         "wait_s": wait_s,
     }
-    return Call("slot.acquire", params, W.SlotResult, waits_s=wait_s or 0.0)
+    return call("slot.acquire", params, waits_s=wait_s or 0.0)
 
 
 def release_slots(
@@ -50,7 +50,7 @@ def release_slots(
         "agent": agent,
         "project": project,
     }
-    return Call("slot.release", params, W.Released)
+    return call("slot.release", params)
 
 
 def slots(
@@ -58,7 +58,7 @@ def slots(
 ) -> Call[W.SlotList]:
     """Live slot and port leases; `agent` is a filter here."""
     params = {"project": project, "agent": agent, "name": name}
-    return Call("slot.list", {k: v for k, v in params.items() if v is not None}, W.SlotList)
+    return call("slot.list", {k: v for k, v in params.items() if v is not None})
 
 
 def lease_port(
@@ -82,7 +82,7 @@ def lease_port(
         "ttl_s": ttl_s,
         "task_id": task_id,
     }
-    return Call("port.lease", params, W.SlotResult)
+    return call("port.lease", params)
 
 
 def enqueue_landing(
@@ -106,7 +106,7 @@ def enqueue_landing(
         "task_id": task_id,
         "ttl_s": ttl_s,
     }
-    return Call("land.enqueue", params, W.Enqueued)
+    return call("land.enqueue", params)
 
 
 def start_landing(
@@ -118,7 +118,7 @@ def start_landing(
 ) -> Call[W.Started]:
     """Take the landing slot once this landing heads its queue (`wait_s`: wait for that)."""
     params = {"id": landing_id, "agent": agent, "project": project, "wait_s": wait_s}
-    return Call("land.start", params, W.Started, waits_s=wait_s or 0.0)
+    return call("land.start", params, waits_s=wait_s or 0.0)
 
 
 def finish_landing(
@@ -139,10 +139,10 @@ def finish_landing(
         "reason": reason,
         "commit": commit,
     }
-    return Call("land.finish", params, W.Finished)
+    return call("land.finish", params)
 
 
 def landings(*, project: str | None = None, onto: str | None = None) -> Call[W.LandingList]:
     """The live landing queues (queued and landing), in order."""
     params = {"project": project, "onto": onto}
-    return Call("land.list", {k: v for k, v in params.items() if v is not None}, W.LandingList)
+    return call("land.list", {k: v for k, v in params.items() if v is not None})

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
-from coordd_client import render
+from coordd_client import methods, render
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_client.cli.registry import command
 from coordd_client.client import Client
@@ -17,7 +15,7 @@ from coordd_client.protocol.errors import DaemonUnavailable
 def status(ctx: Context) -> int:
     try:
         with Client(ctx.socket, timeout_s=10) as client:
-            info = msgspec.json.decode(client.call_raw("server.info").result)
+            info = client.send(methods.server_info().as_type(dict))
     except DaemonUnavailable:
         ctx.emit(
             {"running": False, "socket": str(ctx.socket)}, f"no daemon answers on {ctx.socket}"

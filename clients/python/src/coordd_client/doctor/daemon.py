@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from coordd_client import methods
 from coordd_client.client import Client
 from coordd_client.discovery import SocketRoute, answers
 from coordd_client.doctor.findings import Finding
@@ -35,7 +34,7 @@ def server_info(socket: Path) -> dict[str, Any] | None:
         return None
     try:
         with Client(socket, timeout_s=10) as client:
-            info: dict[str, Any] = msgspec.json.decode(client.call_raw("server.info").result)
+            info: dict[str, Any] = client.send(methods.server_info().as_type(dict))
     except (CoordError, OSError):
         return None
     return info

@@ -20,6 +20,7 @@ import msgspec
 from coordd_client.client import Client
 from coordd_client.hooks.guard import remedy
 from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.method_table import call
 from coordd_client.protocol.paths import state_dir
 from coordd_client.protocol.wire import Task
 
@@ -95,13 +96,14 @@ def take_unread(client: Client, agent: str) -> str:
     """
     params = {"agent": agent, "limit": PER_DELIVERY}
     try:
-        response = client.call_raw("message.read", params, timeout_s=client.timeout_s)
-        if response.error is not None or not holds_messages(response.result):
+        read = call("message.read", params).as_type(msgspec.Raw)
+        result = client.send(read, timeout_s=client.timeout_s)
+        if not holds_messages(result):
             return ""
         from coordd_client import render_messages
         from coordd_client.protocol.wire_messages import InboxResult
 
-        found = msgspec.json.decode(response.result, type=InboxResult)
+        found = msgspec.json.decode(result, type=InboxResult)
         client.ack_messages(found.messages[-1].id, agent=agent)
     except (CoordError, msgspec.DecodeError):
         return ""

@@ -16,7 +16,7 @@ from coordd_client.client import Client
 from coordd_client.hooks.payload import HookInput
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import Conflict, LeaseLost, MethodNotFound
-from coordd_client.rpc import unwrap
+from coordd_client.protocol.method_table import call
 
 #: Seconds session end may spend: Claude Code gives SessionEnd hooks 1.5 s in all.
 SESSION_END_TIMEOUT_S = 1.0
@@ -110,22 +110,20 @@ def end_session(socket: os.PathLike[str] | str, agent: str, project: str) -> End
                     break
                 reservations += client.unreserve(agent=agent, project=of_project).released
         if in_time():
-            # Issue 35's leases, asked for without their builders and result types: a
-            # hook loads few modules (tests/system/test_hook_imports.py counts them).
+            # Issue 35's leases, asked for through the method table without their builders
+            # and result types: a hook loads few modules (tests/system/test_hook_imports.py
+            # counts them).
             try:
-                leases = unwrap(
-                    client.call_raw("slot.list", {"agent": agent}, timeout_s=client.timeout_s),
-                    _Leases,
-                ).leases
+                listed = call("slot.list", {"agent": agent}).as_type(_Leases)
+                leases = client.send(listed, timeout_s=client.timeout_s).leases
             except MethodNotFound:  # a daemon without slots
                 leases = []
             for of_project in sorted({lease.project for lease in leases}):
                 if not in_time():
                     break
                 params = {"agent": agent, "project": of_project}
-                slots += unwrap(
-                    client.call_raw("slot.release", params, timeout_s=client.timeout_s), _Released
-                ).released
+                released = call("slot.release", params).as_type(_Released)
+                slots += client.send(released, timeout_s=client.timeout_s).released
         if in_time():
             waiting = client.list_tasks(
                 project=project, state="pending", assignee=agent, limit=1000

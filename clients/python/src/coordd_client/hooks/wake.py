@@ -31,6 +31,8 @@ from types import FrameType
 from coordd_client import tabs
 from coordd_client.client import Client
 from coordd_client.hooks import reported
+from coordd_client.methods import wait
+from coordd_client.protocol.method_table import call
 from coordd_client.protocol.paths import state_dir
 from coordd_client.protocol.wire import Task, WaitResult
 from coordd_client.rpc import unwrap
@@ -148,13 +150,15 @@ def _wait_for_either(
         return max(0.0, min(deadline - time.monotonic(), WAIT_CHUNK_S))
 
     def ask_task() -> int:
-        params = {"timeout_s": chunk(), "project": project, "assignee": agent, "ready": True}
-        return client.send_request("task.wait", {**params, "after_seq": seq})
+        return client.pipeline(
+            wait(timeout_s=chunk(), project=project, assignee=agent, ready=True, after_seq=seq)
+        )
 
     def ask_messages() -> int | None:
         if not talks:
             return None
-        return client.send_request("message.wait", {"agent": agent, "timeout_s": chunk()})
+        # The table's entry, not `methods_messages`' builder: a hook loads few modules.
+        return client.pipeline(call("message.wait", {"agent": agent, "timeout_s": chunk()}))
 
     task_call, message_call = ask_task(), ask_messages()
     while True:

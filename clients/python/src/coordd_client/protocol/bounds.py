@@ -2,7 +2,7 @@
 and 10).
 
 Plain data, so each surface builds its own checks from the same numbers: the daemon's
-params Structs turn a `Bound` into a msgspec `Meta` (`coordd.protocol.params`), the MCP
+params Structs turn a `Bound` into a msgspec `Meta` (`coordd_client.protocol.params`), the MCP
 tools into a pydantic `Field` (`coordd_client.mcp_bridge.models`). Typed twice, they
 drifted (the MCP `ids` lost its cap of 256, its `tag` its 1..64); now a number that
 PROTOCOL.md states is written here and nowhere else, and tests/unit/test_parity.py

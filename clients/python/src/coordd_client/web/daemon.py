@@ -11,12 +11,13 @@ from typing import Any
 import msgspec
 import trio
 
+from coordd_client import methods
 from coordd_client.aio import AsyncClient
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.protocol.errors import DaemonUnavailable, Overloaded, ShuttingDown
-from coordd_client.protocol.wire import Event, SubscribeResult, Task
+from coordd_client.protocol.wire import Event, Task
 from coordd_client.protocol.wire_messages import MessageEvent
-from coordd_client.rpc import Response, unwrap
+from coordd_client.rpc import Response
 
 #: Seconds between tries while the daemon is away (restarting, or stopped).
 RETRY_S = 0.5
@@ -113,14 +114,14 @@ async def message_events(
     found: list[MessageEvent] = []
     after = 0
     while True:
-        params = {
-            "after_seq": after,
-            "limit": EVENT_PAGE,
-            "project": project,
-            "types": ["message.sent"],
-            "task_id": task_id,
-        }
-        page = unwrap(await client.call_raw("events.since", params), _MessagePage)
+        since = methods.events_since(
+            after_seq=after,
+            limit=EVENT_PAGE,
+            project=project,
+            types=["message.sent"],
+            task_id=task_id,
+        )
+        page = await client.send(since.as_type(_MessagePage))
         found += page.events
         if len(page.events) < EVENT_PAGE:
             return found
@@ -163,10 +164,10 @@ class Feed:
 
     async def _follow(self) -> None:
         async with connected(self.socket) as client:
-            params: dict[str, Any] = {"after_seq": self.last_seq, "project": self.project}
+            subscribe = methods.subscribe(after_seq=self.last_seq, project=self.project)
             if self.types is not None:
-                params["types"] = self.types
-            answer = unwrap(await client.call_raw("events.subscribe", params), SubscribeResult)
+                subscribe = subscribe.with_params(types=self.types)  # sent even when empty
+            answer = await client.send(subscribe)
             if self.last_seq is None:
                 self.last_seq = answer.last_seq
             await self.status("live")

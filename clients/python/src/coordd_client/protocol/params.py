@@ -13,10 +13,10 @@ from typing import Annotated, ClassVar
 import msgspec
 from msgspec import Meta
 
-from coordd.patterns import BadPattern, check_bounds
-from coordd.patterns import parse as parse_pattern
 from coordd_client.protocol import bounds
 from coordd_client.protocol.bounds import Bound
+from coordd_client.protocol.patterns import BadPattern, check_bounds
+from coordd_client.protocol.patterns import parse as parse_pattern
 from coordd_client.protocol.wire import EventType, PostState, State
 
 

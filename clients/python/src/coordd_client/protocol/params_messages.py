@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from coordd.protocol.params import (
+from coordd_client.protocol import bounds
+from coordd_client.protocol.params import (
     Agent,
     IdempotencyKey,
     Params,
@@ -17,7 +18,6 @@ from coordd.protocol.params import (
     TimeoutSeconds,
     meta,
 )
-from coordd_client.protocol import bounds
 
 MessageId = Annotated[int, meta(bounds.MESSAGE_ID)]
 MessageBody = Annotated[str, meta(bounds.MESSAGE_BODY)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from coordd.wildmatch import Matcher, compile_pattern
+from coordd_client.protocol.wildmatch import Matcher, compile_pattern
 
 _WILDCARDS = frozenset("*?[")
 DOUBLE_STAR = "**"

@@ -2,7 +2,7 @@
 
 Matching a path is gitignore's wildmatch as `pathspec` decides it, with
 every pattern anchored at the project root, done in linear time by
-`coordd.wildmatch` (pathspec's backtracking regexes let one pattern hold
+`coordd_client.protocol.wildmatch` (pathspec's backtracking regexes let one pattern hold
 the GIL for minutes: issue 29). A new pattern is also bounded in what it
 may contain (`check_bounds`: wildcards and `**` segments), so the overlap
 search below stays small; a pattern stored before the bounds existed is
@@ -20,7 +20,7 @@ still matched in linear time. What no library answers is whether two
   the protocol's rule (literal segments differing before either's first
   wildcard) and is never optimistic (property-tested).
 
-The searches over segments live in `coordd.pattern_segments`; this module
+The searches over segments live in `coordd_client.protocol.pattern_segments`; this module
 parses, bounds and caches patterns and chooses which search applies.
 
 The database indexes each reservation by its literal prefix (the segments
@@ -35,7 +35,7 @@ import random
 import threading
 from dataclasses import dataclass, field
 
-from coordd.pattern_segments import (
+from coordd_client.protocol.pattern_segments import (
     DOUBLE_STAR,
     SegmentSearch,
     aligned_segments_agree,
@@ -45,7 +45,7 @@ from coordd.pattern_segments import (
     unescape,
     wildcard_count,
 )
-from coordd.wildmatch import Matcher, PathBits, Unmatchable, compile_pattern
+from coordd_client.protocol.wildmatch import Matcher, PathBits, Unmatchable, compile_pattern
 
 MAX_PATTERN_CHARS = 1024
 #: Wildcards (`*`, `?`, `[...]`; a `**` segment counts as one) a new pattern may

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from coordd.patterns import BadPattern, relative_path
-from coordd.protocol.params import (
+from coordd_client.protocol import bounds
+from coordd_client.protocol.params import (
     Agent,
     Params,
     Project,
@@ -18,7 +18,7 @@ from coordd.protocol.params import (
     check_path_segments,
     meta,
 )
-from coordd_client.protocol import bounds
+from coordd_client.protocol.patterns import BadPattern, relative_path
 
 EditPath = Annotated[str, meta(bounds.CHECK_PATH)]
 EditPaths = Annotated[list[EditPath], meta(bounds.EDIT_PATHS)]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from coordd.protocol.params import (
+from coordd_client.protocol import bounds
+from coordd_client.protocol.params import (
     Agent,
     Params,
     Project,
@@ -17,7 +18,6 @@ from coordd.protocol.params import (
     WaitSeconds,
     meta,
 )
-from coordd_client.protocol import bounds
 
 SlotName = Annotated[str, meta(bounds.SLOT_NAME)]
 SlotNames = Annotated[list[SlotName], meta(bounds.SLOT_NAMES)]

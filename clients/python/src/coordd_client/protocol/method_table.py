@@ -1,0 +1,255 @@
+"""The method table: one entry per RPC, read by both ends (issue 45 item 1).
+
+Each entry names its method, its params Struct, its result Struct and its traits, as
+the MCP SDK's table of methods and beads' `internal/rpc/protocol.go` do. The
+daemon registers a handler against each entry (`coordd.methods.registry`, which fails
+at start on a method missing here or an entry with no handler); the client builders
+(`coordd_client.methods*`) build a `Call` from it; `PROJECT_METHODS`, `KEYED_METHODS`,
+`FEATURE_METHODS`, `OPT_IN_EVENT_TYPES`, the TypeScript wire (`scripts/ts_wire.py`),
+docs/PROTOCOL.md's reference (`scripts/protocol_reference.py`) and the parity tests
+are derived from it.
+
+Structs are named as `"module.Class"` of this package and imported on first use, so a
+hook that loads the clients on every edit does not load every params module
+(tests/system/test_hook_imports.py counts the modules).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from coordd_client.protocol.wire import FEATURE_OF_EVENT
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class Call(Generic[R]):
+    """A method name, its params and the type its result decodes to: what a client sends.
+
+    A builder makes one (`coordd_client.methods`); `with_params` and `as_type` derive
+    another, so a caller that needs a changed param or a different decoding (a raw
+    page, a dict) still names its method through the table, never as a bare string.
+    """
+
+    __slots__ = ("_result_type", "method", "params", "waits_s")
+
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        result_type: type[R] | None = None,
+        waits_s: float = 0.0,
+    ) -> None:
+        self.method = method
+        self.params = params
+        #: None: the one the method table names, imported when first asked for, so a
+        #: hook that decodes as something else (`as_type`) never loads it.
+        self._result_type = result_type
+        #: Seconds the daemon may rightly take before answering (a wait's own timeout).
+        self.waits_s = waits_s
+
+    @property
+    def result_type(self) -> type[R]:
+        if self._result_type is None:
+            self._result_type = TABLE[self.method].result_type()
+        return self._result_type
+
+    def with_params(self, **changes: Any) -> Call[R]:
+        """This call with `changes` merged into its params (a param set to None is
+        omitted when sent, as if never given)."""
+        params = {**(self.params or {}), **changes}
+        return Call(self.method, params, self._result_type, self.waits_s)
+
+    def as_type(self, result_type: type[T]) -> Call[T]:
+        """This call with its result decoded as `result_type` (a narrower Struct, a raw
+        page, `dict`)."""
+        return Call(self.method, self.params, result_type, self.waits_s)
+
+    def __repr__(self) -> str:
+        return f"Call({self.method!r}, {self.params!r})"
+
+
+def _resolve(name: str) -> type[Any]:
+    """`"module.Class"` of this package, imported now (not at import of the table)."""
+    module, _, cls = name.rpartition(".")
+    full = f"coordd_client.protocol.{module}"
+    if full not in sys.modules:
+        __import__(full)  # not importlib: a hook that never resolves one does not load it
+    found: type[Any] = getattr(sys.modules[full], cls)
+    return found
+
+
+@dataclass(frozen=True)
+class Rpc:
+    """One RPC (PROTOCOL.md section 6, docs/PROTOCOL-1.2.md) and its traits."""
+
+    name: str
+    #: Its params Struct, `"module.Class"` in `coordd_client.protocol`.
+    params: str
+    #: Its result Struct, likewise; None: the result is `{}`.
+    result: str | None
+    #: It takes a `project` that a client's default project fills in when omitted.
+    project: bool = False
+    #: It may wait long (its own `timeout_s` or `wait_s`) and ends with its connection.
+    waits: bool = False
+    #: A plain write: one writer transaction and nothing else (the writer's fast path).
+    writes: bool = False
+    #: Its answer can be megabytes: a connection holds only a few such answers at once.
+    large: bool = False
+    #: It never waits: a lone request is answered in the connection's read loop.
+    inline: bool = False
+    #: The `server.info.features` flag a client checks first; None: protocol 1.0.
+    feature: str | None = None
+    #: The clients send it with a fresh `request_key` and ask again, as a `repeat`, when
+    #: its answer is lost (`claim_retry`, docs/PROTOCOL-1.2.md section 5a).
+    keyed: bool = False
+
+    def params_type(self) -> type[Any]:
+        return _resolve(self.params)
+
+    def result_type(self) -> type[Any]:
+        return dict if self.result is None else _resolve(self.result)
+
+    def call(self, params: dict[str, Any] | None, *, waits_s: float = 0.0) -> Call[Any]:
+        return Call(self.name, params, None, waits_s)
+
+
+_P, _E, _M, _S = "params.", "params_edits.", "params_messages.", "params_slots."
+_W, _WE, _WM, _WS = "wire.", "wire_edits.", "wire_messages.", "wire_slots."
+
+#: Every RPC, protocol 1.0's first, then each feature's in the order its flag brought
+#: them (docs/PROTOCOL.md's feature table lists them so).
+ENTRIES: tuple[Rpc, ...] = (
+    Rpc("ping", _P + "NoParams", _W + "PingResult", inline=True),
+    Rpc("server.info", _P + "NoParams", _W + "ServerInfo"),
+    Rpc("task.post", _P + "PostParams", _W + "PostResult", project=True, writes=True),
+    Rpc("task.get", _P + "GetParams", _W + "TaskResult"),
+    Rpc("task.list", _P + "ListParams", _W + "ListResult", project=True, large=True),
+    Rpc("task.claim", _P + "ClaimParams", _W + "ClaimResult", writes=True, keyed=True),
+    Rpc(
+        "task.claim_next",
+        _P + "ClaimNextParams",
+        _W + "MaybeTaskResult",
+        project=True,
+        writes=True,
+        keyed=True,
+    ),
+    Rpc("task.renew", _P + "RenewParams", _W + "TaskResult", writes=True),
+    Rpc("task.release", _P + "ReleaseParams", _W + "TaskResult", writes=True),
+    Rpc("task.complete", _P + "CompleteParams", _W + "CompleteResult", writes=True),
+    Rpc("task.fail", _P + "FailParams", _W + "TaskResult", writes=True),
+    Rpc("task.cancel", _P + "CancelParams", _W + "TaskResult", writes=True),
+    Rpc("task.reopen", _P + "ReopenParams", _W + "TaskResult", writes=True),
+    Rpc("task.wait", _P + "WaitParams", _W + "WaitResult", project=True, waits=True),
+    Rpc("agent.heartbeat", _P + "HeartbeatParams", _W + "HeartbeatResult", writes=True),
+    Rpc("agent.list", _P + "NoParams", _W + "AgentsResult"),
+    Rpc("events.since", _P + "EventsSinceParams", _W + "EventsResult", project=True, large=True),
+    Rpc("events.subscribe", _P + "SubscribeParams", _W + "SubscribeResult"),
+    Rpc("events.unsubscribe", _P + "UnsubscribeParams", None),
+    # 1.1 (PROTOCOL.md section 6)
+    Rpc("task.assign", _P + "AssignParams", _W + "TaskResult", writes=True, feature="assignee"),
+    *(
+        Rpc(name, _P + params, _W + result, project=True, feature="reservations", **traits)
+        for name, params, result, traits in (
+            ("reservation.acquire", "AcquireParams", "ReservationsResult", {"waits": True}),
+            (
+                "reservation.release",
+                "ReleaseReservationsParams",
+                "ReleasedResult",
+                {"writes": True},
+            ),
+            ("reservation.check", "CheckParams", "CheckResult", {}),
+            ("reservation.list", "ListReservationsParams", "ReservationsResult", {"large": True}),
+        )
+    ),
+    # 1.2 (docs/PROTOCOL-1.2.md)
+    Rpc(
+        "agent.release",
+        _P + "ReleaseAgentParams",
+        _W + "ReleaseAgentResult",
+        writes=True,
+        feature="agent_release",
+    ),
+    *(
+        Rpc(name, _E + params, _WE + result, project=True, feature="file_edits", **traits)
+        for name, params, result, traits in (
+            ("file.guard", "GuardParams", "GuardResult", {}),
+            ("file.record_edit", "RecordEditParams", "RecordResult", {"writes": True}),
+            ("file.record_read", "RecordReadParams", "RecordResult", {"writes": True}),
+            ("file.recent", "RecentParams", "RecentResult", {}),
+        )
+    ),
+    *(
+        Rpc(name, _M + params, _WM + result, feature="messages", **traits)
+        for name, params, result, traits in (
+            ("message.send", "SendParams", "SendResult", {"project": True, "writes": True}),
+            ("message.read", "ReadParams", "InboxResult", {"large": True}),
+            ("message.ack", "AckParams", "AckResult", {"writes": True}),
+            ("message.wait", "MessageWaitParams", "InboxResult", {"waits": True, "large": True}),
+            ("message.get", "MessageGetParams", "MessageResult", {}),
+        )
+    ),
+    Rpc(
+        "request.release",
+        _M + "RequestReleaseParams",
+        _WM + "RequestResult",
+        project=True,
+        writes=True,
+        feature="release_requests",
+    ),
+    Rpc(
+        "request.answer",
+        _M + "AnswerParams",
+        _WM + "AnswerResult",
+        writes=True,
+        feature="release_requests",
+    ),
+    *(
+        Rpc(name, _S + params, _WS + result, project=True, feature=feature, **traits)
+        for name, params, result, feature, traits in (
+            ("slot.acquire", "SlotAcquireParams", "SlotResult", "slots", {"waits": True}),
+            ("slot.release", "SlotReleaseParams", "Released", "slots", {"writes": True}),
+            ("slot.list", "SlotListParams", "SlotList", "slots", {"large": True}),
+            ("port.lease", "PortLeaseParams", "SlotResult", "slots", {"writes": True}),
+            ("land.enqueue", "LandEnqueueParams", "Enqueued", "landing_queue", {"writes": True}),
+            ("land.start", "LandStartParams", "Started", "landing_queue", {"waits": True}),
+            ("land.finish", "LandFinishParams", "Finished", "landing_queue", {"writes": True}),
+            ("land.list", "LandListParams", "LandingList", "landing_queue", {"large": True}),
+        )
+    ),
+)
+
+#: {method: its entry}.
+TABLE: dict[str, Rpc] = {entry.name: entry for entry in ENTRIES}
+if len(TABLE) != len(ENTRIES):
+    raise ValueError("a method is in the table twice")
+
+
+def call(method: str, params: dict[str, Any] | None, *, waits_s: float = 0.0) -> Call[Any]:
+    """A `Call` of `method`, decoding the result its entry names (a builder's last line)."""
+    return TABLE[method].call(params, waits_s=waits_s)
+
+
+#: Methods whose `project` a client's default fills in.
+PROJECT_METHODS = frozenset(entry.name for entry in ENTRIES if entry.project)
+
+#: Methods a client sends with a `request_key` and asks again when their answer is lost.
+KEYED_METHODS = frozenset(entry.name for entry in ENTRIES if entry.keyed)
+
+#: The methods each feature brings: a client checks the flag in `server.info.features`
+#: before it calls one, since an older daemon answers them -32601. A 1.0 method needs
+#: no flag; a feature that only adds params, result members or bounds brings none.
+FEATURE_METHODS: dict[str, tuple[str, ...]] = {}
+for _entry in ENTRIES:
+    if _entry.feature is not None:
+        FEATURE_METHODS[_entry.feature] = (*FEATURE_METHODS.get(_entry.feature, ()), _entry.name)
+
+#: Event types a subscriber gets only by naming them in `types` (task.wait never
+#: matches them): the ones a feature brings (`wire.FEATURE_OF_EVENT`), each a feature
+#: of this table, since only a method of that feature appends them.
+OPT_IN_EVENT_TYPES = frozenset(FEATURE_OF_EVENT)
+if not set(FEATURE_OF_EVENT.values()) <= set(FEATURE_METHODS):
+    raise ValueError("an opt-in event type's feature brings no method in the table")
