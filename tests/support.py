@@ -220,6 +220,10 @@ def coord_env(socket: Path, *, autostart: bool = False, **extra: str) -> dict[st
     """
     environ = {k: v for k, v in os.environ.items() if not k.startswith(CALLER_VARS)}
     environ["COORDD_SOCKET"] = str(socket)
+    # In process, as before the quick path (issue 46): a quick server per test's socket
+    # directory would start hundreds of warm processes; tests/system/test_quick.py runs
+    # the quick path itself, against this one, command by command.
+    environ["COORD_QUICK"] = "0"
     if not autostart:
         environ["COORD_NO_AUTOSTART"] = "1"
     environ.update(extra)

@@ -1,14 +1,17 @@
-"""The `coord` command's entry point: `coord mcp` becomes the relay before the CLI loads.
+"""The `coord` command's entry point: what can skip the CLI's imports does, before they load.
 
-A host starts `coord mcp` once per tab and waits for its tool list; the
-CLI's own imports (its parser, the client, autostart) cost several times a
-bare interpreter's start, so the word `mcp` is looked for here first and
-goes to `coordd_client.mcp_relay.relay`, which loads the standard library
-only. Every other command goes to `coordd_client.cli.main` as before.
+The CLI's own imports (its parser, the client, autostart) cost several times a
+bare interpreter's start, so the command word is looked for here first:
+`coord mcp` goes to `coordd_client.mcp_relay.relay` (one tab's MCP relay), and
+an everyday command or hook to `coordd_client.quick.relay`, which hands it to a
+warm server of this user's (issue 46); both load the standard library only.
+Every other command, and a quick one no server took, goes to
+`coordd_client.cli.main` as before.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from coordd_client.argv import command_of
@@ -20,10 +23,32 @@ if TYPE_CHECKING:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if command_of(arguments) == "mcp":
+    command = command_of(arguments)
+    if command == "mcp":
         from coordd_client.mcp_relay.relay import main as relay
 
         return relay(arguments)
+    if os.environ.get("COORD_QUICK", "") != "0":  # off: not even the relay's imports
+        from coordd_client.quick import relay as quick
+
+        if quick.wanted(arguments, command):
+            place = quick.place_of(arguments)
+            answered = quick.try_quick(arguments, place)
+            if answered is not None:
+                return answered
+            if quick.required():
+                sys.stderr.write(
+                    f"coord: no quick server at {place.socket} (COORD_QUICK=require)\n"
+                )
+                return 1
+            try:
+                return _in_process(arguments)
+            finally:
+                quick.start_server(place)  # for the next call
+    return _in_process(arguments)
+
+
+def _in_process(arguments: list[str]) -> int:
     from coordd_client.cli import main as cli
 
     return cli(arguments)

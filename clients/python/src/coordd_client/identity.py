@@ -151,7 +151,9 @@ def last_resort(environ: Mapping[str, str], terminal: str | None = None) -> Reso
     without one); None reads it.
     """
     if terminal is None:
-        terminal = controlling_terminal(os.getsid(0))
+        from coordd_client.tabs import session_id
+
+        terminal = controlling_terminal(session_id())
     if terminal != "session":
         from coordd_client.human import human_agent
 
@@ -181,7 +183,9 @@ def terminal_session_agent(environ: Mapping[str, str] | None = None) -> str:
     """
     env = os.environ if environ is None else environ
     user = slug(env.get("USER") or env.get("LOGNAME") or _login_name())
-    leader = os.getsid(0)
+    from coordd_client.tabs import session_id
+
+    leader = session_id()
     _, start = process_name_and_start(leader)
     digest = hashlib.sha1(f"{leader}:{start}".encode()).hexdigest()[:4]
     return f"{user}-{controlling_terminal(leader)}-{leader}-{digest}"

@@ -97,6 +97,29 @@ def process(pid: int) -> Process | None:
     return Process(pid, int(match.group(1)), os.path.basename(match.group(3)), match.group(2))
 
 
+#: Whose process a call is about (issue 46): this one's, or, in a quick child
+#: (`coordd_client.quick.server`, forked from the warm server, so its own parent and
+#: session are the server's), the caller's. The rules that read the process tree
+#: (this registry's ancestors, identity rule 7's terminal session) ask here.
+_caller: tuple[int, int] | None = None
+
+
+def act_for(parent: int, session: int) -> None:
+    """Make this process answer for a caller with this parent and session."""
+    global _caller
+    _caller = (parent, session)
+
+
+def parent_pid() -> int:
+    """The parent of the process this call is about."""
+    return os.getppid() if _caller is None else _caller[0]
+
+
+def session_id() -> int:
+    """The session of the process this call is about."""
+    return os.getsid(0) if _caller is None else _caller[1]
+
+
 def alive(known: Process) -> bool:
     """Whether `known` still runs (the same pid, started at the same time)."""
     now = process(known.pid)
@@ -105,7 +128,7 @@ def alive(known: Process) -> bool:
 
 def ancestors(start: int | None = None) -> Iterator[Process]:
     """The processes above `start` (default: this one), nearest first, init excluded."""
-    pid = os.getppid() if start is None else start
+    pid = parent_pid() if start is None else start
     for _ in range(MAX_DEPTH):
         if pid <= 1:
             return

@@ -120,7 +120,23 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+#: Parsers built, by description and the commands registered then. A one-shot `coord`
+#: builds one; the quick server (`coordd_client.quick.server`) builds it before it
+#: forks, so each call's child parses with it instead of spending most of its time
+#: building it again (argparse keeps no state of a parse in the parser).
+_BUILT: dict[tuple[str, tuple[str, ...]], Parser] = {}
+
+
 def build_parser(description: str) -> Parser:
+    """The parser of every command registered so far (built once per set of commands)."""
+    key = (description, tuple(COMMANDS))
+    built = _BUILT.get(key)
+    if built is None:
+        built = _BUILT[key] = _build_parser(description)
+    return built
+
+
+def _build_parser(description: str) -> Parser:
     common = global_options()
     parser = Parser(
         prog="coord",

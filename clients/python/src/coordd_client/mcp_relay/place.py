@@ -38,23 +38,25 @@ class Place:
     """The shared server's files for one stamp (a plain class: `dataclasses` imports
     `inspect`, which costs the relay more than all of its own work)."""
 
-    __slots__ = ("directory", "stamp")
+    __slots__ = ("directory", "prefix", "stamp")
 
-    def __init__(self, directory: str, stamp: str) -> None:
+    def __init__(self, directory: str, stamp: str, prefix: str = "mcp") -> None:
         self.directory = directory
         self.stamp = stamp
+        #: Whose files: `mcp` (the shared MCP server) or `quick` (`coordd_client.quick`).
+        self.prefix = prefix
 
     @property
     def socket(self) -> str:
-        return os.path.join(self.directory, f"mcp-{self.stamp}.sock")
+        return os.path.join(self.directory, f"{self.prefix}-{self.stamp}.sock")
 
     @property
     def lock(self) -> str:
-        return os.path.join(self.directory, f"mcp-{self.stamp}.lock")
+        return os.path.join(self.directory, f"{self.prefix}-{self.stamp}.lock")
 
     @property
     def log(self) -> str:
-        return os.path.join(self.directory, f"mcp-{self.stamp}.log")
+        return os.path.join(self.directory, f"{self.prefix}-{self.stamp}.log")
 
 
 def code_stamp(home: str, package_dir: str = PACKAGE_DIR) -> str:

@@ -1,0 +1,148 @@
+"""The quick path (issue 46) says exactly what the full `coord` says: every quick command
+and hook, run through a warm quick server and run in its own process, on two boards that
+go through the same steps, gives the same stdout, stderr and exit status (once what
+must differ between two boards is set aside: their ids, paths and the clock)."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from hook_runs import SESSION_A, payload
+
+from support import COORD, DaemonProcess, coord_env, git_repo
+
+#: Each step: argv, and the stdin a host would send (hooks).
+STEPS: list[tuple[list[str], str | None]] = [
+    (["whoami"], None),
+    (["whoami", "--json"], None),
+    (["post", "Parser crashes on empty input", "-k", "bug", "-t", "parser", "-p", "5"], None),
+    (["post", "second", "--json"], None),
+    (["ls"], None),
+    (["ls", "--json"], None),
+    (["show", "1"], None),
+    (["claim", "1"], None),
+    (["--agent", "other", "claim", "1"], None),
+    (["next"], None),
+    (["renew", "1"], None),
+    (["heartbeat"], None),
+    (["reserve", "src/a.py"], None),
+    (["--agent", "other", "reserve", "src/b.py"], None),
+    (["--agent", "other", "check", "src/a.py"], None),
+    (["reservations"], None),
+    (["msg", "--to", "other", "hello there"], None),
+    (["prime"], None),
+    (["agents"], None),
+    (["done", "1", "-r", "fixed in abc123", "--ack", "parser fix landed"], None),
+    (["fail", "2", "-r", "cannot"], None),  # an unknown option: the parser's words
+    (["fail", "2", "--reason", "cannot"], None),
+    (["reopen", "2"], None),
+    (["cancel", "2"], None),
+    (["unreserve", "src/a.py"], None),
+    (["claim"], None),  # a usage error: argparse's words and status
+    (["show", "999"], None),  # not found
+    (["ls", "--state", "bogus"], None),
+    (["hook", "session-start", "--host", "claude"], "claude-session-start"),
+    (["hook", "pre-edit", "--host", "claude"], "claude-pre-edit:src/a.py"),
+    (["hook", "pre-edit", "--host", "claude"], "claude-pre-edit:src/b.py"),  # denied
+    (["hook", "post-tool", "--host", "claude"], "claude-pre-edit:src/a.py"),
+    (["hook", "pre-commit"], None),
+    (["hook", "session-end", "--host", "claude"], "claude-session-end"),
+]
+
+
+def normalized(text: str, side: Path) -> str:
+    """Set aside what must differ between two boards: their directory, id and the clock."""
+    text = text.replace(str(side), "SIDE")
+    text = re.sub(r"\b[0-9a-f]{16}\b", "BOARD", text)
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)", "ISO", text)
+    text = re.sub(r"\d\d:\d\d(:\d\d)?Z", "HH:MMZ", text)
+    return re.sub(r"\b\d+(\.\d+)?(ms|s|m|h)\b", "N", text)
+
+
+def stdin_for(spec: str | None, repo: Path) -> str | None:
+    if spec is None:
+        return None
+    name, _, file = spec.partition(":")
+    return payload(name, CWD=str(repo), SESSION=SESSION_A, FILE=str(repo / file))
+
+
+def quick_server_ready(side: Path, deadline_s: float = 120.0) -> None:
+    """Wait until the quick server a first call started accepts (it loads the client)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        for path in side.glob("quick-*.sock"):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(str(path))
+                return
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.05)
+    raise AssertionError(f"no quick server in {side} within {deadline_s} s")
+
+
+def run_steps(side: Path, repo: Path, quick: str) -> list[tuple[str, str, int]]:
+    env = coord_env(
+        side / "s.sock", COORD_QUICK=quick, HOME=str(side / "home"),
+        XDG_STATE_HOME=str(side / "state"),
+    )  # fmt: skip
+    outcomes = []
+    for argv, spec in STEPS:
+        done = subprocess.run(
+            [COORD, *argv], input=stdin_for(spec, repo), capture_output=True, text=True,
+            env=env, cwd=repo, timeout=120, check=False,
+        )  # fmt: skip
+        outcomes.append(
+            (normalized(done.stdout, side), normalized(done.stderr, side), done.returncode)
+        )
+    return outcomes
+
+
+@pytest.fixture
+def repo(workdir: Path) -> Path:
+    path = git_repo(workdir / "repo")
+    (path / "src").mkdir()
+    for name in ("a.py", "b.py"):
+        (path / "src" / name).write_text("a = 1\n")
+    subprocess.run(["git", "-C", str(path), "add", "src"], check=True)
+    return path
+
+
+@pytest.mark.timeout(900)
+def test_every_quick_command_says_what_the_full_one_says(workdir: Path, repo: Path) -> None:
+    sides = {name: workdir / name for name in ("quick", "full")}
+    daemons = []
+    for side in sides.values():
+        (side / "home").mkdir(parents=True)
+        daemons.append(
+            DaemonProcess(side, db_path=side / "coord.db", socket_path=side / "s.sock").start()
+        )
+    try:
+        quick = sides["quick"]
+        starter = coord_env(quick / "s.sock", COORD_QUICK="1", HOME=str(quick / "home"))
+        first = subprocess.run(
+            [COORD, "whoami"], env={**starter, "XDG_STATE_HOME": str(quick / "state0")},
+            cwd=repo, capture_output=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert first.returncode == 0, first
+        quick_server_ready(quick)
+        through_server = run_steps(quick, repo, "require")
+        in_process = run_steps(sides["full"], repo, "0")
+    finally:
+        for daemon in daemons:
+            daemon.stop()
+    for (argv, _), a, b in zip(STEPS, through_server, in_process, strict=True):
+        assert a == b, f"coord {' '.join(argv)}:\nquick: {a}\nfull:  {b}"
+    statuses = [status for _, _, status in in_process]
+    assert {0, 1, 3} <= set(statuses), statuses  # wins, refusals and usage errors, losses
+    deny_step = next(i for i, (_, spec) in enumerate(STEPS) if spec and spec.endswith("b.py"))
+    denied = json.loads(in_process[deny_step][0])["hookSpecificOutput"]
+    assert denied["permissionDecision"] == "deny"
