@@ -95,6 +95,65 @@ def _timed(command: Sequence[str], stdin: str, env: dict[str, str], cwd: Path) -
     return time.perf_counter() - started
 
 
+def wait_for_quick(env: Mapping[str, str], deadline_s: float = 60.0) -> None:
+    """Until the quick server a first call started (issue 46) accepts calls, so every
+    measured call goes the quick way (its first call ran in-process and started it)."""
+    import socket as socket_module
+
+    directory = Path(env["COORDD_SOCKET"]).parent
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        for path in directory.glob("quick-*.sock"):
+            probe = socket_module.socket(socket_module.AF_UNIX)
+            try:
+                probe.connect(str(path))
+                return
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.05)
+    raise RuntimeError(f"no quick server in {directory} within {deadline_s} s")
+
+
+#: The everyday commands measured beside the hooks: each run claims, then completes, a
+#: task of its own (posted before), so every call does the work an agent's would.
+COMMANDS = ("claim", "done")
+
+
+def measure_commands(
+    socket: Path, runs: int = 9, coord: Sequence[str] | None = None
+) -> dict[str, float]:
+    """`coord claim ID` and `coord done ID` on the quick path and in-process
+    (`COORD_QUICK=0`), each paired with a bare start: keys `cli_<command>_<way>_ratio`."""
+    coord = coord or coord_script()
+    python = str(Path(coord[0]).parent / "python")
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        repo, env = make_world(Path(tmp), socket)
+        env["COORD_AGENT"] = "bench-agent"
+        ways = {"quick": env, "full": {**env, "COORD_QUICK": "0"}}
+        with Client(socket, agent="bench-agent", project=str(repo.resolve())) as client:
+            ids = [client.post(f"cli bench {n}").task.id for n in range(2 * runs + 1)]
+        _timed([*coord, "claim", str(ids.pop())], "", env, repo)  # starts the quick server
+        wait_for_quick(env)
+        out: dict[str, float] = {}
+        for command in COMMANDS:
+            pairs: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}
+            todo = list(ids)
+            for _ in range(runs):
+                for way, way_env in ways.items():
+                    task = todo.pop()  # claimed by this run's claim, completed by its done
+                    b = _timed([python, "-c", "pass"], "", env, repo)
+                    c = _timed([*coord, command, str(task)], "", way_env, repo)
+                    pairs[way].append((b, c))
+            for way, measured in pairs.items():
+                out[f"cli_{command}_{way}_p50_ms"] = (
+                    statistics.median(c for _, c in measured) * 1000
+                )
+                out[f"cli_{command}_{way}_ratio"] = statistics.median(c / b for b, c in measured)
+    return out
+
+
 def coord_script() -> list[str]:
     """The console script pip writes (what a host's hook command runs)."""
     return [str(Path(sys.executable).parent / "coord")]
@@ -125,6 +184,8 @@ def measure_hooks(
                 _timed(command, stdin[event], env, repo)  # warm the caches and the tab record
                 loaded = loaded_modules(python, command, stdin[event], env, repo)
                 out[f"{key}{event}_modules"] = float(len(loaded))
+            if "COORD_QUICK" not in env:
+                wait_for_quick(env)  # the warm-up started it: measure the quick way
         for event in EVENTS:
             pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in installs}
             for _ in range(runs):
@@ -196,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         daemon = Daemon(Path(workdir))
         try:
             figures = measure_hooks(daemon.socket, runs=runs, installs=installs)
+            figures |= measure_commands(daemon.socket, runs=runs)
             if "--profile" in args:
                 for name, coord in installs.items():
                     for event in ("pre-edit", "session-start"):
