@@ -179,3 +179,39 @@ def test_git_exporting_its_repository_does_not_mislead_a_directorys_answers(
     assert board_path(str(linked / "src" / "auth" / "session.py")) == "src/auth/session.py"
     assert main_worktree(linked / "src" / "auth") == str(repo.resolve())
     assert resolve_project(None).value == str(repo.resolve())  # the hook's own repository
+
+
+def test_the_worktree_read_from_git_files_is_gits_own_answer(tmp_path: Path) -> None:
+    """`worktree_and_main` reads git's files where it can (issue 46: no git process per
+    quick call); in every layout it must say what `git rev-parse` says, or ask git."""
+    from coordd_client import identity
+
+    repo = git_repo(tmp_path / "repo")
+    (repo / "sub" / "deep").mkdir(parents=True)
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    (linked / "in").mkdir()
+    nested = git_repo(repo / "sub" / "nested")
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    places = [repo, repo / "sub", repo / "sub" / "deep", linked, linked / "in", nested, bare,
+              plain, repo / ".git"]  # fmt: skip
+    for place in places:
+        out = identity.git_output(
+            place, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"
+        )
+        read = identity._from_git_files(str(place))
+        if isinstance(read, identity._AskGit):
+            continue  # git's judgement: the caller asks it
+        if out is None:
+            assert read is None, place
+            continue
+        lines = out.splitlines()
+        top = lines[1] if len(lines) > 1 else None
+        common = Path(lines[0])
+        assert read == (top, str(common.parent) if common.name == ".git" else top), place
+    # The common layouts are read, not asked: that is the point.
+    for place in (repo / "sub" / "deep", linked / "in", nested):
+        assert not isinstance(identity._from_git_files(str(place)), identity._AskGit), place
