@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordd_client import doctor
+from coordd_client.advice import plural
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_client.cli.registry import command, package_version
 from coordd_client.protocol.errors import SeveralBoards
@@ -59,7 +60,7 @@ def render(findings: list[doctor.Finding], fixes: list[str]) -> str:
                 lines.append(f"       fix: {finding.fix}")
     problems = sum(1 for f in findings if not f.ok)
     if problems:
-        lines.append(f"{problems} problem(s); to fix them:")
+        lines.append(f"{plural(problems, 'problem')}; to fix {'it' if problems == 1 else 'them'}:")
         lines += [f"  {fix}" for fix in fixes]
     else:
         lines.append("nothing missing")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 
+from coordd_client.advice import plural
 from coordd_client.discovery import SocketRoute
 from coordd_client.hooks import guard, respond
 from coordd_client.hooks.payload import HookInput, Host, read
@@ -159,9 +160,9 @@ def _session_end(call: Invocation, given: HookInput) -> int:
         return EXIT_OK  # `/clear`: the same tab goes on, under the same name
     ended = session.end_session(call.socket, given.agent.value, given.project.value)
     sys.stderr.write(
-        f"coord: {given.agent.value} released {ended.claims} claim(s) and"
-        f" {ended.reservations} reservation(s), and unassigned {ended.unassigned}"
-        " pending task(s)\n"
+        f"coord: {given.agent.value} released {plural(ended.claims, 'claim')} and"
+        f" {plural(ended.reservations, 'reservation')}, and unassigned"
+        f" {plural(ended.unassigned, 'pending task')}\n"
     )
     return EXIT_OK
 

@@ -69,7 +69,7 @@ class MessageActions(HumanActions):
                              reply_to=message.id, agent=self.agent,
                              project=message.project)  # fmt: skip
 
-            self.push_screen(Confirm(f"Reply to #{message.id} from {sender}: {body[:60]!r}?"), go)
+            self.push_screen(Confirm(f'Reply to #{message.id} from {sender}: "{body[:60]}"?'), go)
 
         self.push_screen(Ask(f"Reply to #{message.id} from {sender}", [("body", "reply")]), written)
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from coordd_client import render
+from coordd_client.advice import plural
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
 from coordd_client.render import age
 from coordd_client.web.markup import Html, join, tag, void
@@ -115,7 +116,9 @@ def board(
         if older
         else ""
     )
-    count = tag("p", f"{len(tasks)} tasks shown{more}", id="count", data_more=more or None)
+    count = tag(
+        "p", f"{plural(len(tasks), 'task')} shown{more}", id="count", data_more=more or None
+    )
     table = board_table(tasks, now)
     floor = str(tasks[0].id) if older and tasks else None
     return Html(
@@ -218,7 +221,7 @@ def task_page(
         + (tag("h2", "Result") + result if result else Html(""))
         + tag("h2", "Act as the human")
         + tag("div", join(acts), class_="acts")
-        + tag("h2", f"History ({len(events)} events)")
+        + tag("h2", f"History ({plural(len(events), 'event')})")
         + history
         + exports
         + (thread or Html(""))
