@@ -310,8 +310,20 @@ def post_page(csrf: str) -> Html:
     return tag("h1", "Post a task") + form
 
 
-def confirm_page(question: str, action: str, fields: Sequence[tuple[str, str]]) -> Html:
-    """The step every action passes: the same form again, with `confirmed=yes`."""
+def confirm_page(
+    question: str,
+    action: str,
+    fields: Sequence[tuple[str, str]],
+    facts: Sequence[tuple[str, str]] = (),
+) -> Html:
+    """The step every action passes: the same form again, with `confirmed=yes`; an
+    approval shows what it approves (`facts`: the gate's title, question and asker, a
+    release request's paths, requester and reason) above the button that signs it."""
+    shown = (
+        tag("dl", join(tag("dt", name) + tag("dd", value) for name, value in facts), id="facts")
+        if facts
+        else Html("")
+    )
     hidden = join(void("input", type="hidden", name=k, value=v) for k, v in fields)
     yes = tag(
         "form",
@@ -324,6 +336,7 @@ def confirm_page(question: str, action: str, fields: Sequence[tuple[str, str]]) 
     return (
         tag("h1", "Confirm")
         + tag("p", question, class_="question")
+        + shown
         + yes
         + tag("p", tag("a", "No, go back", href="/"))
     )
