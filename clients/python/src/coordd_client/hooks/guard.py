@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from coordd_client import advice, boards
+from coordd_client import boards
 from coordd_client.client import Client
 from coordd_client.protocol.bounds import path_chunks
 from coordd_client.protocol.errors import CoordError, SeveralBoards, WrongBoard
@@ -159,5 +159,7 @@ def check_projects(
 
 def line(path: str, conflict: PathConflict) -> str:
     """Why an edit of `path` is denied, said to the host's model (`advice.path_reserved`)."""
+    from coordd_client import advice  # only on a denial: an allowed edit never loads it
+
     reservation = msgspec.structs.asdict(conflict.reservation)
     return advice.path_reserved(advice.Surface.HOOK, path, reservation)

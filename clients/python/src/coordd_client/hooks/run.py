@@ -17,7 +17,6 @@ from pathlib import Path
 
 import msgspec
 
-from coordd_client.advice import plural
 from coordd_client.discovery import SocketRoute
 from coordd_client.hooks import guard, respond
 from coordd_client.hooks.payload import HookInput, Host, read
@@ -154,6 +153,7 @@ def _during_turn(call: Invocation, given: HookInput) -> int:
 
 
 def _session_end(call: Invocation, given: HookInput) -> int:
+    from coordd_client.advice import plural  # here: the other hooks never say a count
     from coordd_client.hooks import session
 
     if not session.tab_ends(given):

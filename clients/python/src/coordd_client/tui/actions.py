@@ -73,7 +73,9 @@ class HumanActions(App[None]):
                              depends_on=after or None, agent=self.agent,
                              project=project)  # fmt: skip
 
-            self.push_screen(Confirm(f"Post {values['title'].strip()!r} to {project}?"), go)
+            self.push_screen(
+                Confirm(f'Post "{render.clean(values["title"].strip())}" to {project}?'), go
+            )
 
         self.push_screen(Ask("Post a task", fields), posted)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordd_client import approvals, render
+from coordd_client.advice import plural
 from coordd_client.aio import AsyncClient
 from coordd_client.approvals import Facts
 from coordd_client.protocol import bounds
@@ -216,8 +217,9 @@ async def _release_agent(site: Site, client: AsyncClient, form: Form, target: st
         target, agent=site.human, project=site.project, reason="released from coord web"
     )
     return Outcome(
-        f"released {target}: {done.claims} claims, {done.reservations} reservations, "
-        f"{done.unassigned} assignments, {done.slots} slots",
+        f"released {target}: {plural(done.claims, 'claim')},"
+        f" {plural(done.reservations, 'reservation')},"
+        f" {plural(done.unassigned, 'assignment')}, {plural(done.slots, 'slot')}",
         "/agents",
     )
 
