@@ -98,7 +98,12 @@ def test_two_tabs_editing_one_file_at_once_exactly_one_wins_50_times(
                          if r.pattern == f"src/f{round_}.py"}  # fmt: skip
             assert f"by {winner}" in reason and f"src/f{round_}.py" in reason
             # Until when, and how long that is (a model seldom knows the time): 1800 s.
-            assert re.search(r"until \d\d:\d\dZ \(in (29|30) min\)", reason), reason
+            # Said as every time is said (issue 47 item 4): "in 30 min (04:11Z)".
+            assert re.search(r"ending in (29|30) min \(\d\d:\d\dZ\)", reason), reason
+            # The tool's argument as the model passes it (JSON, no Python repr), the
+            # first-edit reason without its machine prefix.
+            assert f'request_release with patterns ["src/f{round_}.py"]' in reason
+            assert "(exclusive, pattern src/f" in reason and "; reserved on first edit)" in reason
 
 
 def test_a_multi_file_codex_patch_half_reserved_is_denied_whole(

@@ -144,7 +144,7 @@ def test_coord_release_agent_records_the_human(daemon: DaemonProcess) -> None:
     assert json.loads(out.stdout) == {"claims": 1, "reservations": 1, "unassigned": 0, "slots": 0}
     human = coord("--agent", HUMAN, "release-agent", DEAD, socket=daemon.socket_path)
     assert human.returncode == 0, human.stderr
-    assert f"released {DEAD} in every project: 0 claim(s)" in human.stdout
+    assert f"released {DEAD} in every project: 0 claims," in human.stdout
     with client_for(daemon, HUMAN) as reader:
         event = task_history(reader, task.id)[-1]
     assert (event.type, event.agent, event.of, event.reason) == (

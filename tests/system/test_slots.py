@@ -212,7 +212,7 @@ def test_the_cli_acquires_leases_ports_and_refuses_with_exit_3(daemon: DaemonPro
     assert "deploy" in listed.stdout and "port 35000" in listed.stdout
     bad = run("b", "port", "web", "--range", "high-low")
     assert bad.returncode == 1 and "is not LOW-HIGH" in bad.stderr
-    assert run("a", "slot", "release").stdout.strip() == "released 1 lease(s)"
+    assert run("a", "slot", "release").stdout.strip() == "released 1 lease"
     assert run("b", "slot", "acquire", "deploy").returncode == 0
 
 

@@ -202,7 +202,7 @@ def test_agents_text_is_shown_as_text_never_as_markup(daemon: DaemonProcess) -> 
         assert MARKUP_AGENT in line and MARKUP_TITLES[0] in line
         # The status line, with a search for text that is markup too.
         await pilot.press("slash", *"[/]", "enter")  # type: ignore[attr-defined]
-        await until(lambda: "search: '[/]'" in str(app.query_one("#counts").render()), pilot)
+        await until(lambda: 'search: "[/]"' in str(app.query_one("#counts").render()), pilot)
         await pilot.press("slash", "enter")  # type: ignore[attr-defined]
         # The detail view and its history, and a dialog quoting the title.
         board(app).move_cursor(row=board(app).get_row_index(str(tasks[1].id)))

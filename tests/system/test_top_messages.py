@@ -69,6 +69,12 @@ def test_a_message_from_another_process_appears_as_text(daemon: DaemonProcess) -
         assert client.read_messages().messages == []
 
 
+def facts_of(dialog: Confirm) -> dict[str, str]:
+    """The dialog's facts (`name: value` a line, aligned) as a dict."""
+    pairs = (line.split(":", 1) for line in dialog.facts.splitlines())
+    return {name.strip(): value.strip() for name, value in pairs}
+
+
 def test_the_human_approves_a_release_request_and_the_paths_change_hands(
     daemon: DaemonProcess,
 ) -> None:
@@ -83,6 +89,20 @@ def test_the_human_approves_a_release_request_and_the_paths_change_hands(
         await pilot.press("g", "n")  # type: ignore[attr-defined]  # no: nothing happens
         await pilot.press("g")  # type: ignore[attr-defined]
         await until(lambda: isinstance(app.screen, Confirm), pilot)
+        # The dialog names what is signed (issue 47 item 3): paths, requester, reason.
+        assert isinstance(app.screen, Confirm)
+        assert app.screen.question == (
+            f"Approve release request #{request.id}: hand src/auth/** from {HUMAN} over"
+            " to claude-1?"
+        )
+        facts = facts_of(app.screen)
+        assert {k: v for k, v in facts.items() if k != "open until"} == {
+            "request": f"#{request.id}",
+            "requester": "claude-1",
+            "asks for": "src/auth/**",
+            "held by": HUMAN,
+            "reason": "need it for #7",
+        }
         await pilot.press("y")  # type: ignore[attr-defined]
         await until(lambda: state_of(app, request.id) == "approved", pilot)
 
@@ -108,6 +128,12 @@ def test_the_human_denies_with_a_reason_and_replies(daemon: DaemonProcess) -> No
         app.screen.query_one(Input).value = "still editing"
         await pilot.press("enter")  # type: ignore[attr-defined]
         await until(lambda: isinstance(app.screen, Confirm), pilot)
+        assert isinstance(app.screen, Confirm)
+        assert app.screen.question == (
+            f"Deny release request #{request.id}: docs/** stays with {HUMAN}, not handed over"
+            " to codex-2 (still editing)?"
+        )
+        assert facts_of(app.screen)["requester"] == "codex-2"
         await pilot.press("y")  # type: ignore[attr-defined]
         await until(lambda: state_of(app, request.id) == "denied", pilot)
         assert shown(app)[0][0] == str(question.message.id)  # open ones first
@@ -122,9 +148,12 @@ def test_the_human_denies_with_a_reason_and_replies(daemon: DaemonProcess) -> No
     run(scenario, daemon.socket_path)
     with Client(daemon.socket_path, agent="codex-2", project=PROJECT) as client:
         denied = client.get_message(request.id).message.request
-        assert denied is not None and (denied.status, denied.reason) == ("denied", "still editing")
+        # The answer that reaches the requester's tab says what it was denied.
+        kept = f"docs/** stays with {HUMAN}: still editing"
+        assert denied is not None and (denied.status, denied.reason) == ("denied", kept)
         assert client.reservations(project=PROJECT).reservations[0].agent == HUMAN
         bodies = [(m.sender, m.body) for m in client.read_messages().messages]
+        assert (HUMAN, f"denied ({kept})") in bodies
         assert (HUMAN, "yes, [/] all of it") in bodies
 
 

@@ -123,15 +123,20 @@ def test_a_capped_board_shows_the_newest_and_adds_no_older_row_live(
         server.stop()
 
 
-def _decide(page: Page, gate: int, verb: str, reason: str = "") -> None:
-    """Click Approve or Reject on a gate, then confirm."""
+def _decide(page: Page, gate: int, verb: str, reason: str = "") -> tuple[str, dict[str, str]]:
+    """Click Approve or Reject on a gate, then confirm; the confirm page's question and
+    the facts it showed (what was signed)."""
     line = page.locator(f"#g{gate}")
     if reason:
         line.locator("input[name=reason]").fill(reason)
     line.get_by_role("button", name=verb).click()
     page.wait_for_selector("#confirm", timeout=WAIT_MS)
+    asked = page.locator("p.question").inner_text()
+    names = page.locator("#facts dt").all_inner_texts()
+    facts = dict(zip(names, page.locator("#facts dd").all_inner_texts(), strict=True))
     page.locator("#confirm").click()
     page.wait_for_url(f"**/task/{gate}", timeout=WAIT_MS)
+    return asked, facts
 
 
 def test_gates_approved_and_rejected_as_the_human_unblock_or_stop_their_dependents(
@@ -141,7 +146,8 @@ def test_gates_approved_and_rejected_as_the_human_unblock_or_stop_their_dependen
     gates = []
     for title in ("ship the migration?", "drop the old column?"):
         posted = coord(
-            "--json", "--project", PROJECT, "post", title, "--to", "human",
+            "--json", "--agent", "claude-asker", "--project", PROJECT, "post", title,
+            "--to", "human", "--body", f"{title} The backup ran at 02:00.",
             socket=daemon.socket_path,
         )  # fmt: skip
         assert posted.returncode == 0, posted.stderr
@@ -153,14 +159,29 @@ def test_gates_approved_and_rejected_as_the_human_unblock_or_stop_their_dependen
     page = open_board(browser, web)
     assert page.locator("#waiting h2").inner_text() == "Waiting for you (2)"
 
-    _decide(page, approved, "Approve")
+    # The page a person signs names what is signed (issue 47 item 3).
+    asked, facts = _decide(page, approved, "Approve")
+    assert asked == f'Approve gate #{approved} "ship the migration?", asked by claude-asker?'
+    assert facts == {
+        "gate": f"#{approved} ship the migration?",
+        "question": "ship the migration? The backup ran at 02:00.",
+        "asked by": "claude-asker",
+        "project": PROJECT,
+    }
     page.goto(web.base + "/")
-    _decide(page, rejected, "Reject", "not before the backup")
+    asked, facts = _decide(page, rejected, "Reject", "not before the backup")
+    assert asked == (
+        f'Reject gate #{rejected} "drop the old column?", asked by claude-asker'
+        " because not before the backup?"
+    )
+    assert facts["question"] == "drop the old column? The backup ran at 02:00."
 
     with daemon.client() as client:
         history = client.events_since(after_seq=0, task_id=approved).events
         assert (history[-1].type, history[-1].agent) == ("task.completed", human)
         assert client.get(approved).task.state == "done"
+        # What the asker's tab reads: who approved what.
+        assert client.get(approved).task.result == f'approved by {human}: "ship the migration?"'
         assert client.get(after_approved).task.blocked_by == []
         failed = client.get(rejected).task
         assert failed.state == "failed"

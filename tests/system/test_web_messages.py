@@ -86,7 +86,23 @@ def test_the_human_approves_a_release_request_and_the_reservation_is_handed_over
     item = page.locator(f"#asks #m{request.id}")
     item.get_by_role("button", name="Approve").click()
     page.wait_for_selector("#confirm", timeout=WAIT_MS)
-    assert "Approve release request" in page.locator("p.question").inner_text()
+    # What is signed is on the page that signs it (issue 47 item 3): the paths, the
+    # requester, the holder and the requester's reason.
+    assert page.locator("p.question").inner_text() == (
+        f"Approve release request #{request.id}: hand src/db/** from {human} over to claude-7?"
+    )
+    facts = dict(
+        zip(
+            page.locator("#facts dt").all_inner_texts(),
+            page.locator("#facts dd").all_inner_texts(),
+            strict=True,
+        )
+    )
+    assert facts["requester"] == "claude-7"
+    assert facts["asks for"] == "src/db/**"
+    assert facts["held by"] == human
+    assert facts["reason"] == "I need the migrations"
+    assert facts["open until"].startswith("in ")
     page.locator("#confirm").click()
     page.wait_for_url("**/messages", timeout=WAIT_MS)
     with daemon.client() as client:

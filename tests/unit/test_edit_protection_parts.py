@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from coordd.store.edits import literal_pattern
+from coordd_client.advice import left
 from coordd_client.hooks.files import (
     CONFIG_FILE,
     Config,
@@ -19,7 +20,7 @@ from coordd_client.hooks.files import (
     read_config,
     repository_config,
 )
-from coordd_client.hooks.guard import STRICT_ENV, time_left, unreachable_policy
+from coordd_client.hooks.guard import STRICT_ENV, unreachable_policy
 from coordd_client.protocol.patterns import parse
 
 
@@ -133,10 +134,11 @@ def test_content_hashes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "said"),
-    [(-30, "in under a minute"), (29, "in under a minute"), (31, "in 1 min"),
-     (1800, "in 30 min"), (7100, "in 118 min"), (7260, "in 2 h"), (179 * 60, "in 3 h")],
+    [(-30, "just now"), (0, "in under a minute"), (29, "in under a minute"), (31, "in 1 min"),
+     (1800, "in 30 min"), (7100, "in 118 min"), (7260, "in 2 h"), (179 * 60, "in 3 h"),
+     (-1800, "30 min ago"), (3 * 86400, "in 3 d")],
 )  # fmt: skip
 def test_a_deny_says_how_long_the_reservation_lasts(seconds: float, said: str) -> None:
     now = 1_790_000_000.0  # 2026-09-21T13:33:20Z
     at = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(now + seconds))
-    assert time_left(at, now) == said
+    assert left(at, now) == said

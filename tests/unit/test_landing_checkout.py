@@ -96,7 +96,7 @@ def test_a_file_changed_by_hand_since_is_never_overwritten(tmp_path: Path) -> No
     old, new = make_move(repo)
     interrupt(repo, old, new)
     (repo / "mod2").write_text("mine\n")
-    with pytest.raises(checkout.CheckoutLeft, match=r"1 file\(s\) it changes were edited"):
+    with pytest.raises(checkout.CheckoutLeft, match=r"1 file it changes was edited since: "):
         checkout.recover(repo, "main", wait_s=5, say=lambda _: None)
     assert (repo / "mod2").read_text() == "mine\n"
     assert journal.targets(git.common_dir(repo)) == ["main"]  # still to finish

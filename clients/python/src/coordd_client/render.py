@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
+from coordd_client.advice import reason_text, when
 from coordd_client.protocol.wire import Event, Reservation, Task
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
@@ -41,22 +42,11 @@ def parse_time(text: str) -> datetime:
 
 
 def relative(text: str | None, now: datetime | None = None) -> str:
-    """`3m ago (14:02:11Z)` or `in 9m (14:15:00Z)`."""
+    """`3 min ago (14:02Z)` or `in 9 min (14:15Z)`: `advice.when`, every surface's one
+    way of saying a time."""
     if not text:
         return "-"
-    moment = parse_time(text)
-    delta = ((now or datetime.now(UTC)) - moment).total_seconds()
-    span = abs(delta)
-    if span < 60:
-        amount = f"{span:.0f}s"
-    elif span < 3600:
-        amount = f"{span / 60:.0f}m"
-    elif span < 86400:
-        amount = f"{span / 3600:.1f}h"
-    else:
-        amount = f"{span / 86400:.1f}d"
-    clock = moment.strftime("%H:%M:%SZ") if span < 86400 else moment.strftime("%Y-%m-%d %H:%MZ")
-    return f"{amount} ago ({clock})" if delta >= 0 else f"in {amount} ({clock})"
+    return when(text, None if now is None else now.timestamp())
 
 
 def _coloured(state: str, text: str) -> str:
@@ -185,7 +175,7 @@ def reservation_line(r: Reservation) -> str:
     """Who holds which pattern, how, until when, for which task: one line."""
     mode = "exclusive" if r.exclusive else "shared"
     task = f" for #{r.task_id}" if r.task_id is not None else ""
-    reason = f" ({clean(r.reason)})" if r.reason else ""
+    reason = f" ({clean(reason_text(r.reason))})" if r.reason else ""
     return (
         f"{clean(r.pattern)} held by {clean(r.agent)}, {mode}{task}, expires"
         f" {relative(r.expires_at)}{reason}"
@@ -218,7 +208,7 @@ def reservation_table(reservations: Sequence[Reservation], *, with_project: bool
 
     lines = [line(head) + "  PATTERN"]
     for r, row in zip(reservations, rows, strict=True):
-        reason = f"  ({clean(r.reason)})" if r.reason else ""
+        reason = f"  ({clean(reason_text(r.reason))})" if r.reason else ""
         lines.append(line(row) + f"  {clean(r.pattern)}{reason}")
     return "\n".join(lines)
 

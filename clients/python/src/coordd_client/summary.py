@@ -169,7 +169,7 @@ def _claims(mine: list[Task]) -> list[str]:
         lease = "lease ends " + render.relative(task.lease_expires_at)
         lines.append(
             f"  #{task.id} [{cut(task.kind, NAME_CHARS)}] {_title(task)}"
-            f" (fence {task.fence}, lease {lease})"
+            f" (fence {task.fence}, {lease})"
         )
     _more(lines, len(mine) - MY_CLAIMS_SHOWN, "coord ls --mine")
     return lines
@@ -183,7 +183,7 @@ def _reservations(mine: list[Reservation]) -> list[str]:
     for r in mine[:MY_RESERVATIONS_SHOWN]:
         kind = "exclusive" if r.exclusive else "shared"
         task = f", for #{r.task_id}" if r.task_id is not None else ""
-        until = f"until {r.expires_at[11:16]}Z"
+        until = f"ending {render.relative(r.expires_at)}"
         lines.append(f"  {cut(r.pattern, TITLE_CHARS)} ({kind}, {until}{task})")
     _more(lines, len(mine) - MY_RESERVATIONS_SHOWN, "coord reservations --mine")
     return lines

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from coordd_client import boards, render, tabs
+from coordd_client.advice import plural
 from coordd_client.cli.context import EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.cli.seen import note_if_unseen
@@ -131,9 +132,9 @@ def release_agent(ctx: Context) -> int:
             note_if_unseen(client, ctx.args.of, "nothing was released")
     where = "here" if project is not None else "in every project"
     human = (
-        f"released {render.clean(ctx.args.of)} {where}: {result.claims} claim(s),"
-        f" {result.reservations} reservation(s), {result.unassigned} assignment(s),"
-        f" {result.slots} slot(s);"
+        f"released {render.clean(ctx.args.of)} {where}: {plural(result.claims, 'claim')},"
+        f" {plural(result.reservations, 'reservation')},"
+        f" {plural(result.unassigned, 'assignment')}, {plural(result.slots, 'slot')};"
         f" recorded as {render.clean(ctx.agent)}"
     )
     ctx.emit(result, human)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordd_client import doctor
+from coordd_client.advice import plural
 from coordd_client.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_client.cli.registry import command, package_version
 from coordd_client.protocol.errors import SeveralBoards
@@ -71,9 +72,10 @@ def render(findings: list[doctor.Finding], fixes: list[str]) -> str:
     problems = [f for f in findings if not f.ok]
     if problems:
         count = causes(problems, fixes)
-        failed = f"{len(problems)} failed check" + ("" if len(problems) == 1 else "s")
-        what = "1 problem" if count == 1 else f"{count} problems"
-        lines.append(f"{what} ({failed}); to fix {'it' if count == 1 else 'them'}:")
+        failed = plural(len(problems), "failed check")
+        lines.append(
+            f"{plural(count, 'problem')} ({failed}); to fix {'it' if count == 1 else 'them'}:"
+        )
         lines += [f"  {fix}" for fix in fixes]
     else:
         lines.append("nothing missing")

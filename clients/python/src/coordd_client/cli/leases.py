@@ -7,6 +7,7 @@ import sys
 import threading
 
 from coordd_client import render
+from coordd_client.advice import plural
 from coordd_client.cli import held
 from coordd_client.cli.arguments import LEASE, TASK_ID, positive_float
 from coordd_client.cli.context import EXIT_LOST, EXIT_OK, Context
@@ -98,7 +99,7 @@ def heartbeat(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.heartbeat(ctx.agent, lease_s=ctx.args.lease)
         lost = _lost_claims(client, ctx.agent)
-    lines = [f"{ctx.agent}: renewed {result.renewed} lease(s)"]
+    lines = [f"{ctx.agent}: renewed {plural(result.renewed, 'lease')}"]
     for task_id, now in lost:
         lines.append(f"lost #{task_id}: {now}")
     ctx.emit(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from coordd_client import advice
 from coordd_client.protocol.errors import CoordError, InvalidParams
 
 #: Wire field -> what the user typed to set it.
@@ -64,18 +65,12 @@ _RULES = [
 ]
 
 
-#: Protocol words in other refusals, and what a `coord` user types instead.
-_OTHER_WORDS = [("(`wait_s`)", "(`--wait S`)")]
-
-
 def plain_message(exc: CoordError) -> str:
-    """`exc.message`, rewritten in plain words when it is a params refusal we can read,
-    and with the option a `coord` user types where the daemon names a wire field."""
+    """`exc.message`, rewritten in plain words when it is a params refusal we can read;
+    any other refusal as `advice` says it to a `coord` user (its flags and commands)."""
     if not isinstance(exc, InvalidParams):
-        text = exc.message
-        for wire, typed in _OTHER_WORDS:
-            text = text.replace(wire, typed)
-        return text
+        kind = str(exc.data.get("kind", exc.kind))
+        return advice.refusal(advice.Surface.CLI, kind, exc.message, exc.data)
     field = str(exc.data.get("field") or "")
     option = OPTION_OF.get(field, f"`{field}`" if field else "a value")
     text = exc.message

@@ -13,8 +13,10 @@ import os
 import sys
 
 from coordd_client import render
+from coordd_client.advice import plural
 from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_LOST, EXIT_OK, Context, emit_error
+from coordd_client.cli.plain import plain_message
 from coordd_client.cli.registry import arg, command
 from coordd_client.protocol.errors import Reserved
 from coordd_client.worktree import board_path
@@ -49,7 +51,7 @@ def reserve(ctx: Context) -> int:
         if ctx.json:
             emit_error(True, exc.code, exc.message, exc.data)
             return EXIT_LOST
-        lines = [f"coord: {render.clean(exc.message)} (nothing was reserved)"]
+        lines = [f"coord: {render.clean(plain_message(exc))} (nothing was reserved)"]
         lines += [
             f"  {render.clean(c.pattern)} is in the way of {render.reservation_line(c.reservation)}"
             for c in exc.conflicts
@@ -74,7 +76,7 @@ def unreserve(ctx: Context) -> int:
         result = client.unreserve(
             args.patterns or None, ids=args.ids, agent=ctx.agent, project=ctx.project
         )
-    ctx.emit(result, f"released {result.released} reservation(s)")
+    ctx.emit(result, f"released {plural(result.released, 'reservation')}")
     return EXIT_OK
 
 

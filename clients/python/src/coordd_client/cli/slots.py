@@ -9,8 +9,10 @@ from __future__ import annotations
 import sys
 
 from coordd_client import render_slots
+from coordd_client.advice import plural
 from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
+from coordd_client.cli.plain import plain_message
 from coordd_client.cli.registry import arg, command
 from coordd_client.ports import PortRequest, lease_free_port
 from coordd_client.protocol.errors import Conflict
@@ -37,7 +39,7 @@ def slot(ctx: Context) -> int:
         if args.action == "release":
             names = [args.name] if args.name else None
             released = client.release_slots(names, agent=ctx.agent, project=ctx.project)
-            ctx.emit(released, f"released {released.released} lease(s)")
+            ctx.emit(released, f"released {plural(released.released, 'lease')}")
             return EXIT_OK
         if not args.name:
             sys.stderr.write("coord: slot acquire needs a NAME\n")
@@ -48,7 +50,7 @@ def slot(ctx: Context) -> int:
                 ttl_s=args.ttl, task_id=args.task, wait_s=args.wait,
             )  # fmt: skip
         except Conflict as exc:
-            emit_error(ctx.json, exc.code, exc.message, exc.data)
+            emit_error(ctx.json, exc.code, plain_message(exc), exc.data)
             return EXIT_LOST
     ctx.emit(result, f"acquired {render_slots.lease_line(result.lease)}")
     return EXIT_OK
@@ -77,13 +79,13 @@ def port(ctx: Context) -> int:
     with ctx.client() as client:
         if args.release:
             released = client.release_slots([name], agent=ctx.agent, project=ctx.project)
-            ctx.emit(released, f"released {released.released} lease(s)")
+            ctx.emit(released, f"released {plural(released.released, 'lease')}")
             return EXIT_OK
         want = PortRequest(name, ctx.agent, ctx.project, low, high, args.ttl, args.task)
         try:
             leased = lease_free_port(client, want)
         except Conflict as exc:
-            emit_error(ctx.json, exc.code, exc.message, exc.data)
+            emit_error(ctx.json, exc.code, plain_message(exc), exc.data)
             return EXIT_LOST
     if leased.skipped:
         sys.stderr.write(f"coord: port: {leased.note()}\n")

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from coordd_client.advice import plural
 from coordd_client.doctor.findings import Finding
 from coordd_client.doctor.hostenv import Surface, probe_env, would_autostart
 from coordd_client.mcp_bridge.probe import Reached, mcp_sdk_missing, probe_all
@@ -108,7 +109,7 @@ def _daemon_note(record: LiveDaemon, events: int) -> Finding:
         SECTION,
         f"daemon {record.pid}",
         True,
-        f"live: {describe(record)}; {events} events",
+        f"live: {describe(record)}; {plural(events, 'event')}",
         note=True,
         data={**data, "store": record.store, "events": events},
     )

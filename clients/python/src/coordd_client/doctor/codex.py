@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coordd_client.advice import plural
 from coordd_client.doctor.findings import Finding, HostFailed, run_host
 from coordd_client.setup.hosts import SERVER_KEY
 
@@ -323,5 +324,5 @@ def codex_coverage(
     user = all(str(h.get("sourcePath", "")).startswith(str(home)) for h in hooks)
     scope = "user scope" if user else "this worktree's .codex/hooks.json"
     if untrusted:
-        return False, f"{scope}, {len(untrusted)} hook(s) not trusted"
+        return False, f"{scope}, {plural(len(untrusted), 'hook')} not trusted"
     return True, scope

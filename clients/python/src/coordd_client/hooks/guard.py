@@ -20,7 +20,6 @@ it is refused, always (`boards.py`).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Mapping
 
 import msgspec
@@ -159,33 +158,8 @@ def check_projects(
 
 
 def line(path: str, conflict: PathConflict) -> str:
-    """Why an edit of `path` is denied: who holds it, until when, and what to do."""
-    r = conflict.reservation
-    task = f" for task #{r.task_id}" if r.task_id is not None else ""
-    why = f" ({r.reason})" if r.reason else ""
-    return (
-        f"{path} is reserved (exclusive, pattern {r.pattern}) by {r.agent} until"
-        f" {r.expires_at[11:16]}Z ({time_left(r.expires_at)}){task}{why};"
-        f" ask {r.agent} to hand it over:"
-        f" request_release with patterns [{r.pattern!r}] (`coord request {_quoted(r.pattern)}"
-        " --wait 300` in a shell), or pick other work"
-    )
+    """Why an edit of `path` is denied, said to the host's model (`advice.path_reserved`)."""
+    from coordd_client import advice  # only on a denial: an allowed edit never loads it
 
-
-def time_left(at: str, now: float | None = None) -> str:
-    """How long until an RFC 3339 UTC instant, in whole minutes: a model reading a deny
-    seldom knows what time it is ("in 9 min", "in under a minute", "in 3 h"). Measured
-    on this machine's clock against the daemon's instant: the same clock for a local
-    daemon; a team node's skew is seconds, below what whole minutes show."""
-    import calendar  # stdlib and small; not at the top, with the rest of a hook's imports
-
-    moment = calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S"))
-    minutes = round((moment - (time.time() if now is None else now)) / 60)
-    if minutes < 1:
-        return "in under a minute"
-    return f"in {minutes} min" if minutes < 120 else f"in {round(minutes / 60)} h"
-
-
-def _quoted(pattern: str) -> str:
-    """`pattern` as a shell word (shlex.quote's rule, without loading shlex in every edit)."""
-    return "'" + pattern.replace("'", "'\\''") + "'"
+    reservation = msgspec.structs.asdict(conflict.reservation)
+    return advice.path_reserved(advice.Surface.HOOK, path, reservation)

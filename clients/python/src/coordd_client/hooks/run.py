@@ -153,15 +153,16 @@ def _during_turn(call: Invocation, given: HookInput) -> int:
 
 
 def _session_end(call: Invocation, given: HookInput) -> int:
+    from coordd_client.advice import plural  # here: the other hooks never say a count
     from coordd_client.hooks import session
 
     if not session.tab_ends(given):
         return EXIT_OK  # `/clear`: the same tab goes on, under the same name
     ended = session.end_session(call.socket, given.agent.value, given.project.value)
     sys.stderr.write(
-        f"coord: {given.agent.value} released {ended.claims} claim(s) and"
-        f" {ended.reservations} reservation(s), and unassigned {ended.unassigned}"
-        " pending task(s)\n"
+        f"coord: {given.agent.value} released {plural(ended.claims, 'claim')} and"
+        f" {plural(ended.reservations, 'reservation')}, and unassigned"
+        f" {plural(ended.unassigned, 'pending task')}\n"
     )
     return EXIT_OK
 

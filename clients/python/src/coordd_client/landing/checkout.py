@@ -31,6 +31,7 @@ from pathlib import Path
 
 import msgspec
 
+from coordd_client.advice import plural
 from coordd_client.landing import git, journal
 from coordd_client.landing.finish import CheckoutLeft, finish
 
@@ -181,7 +182,7 @@ def _recover_one(
     journal.remove(common, target)
     say(
         f"  finished the checkout of {target} in {holder} that {who} left half-updated:"
-        f" {fixed} file(s) brought to {entry.new[:12]}"
+        f" {plural(fixed, 'file')} brought to {entry.new[:12]}"
     )
 
 

@@ -22,6 +22,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordd_client.advice import plural
 from coordd_client.landing import git
 
 #: How many of the files a person changed an error names.
@@ -60,11 +61,13 @@ def finish(holder: Path, old: str, new: str, fd: int) -> int:
         else:
             foreign.append(change.path)
     if foreign:
+        verb = "was" if len(foreign) == 1 else "were"
+        edited = f"{plural(len(foreign), 'file')} it changes {verb} edited"
         named = ", ".join(foreign[:_NAMED]) + (" ..." if len(foreign) > _NAMED else "")
         raise CheckoutLeft(
             f"the checkout in {holder} is half-way from {old[:12]} to {new[:12]} (an"
-            f" interrupted landing), and {len(foreign)} file(s) it changes were edited"
-            f" since: {named}. Nothing was written. Save what you want of them, then"
+            f" interrupted landing), and {edited} since: {named}. Nothing was written."
+            " Save what you want of them, then"
             f" `git checkout {new[:12]} -- <those files>` there and `coord land --recover`"
         )
     paths = "\0".join(c.path for c in changes)

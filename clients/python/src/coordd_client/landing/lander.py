@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordd_client.advice import plural
 from coordd_client.client import Client
 from coordd_client.landing import checkout, git
 from coordd_client.landing.calls import DaemonGone, retrying
@@ -126,7 +127,7 @@ def _queued(
 ) -> Outcome:
     """In the queue, holding the landing: report, wait for its turn, land."""
     landing = enqueued.landing
-    say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({changed} paths changed)")
+    say(f"queued #{landing.id}: {plan.branch} -> {plan.onto} ({plural(changed, 'path')} changed)")
     for ahead in enqueued.ahead:
         say(f"  behind #{ahead.id} {ahead.branch} of {ahead.agent} ({ahead.state})")
     for overlap in enqueued.overlaps:
@@ -138,8 +139,10 @@ def _queued(
     with renewer:
         if enqueued.reserved and not plan.ignore_reservations:
             held_by = sorted({str(h.reservation.get("agent")) for h in enqueued.reserved})
+            paths = plural(len(enqueued.reserved), "path")
+            verb = "is" if len(enqueued.reserved) == 1 else "are"
             why = (
-                f"blocked: {len(enqueued.reserved)} path(s) it changes are reserved"
+                f"blocked: {paths} it changes {verb} reserved"
                 f" exclusively by {', '.join(held_by)}; nothing was merged"
             )
             raise refuse(client, plan, enqueued, why)

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 from mcp.types import CallToolResult, TextContent
 
+from coordd_client import advice
 from coordd_client.protocol.errors import CoordError
 
 #: The next step to suggest for each error kind, in this server's own tool names.
@@ -24,7 +25,7 @@ NEXT_STEP = {
     "lease_lost": "call claim_next for other work",
     "conflict": "call get_task to see where it stands, or claim_next for other work",
     "blocked": "finish its dependencies first, or call claim_next for ready work",
-    "reserved": "work on other files, or call reserve_paths again with wait_s",
+    "reserved": "work on other files, or call reserve_paths again with wait_s to wait for it",
     "not_found": "call list_tasks or board to see what exists",
     "invalid_params": "fix the argument named and call again",
     "overloaded": "retry in a moment",
@@ -51,6 +52,10 @@ NEXT_STEP_BY_REASON = {
     ),
 }
 
+#: A slot refused for another reason than being full (a port lease's name, another
+#: capacity): not a task conflict, so not get_task's step.
+NEXT_STEP_OF_SLOT = "call acquire_slot with another name, or with the capacity its holders name"
+
 _encoder = msgspec.json.Encoder()
 
 
@@ -60,11 +65,19 @@ def answer(result: dict[str, Any]) -> CallToolResult:
 
 
 def refusal(exc: CoordError) -> CallToolResult:
+    """The error result for `exc`: said in this server's tool and argument names by
+    `advice` (a full slot, reserved paths, a landing's turn), else the daemon's message
+    and the kind's next step."""
     kind = str(exc.data.get("kind", exc.kind))
-    step = NEXT_STEP_BY_REASON.get(str(exc.data.get("reason"))) or NEXT_STEP.get(
-        kind, "see the message"
-    )
     error = {"kind": kind, "code": exc.code, "message": exc.message, "data": exc.data}
+    said = advice.explain(advice.Surface.MCP, kind, exc.data)
+    if said is not None:
+        return _error(f"{kind}: {said}", error)
+    step = (
+        NEXT_STEP_BY_REASON.get(str(exc.data.get("reason")))
+        or (NEXT_STEP_OF_SLOT if kind == "conflict" and exc.data.get("slot") else None)
+        or NEXT_STEP.get(kind, "see the message")
+    )
     return _error(f"{kind}: {exc.message}; {step}", error)
 
 
@@ -100,10 +113,10 @@ def lost_claim_text(result: dict[str, Any]) -> str | None:
         return None
     task = result.get("task") or {}
     holder = task.get("claimed_by")
-    until = (task.get("lease_expires_at") or "")[11:16]
-    if task.get("state") == "claimed" and holder:
+    until = task.get("lease_expires_at")
+    if task.get("state") == "claimed" and holder and until:
         return (
-            f"lost: #{task.get('id')} is held by {holder} until {until}Z;"
+            f"lost: #{task.get('id')} is {advice.holder(holder, until)};"
             " call claim_next for other work"
         )
     if task.get("assignee"):

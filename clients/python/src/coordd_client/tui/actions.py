@@ -73,7 +73,9 @@ class HumanActions(App[None]):
                              depends_on=after or None, agent=self.agent,
                              project=project)  # fmt: skip
 
-            self.push_screen(Confirm(f"Post {values['title'].strip()!r} to {project}?"), go)
+            self.push_screen(
+                Confirm(f'Post "{render.clean(values["title"].strip())}" to {project}?'), go
+            )
 
         self.push_screen(Ask("Post a task", fields), posted)
 
@@ -111,7 +113,9 @@ class HumanActions(App[None]):
             if yes:
                 self._do(f"{verb} #{task.id}", method, task.id, agent=self.agent)
 
-        self.push_screen(Confirm(f"{verb.capitalize()} #{task.id} {task.title[:60]!r}?"), go)
+        self.push_screen(
+            Confirm(f'{verb.capitalize()} #{task.id} "{render.clean(task.title[:60])}"?'), go
+        )
 
     def _selected_agent(self) -> str | None:
         """On the Agents tab, the agent under the cursor; elsewhere the selected task's

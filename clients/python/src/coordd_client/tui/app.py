@@ -271,7 +271,7 @@ class TopApp(MessageActions):
         if self.filter.mine:
             extras.append(f"mine: {self.filter.mine}")
         if self.filter.text:
-            extras.append(f"search: {self.filter.text!r}")
+            extras.append(f'search: "{render.clean(self.filter.text)}"')
         if word := edits.status_word(self._edited_elsewhere):
             extras.append(word)
         status = f"daemon {self.follower.status} | " + " ".join(parts)

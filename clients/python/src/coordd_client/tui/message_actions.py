@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, TabbedContent
 
+from coordd_client import approvals
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.tui import messages
 from coordd_client.tui.actions import HumanActions
@@ -69,7 +70,7 @@ class MessageActions(HumanActions):
                              reply_to=message.id, agent=self.agent,
                              project=message.project)  # fmt: skip
 
-            self.push_screen(Confirm(f"Reply to #{message.id} from {sender}: {body[:60]!r}?"), go)
+            self.push_screen(Confirm(f'Reply to #{message.id} from {sender}: "{body[:60]}"?'), go)
 
         self.push_screen(Ask(f"Reply to #{message.id} from {sender}", [("body", "reply")]), written)
 
@@ -83,8 +84,8 @@ class MessageActions(HumanActions):
                 self._do(f"approve #{message.id}", "answer_request", message.id, "approve",
                          reason="approved from coord top", agent=self.agent)  # fmt: skip
 
-        what = messages.rows([message])[0]
-        self.push_screen(Confirm(f"Approve #{message.id}: {what[2]} to {what[1]}?"), go)
+        asked = approvals.request_question("approve", message)
+        self.push_screen(Confirm(asked, _facts(message)), go)
 
     def action_deny(self) -> None:
         message = self._open_request()
@@ -94,14 +95,17 @@ class MessageActions(HumanActions):
         def reasoned(values: dict[str, str] | None) -> None:
             if values is None:
                 return
-            reason = values["reason"].strip() or None
+            said = values["reason"].strip()
+            # The answer that reaches the requester names what stays (`answer_reason`).
+            reason = approvals.answer_reason("deny", message, said)
 
             def go(yes: bool | None) -> None:
                 if yes:
                     self._do(f"deny #{message.id}", "answer_request", message.id, "deny",
                              reason=reason, agent=self.agent)  # fmt: skip
 
-            self.push_screen(Confirm(f"Deny #{message.id} ({reason or 'no reason'})?"), go)
+            asked = approvals.request_question("deny", message, reason=said or "no reason")
+            self.push_screen(Confirm(asked, _facts(message)), go)
 
         self.push_screen(Ask(f"Deny #{message.id}", [("reason", "reason (optional)")]), reasoned)
 
@@ -125,3 +129,8 @@ class MessageActions(HumanActions):
                 self._do("mark read", "ack_messages", up_to, agent=self.agent)
 
         self.push_screen(Confirm(f"Mark {count} message{'s' if count != 1 else ''} read?"), go)
+
+
+def _facts(message: Message) -> str:
+    """What a decision on `message` signs, for the dialog (`approvals.request_facts`)."""
+    return approvals.facts_text(approvals.request_facts(message))

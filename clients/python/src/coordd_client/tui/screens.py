@@ -23,13 +23,17 @@ class Confirm(ModalScreen[bool]):
         ("n,escape", "answer(False)", "no"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, facts: str = "") -> None:
         super().__init__()
         self.question = question
+        #: What an approval signs, one fact a line (`approvals.facts_text`), under the question.
+        self.facts = facts
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question, markup=False)
+            if self.facts:
+                yield Label(self.facts, markup=False, id="facts")
             yield Label("y: yes   n: no")
 
     def action_answer(self, yes: bool) -> None:

@@ -14,8 +14,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordd_client import render
+from coordd_client import approvals, render
+from coordd_client.advice import plural
 from coordd_client.aio import AsyncClient
+from coordd_client.approvals import Facts
 from coordd_client.protocol import bounds
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire_messages import Decision
@@ -83,33 +85,61 @@ def _ids(text: str) -> list[int]:
     return [_task_id(part) for part in text.replace(",", " ").split()]
 
 
+def _said(form: Form, name: str) -> str:
+    """A field the human wrote, in quotation marks (not a Python repr's quotes and escapes)."""
+    return '"' + form.get(name, "") + '"'
+
+
 def question(verb: str, form: Form, target: str) -> str:
-    """What the confirmation page asks, in words."""
+    """What the confirmation page asks, in words (quoted text in quotation marks, never
+    a Python repr); an approval's is `confirmation`'s, which reads what it approves."""
     if verb == "post":
         to = f", assigned to {form.get('assignee')}" if form.get("assignee") else ""
-        return f"Post {form.get('title', '')!r}{to}?"
+        return f"Post {_said(form, 'title')}{to}?"
     if verb == "assign":
         return f"Assign #{target} to {form.get('assignee') or 'nobody'}?"
     if verb == "release-agent":
         return f"Release everything {target} holds (claims, reservations, assignments)?"
     if verb == "reject":
-        return f"Reject #{target} (fail it) because {form.get('reason', '')!r}?"
+        return f"Reject #{target} (fail it) because {_said(form, 'reason')}?"
     if verb == "send":
         to = form.get("to", "").strip() or (
             f"task #{form['task'].strip()}'s thread" if form.get("task", "").strip() else "everyone"
         )
-        return f"Send {form.get('kind') or 'message'} to {to}: {form.get('body', '')!r}?"
+        return f"Send {form.get('kind') or 'message'} to {to}: {_said(form, 'body')}?"
     if verb == "reply":
-        return f"Reply to #{target}: {form.get('body', '')!r}?"
+        return f"Reply to #{target}: {_said(form, 'body')}?"
     if verb == "answer":
         decision = form.get("decision", "")
         said = form.get("patterns") if decision == "narrow" else form.get("reason")
         return f"{decision.capitalize()} release request #{target}" + (
-            f" ({said!r})?" if said else "?"
+            f" ({said})?" if said else "?"
         )
     if verb == "ack":
         return f"Mark every message up to #{form.get('up_to', '')} read?"
     return f"{verb.capitalize()} #{target}?"
+
+
+async def confirmation(site: Site, verb: str, form: Form, target: str) -> tuple[str, Facts]:
+    """The confirmation's question and the facts it shows: for an approval gate (approve,
+    reject) and a release request (answer), what is signed, read from the daemon now
+    (issue 47 item 3); for anything else the form's own words (`question`)."""
+    if verb not in ("approve", "reject", "answer"):
+        return question(verb, form, target), []
+    try:
+        async with connected(site.socket) as client:
+            if verb == "answer":
+                asked = (await client.get_message(_message_id(target))).message
+                patterns = form.get("patterns", "").split()
+                said = approvals.request_question(
+                    form["decision"], asked, patterns, form.get("reason", "").strip()
+                )
+                return said, approvals.request_facts(asked)
+            task = (await client.get(_task_id(target))).task
+    except CoordError as exc:
+        raise Refused(exc.message) from None
+    said = approvals.gate_question(verb, task, form.get("reason", "").strip())
+    return said, approvals.gate_facts(task)
 
 
 def check(verb: str, form: Form, target: str) -> None:
@@ -187,8 +217,9 @@ async def _release_agent(site: Site, client: AsyncClient, form: Form, target: st
         target, agent=site.human, project=site.project, reason="released from coord web"
     )
     return Outcome(
-        f"released {target}: {done.claims} claims, {done.reservations} reservations, "
-        f"{done.unassigned} assignments, {done.slots} slots",
+        f"released {target}: {plural(done.claims, 'claim')},"
+        f" {plural(done.reservations, 'reservation')},"
+        f" {plural(done.unassigned, 'assignment')}, {plural(done.slots, 'slot')}",
         "/agents",
     )
 
@@ -204,7 +235,8 @@ async def _decide(site: Site, client: AsyncClient, task_id: int) -> int:
 async def _approve(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
     task_id = _task_id(target)
     fence = await _decide(site, client, task_id)
-    result = f"approved by {site.human}"
+    task = (await client.get(task_id)).task
+    result = approvals.gate_result(site.human, task)
     await client.complete(task_id, site.human, fence=fence, result=result)
     return Outcome(f"approved #{task_id}", f"/task/{task_id}")
 
@@ -241,11 +273,12 @@ async def _answer(site: Site, client: AsyncClient, form: Form, target: str) -> O
     decisions: dict[str, Decision] = {"approve": "approve", "deny": "deny", "narrow": "narrow"}
     decision = decisions[form["decision"]]
     patterns = form.get("patterns", "").split() if decision == "narrow" else None
+    asked = (await client.get_message(_message_id(target))).message
     done = await client.answer_request(
-        _message_id(target),
+        asked.id,
         decision,
         patterns=patterns,
-        reason=form.get("reason", "").strip() or None,
+        reason=approvals.answer_reason(decision, asked, form.get("reason", "").strip()),
         agent=site.human,
     )
     return Outcome(f"answered #{done.request.id}: {decision}", "/messages")

@@ -17,7 +17,15 @@ from coordd_client import export
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable, NotFound
 from coordd_client.protocol.wire import Reservation, Task
 from coordd_client.web import message_pages, messages, pages
-from coordd_client.web.acts import ACTS, MAX_FORM_BYTES, Refused, Site, check, perform, question
+from coordd_client.web.acts import (
+    ACTS,
+    MAX_FORM_BYTES,
+    Refused,
+    Site,
+    check,
+    confirmation,
+    perform,
+)
 from coordd_client.web.daemon import all_tasks, connected, history
 from coordd_client.web.guard import Guard, Secrets
 from coordd_client.web.live import LiveStream
@@ -197,7 +205,8 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
         check(verb, form, target)
         if form.get("confirmed") != "yes":
             fields = [(k, v) for k, v in form.items() if k != "confirmed"]
-            body = pages.confirm_page(question(verb, form, target), str(request.url.path), fields)
+            asked, facts = await confirmation(site, verb, form, target)
+            body = pages.confirm_page(asked, str(request.url.path), fields, facts)
             return page("confirm", body)
         outcome = await perform(site, verb, form, target)
         # Back to what changed (no reflected text); the page shows its new state and history.

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from coordd_client import render
+from coordd_client.advice import plural
 from coordd_client.protocol.wire import SlotLease
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.render import age
@@ -144,7 +145,7 @@ def thread(messages: Sequence[Message], task_id: int, now: datetime, csrf: str) 
     """A task's thread on its page: its messages, oldest first, and a form to add one."""
     items = join(message_item(m, now) for m in messages) or tag("li", "no messages yet")
     return (
-        tag("h2", f"Thread ({len(messages)} messages)")
+        tag("h2", f"Thread ({plural(len(messages), 'message')})")
         + tag("ul", items, id="thread", class_="messages")
         + send_form(csrf, task_id)
     )
@@ -172,7 +173,7 @@ def slots_part(leases: Sequence[SlotLease], now: datetime) -> Html:
         for lease in leases
     ]
     table = tag("table", tag("tr", join(tag("th", c) for c in head)), join(rows), id="slots")
-    return tag("h1", f"Slots and ports ({len(leases)} live leases)") + table
+    return tag("h1", f"Slots and ports ({plural(len(leases), 'live lease')})") + table
 
 
 def landing_part(queues: Sequence[Queue], now: datetime) -> Html:

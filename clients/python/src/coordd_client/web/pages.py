@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from coordd_client import render
+from coordd_client.advice import plural
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
 from coordd_client.render import age
 from coordd_client.web.markup import Html, join, tag, void
@@ -115,7 +116,9 @@ def board(
         if older
         else ""
     )
-    count = tag("p", f"{len(tasks)} tasks shown{more}", id="count", data_more=more or None)
+    count = tag(
+        "p", f"{plural(len(tasks), 'task')} shown{more}", id="count", data_more=more or None
+    )
     table = board_table(tasks, now)
     floor = str(tasks[0].id) if older and tasks else None
     return Html(
@@ -218,7 +221,7 @@ def task_page(
         + (tag("h2", "Result") + result if result else Html(""))
         + tag("h2", "Act as the human")
         + tag("div", join(acts), class_="acts")
-        + tag("h2", f"History ({len(events)} events)")
+        + tag("h2", f"History ({plural(len(events), 'event')})")
         + history
         + exports
         + (thread or Html(""))
@@ -307,8 +310,20 @@ def post_page(csrf: str) -> Html:
     return tag("h1", "Post a task") + form
 
 
-def confirm_page(question: str, action: str, fields: Sequence[tuple[str, str]]) -> Html:
-    """The step every action passes: the same form again, with `confirmed=yes`."""
+def confirm_page(
+    question: str,
+    action: str,
+    fields: Sequence[tuple[str, str]],
+    facts: Sequence[tuple[str, str]] = (),
+) -> Html:
+    """The step every action passes: the same form again, with `confirmed=yes`; an
+    approval shows what it approves (`facts`: the gate's title, question and asker, a
+    release request's paths, requester and reason) above the button that signs it."""
+    shown = (
+        tag("dl", join(tag("dt", name) + tag("dd", value) for name, value in facts), id="facts")
+        if facts
+        else Html("")
+    )
     hidden = join(void("input", type="hidden", name=k, value=v) for k, v in fields)
     yes = tag(
         "form",
@@ -321,6 +336,7 @@ def confirm_page(question: str, action: str, fields: Sequence[tuple[str, str]]) 
     return (
         tag("h1", "Confirm")
         + tag("p", question, class_="question")
+        + shown
         + yes
         + tag("p", tag("a", "No, go back", href="/"))
     )

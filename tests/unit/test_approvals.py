@@ -1,0 +1,87 @@
+"""What an approval approves (issue 47 item 3): the words every sign-off shows, from the
+wire records alone (the web's confirm pages and `coord top`'s dialogs use these)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from coordd_client import approvals
+from coordd_client.protocol.wire import Task
+from coordd_client.protocol.wire_messages import Message
+
+AT = "2026-12-02T13:36:00.000000Z"
+
+
+def gate(**fields: object) -> Task:
+    record = {
+        "id": 6, "project": "/home/ada/shop", "title": "ship 1.4?", "body": "The backup ran.",
+        "kind": "task", "priority": 0, "tags": [], "state": "pending", "created_by": "codex-2",
+        "assignee": "human-ada", "claimed_by": None, "lease_expires_at": None, "claimed_at": None,
+        "fence": 0, "attempts": 0, "result": None, "created_at": AT, "updated_at": AT,
+        "depends_on": [], "blocked_by": [], **fields,
+    }  # fmt: skip
+    return msgspec.convert(record, Task)
+
+
+def request(patterns: list[str] | None, task_id: int | None = None) -> Message:
+    record = {
+        "id": 9, "project": "/home/ada/shop", "sender": "claude-7", "kind": "request",
+        "audience": "agent", "to": "human-ada", "task_id": task_id, "reply_to": None,
+        "body": "I need the migrations", "created_at": AT, "seq": 40, "open": True,
+        "request": {"holder": "human-ada", "patterns": patterns, "task_id": task_id,
+                    "status": "open", "expires_at": AT},
+    }  # fmt: skip
+    return msgspec.convert(record, Message)
+
+
+def test_a_gate_is_named_by_its_title_and_asker() -> None:
+    assert approvals.gate_question("approve", gate()) == (
+        'Approve gate #6 "ship 1.4?", asked by codex-2?'
+    )
+    assert approvals.gate_question("reject", gate(), "not today") == (
+        'Reject gate #6 "ship 1.4?", asked by codex-2 because not today?'
+    )
+    assert approvals.gate_facts(gate(tags=["release"])) == [
+        ("gate", "#6 ship 1.4?"),
+        ("question", "The backup ran."),
+        ("asked by", "codex-2"),
+        ("project", "/home/ada/shop"),
+        ("tags", "release"),
+    ]
+    assert approvals.gate_result("human-ada", gate()) == 'approved by human-ada: "ship 1.4?"'
+
+
+def test_a_release_request_is_named_by_its_paths_requester_and_holder() -> None:
+    asked = request(["src/db/**", "migrations/*.sql"])
+    assert approvals.request_question("approve", asked) == (
+        "Approve release request #9: hand src/db/**, migrations/*.sql from human-ada over"
+        " to claude-7?"
+    )
+    assert approvals.request_question("deny", asked, reason="mid-refactor") == (
+        "Deny release request #9: src/db/**, migrations/*.sql stay with human-ada, not"
+        " handed over to claude-7 (mid-refactor)?"
+    )
+    assert approvals.request_question("narrow", asked, ["src/db/**"]) == (
+        "Narrow release request #9: hand only src/db/** of src/db/**, migrations/*.sql"
+        " from human-ada over to claude-7?"
+    )
+    facts = dict(approvals.request_facts(asked))
+    assert facts["requester"] == "claude-7" and facts["held by"] == "human-ada"
+    assert facts["reason"] == "I need the migrations"
+
+
+def test_a_claim_asked_for_is_named_by_its_task() -> None:
+    assert approvals.request_question("approve", request(None, task_id=4)) == (
+        "Approve release request #9: hand task #4 from human-ada over to claude-7?"
+    )
+
+
+def test_a_denial_tells_the_requester_what_stays_where() -> None:
+    asked = request(["src/db/**"])
+    assert approvals.answer_reason("deny", asked, "mid-refactor") == (
+        "src/db/** stays with human-ada: mid-refactor"
+    )
+    assert approvals.answer_reason("deny", asked) == "src/db/** stays with human-ada"
+    # The daemon's approve and narrow answers name what was handed over already.
+    assert approvals.answer_reason("approve", asked, "") is None
+    assert approvals.answer_reason("approve", asked, "go") == "go"
