@@ -27,6 +27,7 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
+from coordd import housekeeping
 from coordd.clock import Clock, ManualClock, format_time
 from coordd.lifecycle import Lifecycle
 from coordd.methods import METHODS, Services, Session
@@ -84,6 +85,11 @@ class Board:
         if error is not None:
             raise error
         return cast(R, value)
+
+    def reap(self) -> int:
+        """One round of the daemon's reaper: lapsed claims back to pending, lapsed
+        reservations, slot leases and landings gone."""
+        return self.run(housekeeping.reap_lapsed)
 
     def read(self, fn: Callable[..., R], *args: Any) -> R:
         """`fn(connection, *args)` outside a write transaction, as a reader runs it."""
