@@ -37,6 +37,7 @@ from coordd.store import group, transaction
 from coordd.store.write_store import WriteStore
 from coordd_client import methods
 from coordd_client.client import Client
+from coordd_client.protocol.errors import CoordError, error_from_wire
 from coordd_client.rpc import Response
 
 R = TypeVar("R")
@@ -106,10 +107,15 @@ class Board:
         cleaned = {k: v for k, v in (params or {}).items() if v is not None}
         decoded = jsonrpc.decode_params(msgspec.Raw(msgspec.json.encode(cleaned)), entry.decoder)
         session = cast(Session, types.SimpleNamespace(reads=None))
-        if entry.inline is not None:
-            answer = entry.inline(self._services, decoded)
-        else:
-            answer = _finish(entry.handler(self._services, decoded, session), method)
+        try:
+            if entry.inline is not None:
+                answer = entry.inline(self._services, decoded)
+            else:
+                answer = _finish(entry.handler(self._services, decoded, session), method)
+        except CoordError as exc:
+            # As the client meets it: encoded by the daemon, rebuilt from the wire.
+            frame = msgspec.json.decode(jsonrpc.encode_response(jsonrpc.error_object(1, exc)))
+            raise error_from_wire(frame["error"]) from None
         return msgspec.json.encode(answer)
 
     def seat(self, agent: str | None = None, project: str | None = None) -> Seat:

@@ -1,0 +1,63 @@
+"""Protocol 1.1 section 9 on the store (`store/writes.py`): dependencies, readiness
+and assignment.
+
+Moved from tests/system/test_plans.py (issue 45 item 4), which keeps what needs a
+process: a chain and an assigned task raced by processes, a waiter woken by an
+unblocked task, assignment and release handing work to a waiter, the wire's
+refusals, an upgrade, the CLI.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from coordd_client import Blocked
+from store.board import Board, Seat
+
+pytestmark = pytest.mark.both_backends
+
+
+def events_of(client: Seat, after_seq: int = 0) -> list[tuple[str, int | None]]:
+    return [(e.type, e.task_id) for e in client.events_since(after_seq=after_seq).events]
+
+
+def test_a_diamond_unblocks_its_join_once_both_sides_are_done(board: Board) -> None:
+    with board.seat("me") as client:
+        top = client.post("top").task
+        left = client.post("left", depends_on=[top.id]).task
+        right = client.post("right", depends_on=[top.id]).task
+        join = client.post("join", depends_on=[right.id, left.id, right.id]).task
+        assert join.depends_on == [left.id, right.id] and join.blocked_by == [left.id, right.id]
+        for task in (top, left):
+            client.claim(task.id)
+            client.complete(task.id)
+        assert client.get(join.id).task.blocked_by == [right.id]
+        client.claim(right.id)
+        done_right = client.complete(right.id)
+        assert done_right.task.state == "done" and client.get(join.id).task.ready
+        log = events_of(client)
+    assert log.count(("task.unblocked", join.id)) == 1
+    assert ("task.unblocked", left.id) in log and ("task.unblocked", right.id) in log
+
+
+def test_reopening_a_dependency_blocks_ready_dependents_only(board: Board) -> None:
+    with board.seat("me") as client:
+        base = client.post("base").task
+        ready = client.post("ready one", depends_on=[base.id]).task
+        running = client.post("running one", depends_on=[base.id]).task
+        client.claim(base.id)
+        client.complete(base.id)
+        client.claim(running.id)
+        seq = client.events_since().last_seq
+        client.reopen(base.id)
+        assert events_of(client, seq) == [("task.reopened", base.id), ("task.blocked", ready.id)]
+        with pytest.raises(Blocked) as refused:
+            client.claim(ready.id)
+        assert refused.value.data["task"]["blocked_by"] == [base.id]
+        assert f"#{base.id}" in refused.value.message
+        assert client.get(running.id).task.state == "claimed"  # claimed before: stays claimed
+        released = client.release(running.id)  # back to pending: blocked again, in its event
+        assert released.task.blocked_by == [base.id]
+        assert [t.id for t in client.list_tasks(ready=False).tasks] == [ready.id, running.id]
+        next_up = client.claim_next().task  # the only ready task is the reopened base
+        assert next_up is not None and next_up.id == base.id
