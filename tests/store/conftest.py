@@ -20,7 +20,7 @@ from coordd.clock import ManualClock
 from coordd.store.connections import Durability
 from coordd.store.write_store import SqliteWriteStore, WriteStore
 from servers import PostgresPeer
-from store.board import Board, open_board
+from store.board import Board, Seat, open_board
 
 _clones = itertools.count(1)
 
@@ -79,3 +79,9 @@ def board(
         store = _clone(request, clock)
     with open_board(store, clock, backend) as opened:
         yield opened
+
+
+@pytest.fixture
+def client(board: Board) -> Seat:
+    """A client on the board with no default agent or project (as `aclient` has none)."""
+    return board.seat()
