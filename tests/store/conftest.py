@@ -51,7 +51,7 @@ def postgres_template(postgres_cluster: PostgresPeer) -> str:
     return name
 
 
-def _clone(request: pytest.FixtureRequest, clock: ManualClock) -> WriteStore:
+def _clone(request: pytest.FixtureRequest, clock: ManualClock) -> tuple[WriteStore, str]:
     import psycopg
 
     from coordd.store.postgres.writer import PostgresWriteStore
@@ -61,7 +61,7 @@ def _clone(request: pytest.FixtureRequest, clock: ManualClock) -> WriteStore:
     name = f"s{os.getpid()}_{next(_clones)}"
     with psycopg.connect(cluster.address, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    return PostgresWriteStore(cluster.url(name), "test", time_shift=clock.advanced_s)
+    return PostgresWriteStore(cluster.url(name), "test", time_shift=clock.advanced_s), name
 
 
 @pytest.fixture
@@ -70,15 +70,28 @@ def board(
 ) -> Iterator[Board]:
     """A fresh store on `backend` (SQLite; PostgreSQL too where `both_backends`)."""
     store: WriteStore
+    clone = None
     if backend == "sqlite":
         template: Path = request.getfixturevalue("sqlite_template")
         path = tmp_path / "coord.db"
         shutil.copyfile(template, path)
         store = SqliteWriteStore(path, durability=Durability.NORMAL, clock=clock)
     else:
-        store = _clone(request, clock)
+        store, clone = _clone(request, clock)
     with open_board(store, clock, backend) as opened:
         yield opened
+    if clone is not None:
+        _drop(request, clone)
+
+
+def _drop(request: pytest.FixtureRequest, name: str) -> None:
+    """Drop the clone: what the cluster still holds at the end of the session it must
+    write out at its shutdown checkpoint (fsync on), 30 s for a hundred clones."""
+    import psycopg
+
+    cluster: PostgresPeer = request.getfixturevalue("postgres_cluster")
+    with psycopg.connect(cluster.address, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}"')
 
 
 @pytest.fixture

@@ -4,15 +4,20 @@ itself, in one transaction.
 
 Moved from tests/system/test_release_agent.py (issue 45 item 4), which keeps the
 wire's refusals, the CLI and the slots a release wakes waiters of.
+
+What a holder does with its claim (PROTOCOL.md section 5: renew, release, complete,
+fail, then_post, stale fences) moved from tests/integration/test_lifecycle.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from coordd_client import LeaseLost
+from coordd.clock import ManualClock
+from coordd_client import Conflict, InvalidParams, LeaseLost
 from coordd_client.paging import task_history
 from store.board import Board, Seat
+from store.tasks import claimed, event_types, fresh
 
 pytestmark = pytest.mark.both_backends
 
@@ -111,3 +116,117 @@ def test_nothing_held_answers_zeros_and_self_release_is_allowed(board: Board) ->
         assert (event.type, event.agent, event.of, event.reason) == (
             "task.released", "me", "me", None,
         )  # fmt: skip
+
+
+# --- PROTOCOL.md section 5, edge by edge (moved from tests/integration/test_lifecycle.py) ---
+
+
+def test_pending_refuses_holder_operations(client: Seat) -> None:
+    task_id = fresh(client)
+    for operation in (client.renew, client.release, client.complete, client.fail):
+        with pytest.raises(LeaseLost) as info:
+            operation(task_id, "a")
+        assert info.value.code == -32003 and info.value.data["task"]["state"] == "pending"
+    with pytest.raises(Conflict) as conflict:
+        client.reopen(task_id)
+    assert conflict.value.code == -32002
+
+
+def test_renew_by_holder_with_and_without_fence(client: Seat, clock: ManualClock) -> None:
+    task_id, fence = claimed(client, lease_s=10)
+    before = (client.get(task_id)).task.lease_expires_at
+    assert before is not None
+    clock.advance(5)
+    renewed = (client.renew(task_id, "a", fence=fence, lease_s=10)).task.lease_expires_at
+    assert renewed is not None and renewed > before
+    assert (client.renew(task_id, "a")).task.state == "claimed"
+
+
+def test_holder_operations_refuse_others_and_stale_fences(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    for operation in (client.renew, client.release, client.complete, client.fail):
+        with pytest.raises(LeaseLost) as other:
+            operation(task_id, "b")
+        assert other.value.data["task"]["claimed_by"] == "a"
+        with pytest.raises(LeaseLost) as stale:
+            operation(task_id, "a", fence=fence + 1)
+        assert "fence" in stale.value.message
+    assert (client.get(task_id)).task.state == "claimed"
+
+
+def test_release_returns_to_pending(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    task = (client.release(task_id, "a", fence=fence)).task
+    assert task.state == "pending" and task.claimed_by is None and task.claimed_at is None
+    assert task.lease_expires_at is None and task.fence == fence
+    assert event_types(client, task_id) == ["task.posted", "task.claimed", "task.released"]
+
+
+def test_complete_keeps_holder_and_clears_lease(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    done = client.complete(task_id, "a", fence=fence, result="fixed in abc123")
+    assert done.task.state == "done" and done.task.result == "fixed in abc123"
+    assert done.task.claimed_by == "a" and done.task.claimed_at is not None
+    assert done.task.lease_expires_at is None and done.posted is None
+
+
+def test_repeated_complete_returns_the_first_outcome(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    first = client.complete(
+        task_id, "a", fence=fence, then_post={"title": "ack", "kind": "ack", "state": "done"}
+    )
+    assert first.posted is not None
+    again = client.complete(task_id, "a", fence=fence)
+    assert again.task == first.task and again.posted == first.posted
+    assert (client.complete(task_id, "a")).task.state == "done"
+    with pytest.raises(LeaseLost):
+        client.complete(task_id, "b")
+    with pytest.raises(LeaseLost):
+        client.complete(task_id, "a", fence=fence + 5)
+    assert event_types(client, task_id) == ["task.posted", "task.claimed", "task.completed"]
+
+
+def test_then_post_commits_with_the_completion(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    done = client.complete(
+        task_id,
+        "a",
+        fence=fence,
+        then_post={"title": "fixed the parser", "kind": "ack", "state": "done", "project": "/repo"},
+    )
+    assert done.posted is not None
+    assert (
+        done.posted.kind == "ack" and done.posted.state == "done" and done.posted.project == "/repo"
+    )
+    assert done.posted.created_by == "a"  # defaults to the completing agent
+    events = (client.events_since()).events
+    completed = next(e for e in events if e.type == "task.completed")
+    posted = next(e for e in events if e.type == "task.posted" and e.task_id == done.posted.id)
+    assert posted.seq == completed.seq + 1
+
+
+def test_invalid_then_post_commits_nothing(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    with pytest.raises(InvalidParams) as info:
+        client.complete(task_id, "a", fence=fence, then_post={"title": "x", "kind": "NOT A KIND"})
+    assert info.value.data["field"] == "then_post.kind"
+    assert (client.get(task_id)).task.state == "claimed"
+    assert len((client.list_tasks()).tasks) == 1
+
+
+def test_fail_and_fail_with_retry(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    failed = (client.fail(task_id, "a", fence=fence, reason="tests red")).task
+    assert failed.state == "failed" and failed.result == "tests red" and failed.claimed_by == "a"
+    assert (client.fail(task_id, "a", fence=fence)).task == failed  # a repeat
+    retry_id, retry_fence = claimed(client)
+    retried = (client.fail(retry_id, "a", fence=retry_fence, reason="flaky", retry=True)).task
+    assert (
+        retried.state == "pending"
+        and retried.claimed_by is None
+        and retried.lease_expires_at is None
+    )
+    with pytest.raises(LeaseLost):  # a repeated retry cannot be recognised
+        client.fail(retry_id, "a", fence=retry_fence, retry=True)
+    second = client.claim(retry_id, "b")
+    assert second.won and second.task.fence == retry_fence + 1 and second.task.attempts == 2

@@ -5,14 +5,20 @@ Moved from tests/system/test_plans.py (issue 45 item 4), which keeps what needs 
 process: a chain and an assigned task raced by processes, a waiter woken by an
 unblocked task, assignment and release handing work to a waiter, the wire's
 refusals, an upgrade, the CLI.
+
+Posting, cancelling and reopening (PROTOCOL.md section 5) moved from
+tests/integration/test_lifecycle.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from coordd_client import Blocked
+from coordd_client import Blocked, Conflict, LeaseLost, NotFound
 from store.board import Board, Seat
+from store.tasks import claimed, event_types, fresh
 
 pytestmark = pytest.mark.both_backends
 
@@ -61,3 +67,63 @@ def test_reopening_a_dependency_blocks_ready_dependents_only(board: Board) -> No
         assert [t.id for t in client.list_tasks(ready=False).tasks] == [ready.id, running.id]
         next_up = client.claim_next().task  # the only ready task is the reopened base
         assert next_up is not None and next_up.id == base.id
+
+
+# --- PROTOCOL.md section 5, edge by edge (moved from tests/integration/test_lifecycle.py) ---
+
+
+def test_pending_cancel(client: Seat) -> None:
+    task_id = fresh(client)
+    task = (client.cancel(task_id, agent="boss", reason="obsolete")).task
+    assert task.state == "cancelled" and task.result == "obsolete" and task.claimed_by is None
+    assert event_types(client, task_id) == ["task.posted", "task.cancelled"]
+
+
+def test_unknown_task_is_not_found(client: Seat) -> None:
+    calls: list[Callable[[], object]] = [
+        lambda: client.claim(404, "a"),
+        lambda: client.complete(404, "a"),
+        lambda: client.cancel(404),
+        lambda: client.get(404),
+    ]
+    for call in calls:
+        with pytest.raises(NotFound):
+            call()
+
+
+def test_cancel_claimed_clears_the_claim(client: Seat) -> None:
+    task_id, _ = claimed(client)
+    task = (client.cancel(task_id, reason="dup")).task
+    assert task.state == "cancelled" and task.claimed_by is None and task.claimed_at is None
+    with pytest.raises(LeaseLost):
+        client.complete(task_id, "a")
+
+
+@pytest.mark.parametrize("terminal", ["done", "failed", "cancelled"])
+def test_terminal_states_refuse_cancel_and_reopen_to_pending(client: Seat, terminal: str) -> None:
+    task_id, fence = claimed(client)
+    if terminal == "done":
+        client.complete(task_id, "a", fence=fence, result="r")
+    elif terminal == "failed":
+        client.fail(task_id, "a", fence=fence)
+    else:
+        client.cancel(task_id)
+    with pytest.raises(Conflict) as info:
+        client.cancel(task_id)
+    assert info.value.data["task"]["state"] == terminal
+    lost = client.claim(task_id, "b")
+    assert not lost.won and lost.task.state == terminal
+    reopened = (client.reopen(task_id, agent="boss")).task
+    assert reopened.state == "pending" and reopened.claimed_by is None and reopened.result is None
+    again = client.claim(task_id, "b")
+    assert again.won and again.task.fence == fence + 1
+    assert (event_types(client, task_id))[-2:] == ["task.reopened", "task.claimed"]
+
+
+def test_post_done_announcement_and_idempotency_key(client: Seat) -> None:
+    ack = client.post("fixed it", kind="ack", state="done", agent="a", idempotency_key="k1")
+    assert ack.created and ack.task.state == "done" and ack.task.claimed_by is None
+    again = client.post("something else", idempotency_key="k1")
+    assert not again.created and again.task == ack.task
+    elsewhere = client.post("other project", project="/other", idempotency_key="k1")
+    assert elsewhere.created and elsewhere.task.id != ack.task.id
