@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from coordd.clock import ManualClock
 from coordd_client import Conflict, InvalidParams, LeaseLost, NotFound
 from store.board import Board, Seat
 
@@ -78,3 +79,20 @@ def test_refusals(board: Board) -> None:
             a.get_message(10**6)
         with pytest.raises(InvalidParams):
             a.ack_messages(10**6)
+
+
+# Moved from tests/integration/test_messages_expiry.py: the request's ttl on the test's clock.
+def test_an_unanswered_request_expires(board: Board, clock: ManualClock) -> None:
+    with board.seat() as holder, board.seat() as asker:
+        holder.reserve(["src/**"], agent="holder", project=PROJECT)
+        asked = asker.request_release(patterns=["src/**"], ttl_s=60, agent="asker", project=PROJECT)
+        assert asked.request.open
+        clock.advance(61)
+        now = (asker.get_message(asked.request.id)).message
+        assert now.request is not None and now.request.status == "expired"
+        assert not now.open
+        with pytest.raises(Conflict, match="expired"):
+            holder.answer_request(asked.request.id, "approve", agent="holder")
+        # Nothing changed hands.
+        held = (holder.reservations(project=PROJECT)).reservations
+        assert [r.agent for r in held] == ["holder"]

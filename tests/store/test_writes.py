@@ -16,6 +16,9 @@ from collections.abc import Callable
 
 import pytest
 
+from coordd.clock import ManualClock
+from coordd.limits import Retention
+from coordd.store.writes import trim_events
 from coordd_client import Blocked, Conflict, LeaseLost, NotFound
 from store.board import Board, Seat
 from store.tasks import claimed, event_types, fresh
@@ -127,3 +130,38 @@ def test_post_done_announcement_and_idempotency_key(client: Seat) -> None:
     assert not again.created and again.task == ack.task
     elsewhere = client.post("other project", project="/other", idempotency_key="k1")
     assert elsewhere.created and elsewhere.task.id != ack.task.id
+
+
+# --- event retention (moved from tests/integration/test_retention.py) -------------------
+# The log stays bounded but never drops what a live subscriber is owed (`trim_events`,
+# the retention duty's step, run here as one transaction).
+
+
+def seqs(client: Seat) -> list[int]:
+    return [e.seq for e in (client.events_since(limit=10000)).events]
+
+
+def test_count_limit_trims_the_oldest(board: Board, client: Seat) -> None:
+    for n in range(30):
+        client.post(f"t{n}")
+    deleted = board.run(trim_events, Retention(max_events=10), 30)
+    assert deleted == 20 and seqs(client) == list(range(21, 31))
+
+
+def test_live_subscriber_position_is_never_trimmed(board: Board, client: Seat) -> None:
+    for n in range(30):
+        client.post(f"t{n}")
+    board.run(trim_events, Retention(max_events=10), 5)
+    assert seqs(client) == list(range(6, 31))
+
+
+def test_age_limit(board: Board, client: Seat, clock: ManualClock) -> None:
+    for n in range(5):
+        client.post(f"old {n}")
+    clock.advance(3600)
+    client.post("new")
+    board.run(trim_events, Retention(max_age_s=60), 6)
+    assert seqs(client) == [6]
+    assert (client.events_since()).last_seq == 6
+    assert (client.post("after trim")).task.id == 7  # ids and seqs are never reused
+    assert (client.events_since(after_seq=6)).events[0].seq == 7
