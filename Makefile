@@ -18,7 +18,7 @@ HOSTS_STAMP := $(HOSTS)/node_modules/.installed
 # npm itself sends nothing but the install: no update check, audit or funding call.
 NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test test-fast test-unit test-integration test-hosts lint fmt ts-wire protocol-doc bench bench-peers soak lock lock-hosts clean
+.PHONY: run test test-fast test-store test-unit test-integration test-hosts lint fmt ts-wire protocol-doc bench bench-peers soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 ## The two tiers run side by side, one per core, each output printed whole when it ends.
 test-fast: $(STAMP)
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-integration
+
+## The store tier alone: the protocol's semantics on the store functions, no daemon process
+## (a fresh store per test from a migrated template; PostgreSQL too for `both_backends`): seconds.
+test-store: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/store
 
 test-unit test-integration: test-%: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/$*

@@ -19,9 +19,9 @@ from typing import Any
 from coordd.clock import SystemClock
 from coordd.store import claims, writes
 from coordd.store.connections import Durability
+from coordd.store.group import run_each
 from coordd.store.write_store import SqliteWriteStore
 from coordd_client.protocol import params as P
-from write_group import run_group
 
 
 def thread_cpu_seconds(pid: int) -> dict[int, float]:
@@ -67,7 +67,7 @@ def _board_with_pending_tasks(path: Path, count: int, durability: Durability) ->
     store = SqliteWriteStore(path, durability=durability, clock=SystemClock())
     store.open()
     params = [P.PostParams(title=f"probe {n}", body="x" * 200) for n in range(count)]
-    run_group(store, writes.post_task, params, {})
+    run_each(store, writes.post_task, params, {})
     return store
 
 
@@ -93,7 +93,7 @@ def writer_claim_cost_with_and_without_gil_contention(
             claims_of_group = [
                 P.ClaimParams(id=task_id, agent="probe") for task_id in range(start, start + group)
             ]
-            run_group(store, claims.claim_task, claims_of_group, seen)
+            run_each(store, claims.claim_task, claims_of_group, seen)
         after = resource.getrusage(resource.RUSAGE_THREAD)
         used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return used / count * 1e6
@@ -139,7 +139,7 @@ def coordd_claim_transaction_latencies(path: Path, count: int) -> list[float]:
     seen: dict[str, Any] = {}
     for task_id in range(1, count + 1):
         start = clock_us()
-        run_group(store, claims.claim_task, [P.ClaimParams(id=task_id, agent="single")], seen)
+        run_each(store, claims.claim_task, [P.ClaimParams(id=task_id, agent="single")], seen)
         latencies.append((clock_us() - start) * 1e6)
     store.close()
     return latencies

@@ -47,7 +47,7 @@ async def _every(
             log.info("%s %s", name, done % count)
 
 
-def _reap(tx: Txn) -> int:
+def reap_lapsed(tx: Txn) -> int:
     """Expired claims back to pending (ending their reservations), expired reservations gone."""
     reservations.purge_expired(tx)
     landing.reap_all(tx)  # issue 35: slot leases and landings that lapsed
@@ -67,7 +67,7 @@ async def run_reaper(writer: Writer, look: Callable[[], Awaitable[bool]] | None 
     async def reap() -> int:
         if look is not None and not await look():
             return 0
-        return int(await writer.submit(_reap))
+        return int(await writer.submit(reap_lapsed))
 
     await _every(Limits.reap_interval_s, reap, "reaper", "returned %d expired claim(s) to pending")
 

@@ -24,10 +24,10 @@ from coordd.daemon import Daemon
 from coordd.lifecycle import Lifecycle
 from coordd.store import claims, writes
 from coordd.store.connections import Durability
+from coordd.store.group import run_each
 from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
 from coordd_client.protocol import params as P
-from write_group import run_group
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUESTS = 400
@@ -145,7 +145,7 @@ def test_a_group_of_claims_far_apart_writes_a_bounded_number_of_pages(workdir: P
     store.db.execute("PRAGMA wal_autocheckpoint = 0")
     seen: dict[str, Any] = {}
     ranges, per_range, group = 16, 300, 8
-    run_group(
+    run_each(
         store,
         writes.post_task,
         [P.PostParams(title=f"frames {n}", body="x" * 200) for n in range(ranges * per_range)],
@@ -162,7 +162,7 @@ def test_a_group_of_claims_far_apart_writes_a_bounded_number_of_pages(workdir: P
     frames = []
     for start in range(0, len(order), group):
         before = wal.stat().st_size if wal.exists() else 0
-        results = run_group(store, claims.claim_task, order[start : start + group], seen)
+        results = run_each(store, claims.claim_task, order[start : start + group], seen)
         assert all(result["won"] for result in results)
         frames.append((wal.stat().st_size - before) / (page_size + 24))
     store.close()

@@ -1,4 +1,5 @@
-"""PROTOCOL.md sections 6 and 7: the event log, subscriptions with replay, task.wait."""
+"""PROTOCOL.md sections 6 and 7: the event log, subscriptions with replay, task.wait
+(the log's pages and filters on the store: tests/store/test_reads.py)."""
 
 from __future__ import annotations
 
@@ -15,25 +16,6 @@ from coordd_client.aio import AsyncClient
 from support import DaemonProcess, RawConnection, rss_kib
 
 pytestmark = pytest.mark.both_backends
-
-
-def test_events_since_pages_and_filters(daemon: DaemonProcess) -> None:
-    with daemon.client() as client:
-        a = client.post("a", project="/a").task
-        client.post("b", project="/b")
-        client.claim(a.id, "x")
-        page = client.events_since(after_seq=0, limit=2)
-        assert [e.seq for e in page.events] == [1, 2] and page.last_seq == 2
-        rest = client.events_since(after_seq=page.last_seq)
-        assert [e.seq for e in rest.events] == [3] and rest.last_seq == 3
-        only_a = client.events_since(project="/a")
-        assert [(e.seq, e.type) for e in only_a.events] == [(1, "task.posted"), (3, "task.claimed")]
-        claims = client.events_since(types=["task.claimed"])
-        assert [e.task_id for e in claims.events] == [a.id] and claims.last_seq == 3
-        assert claims.events[0].task is not None
-        assert claims.events[0].task.state == "claimed" and claims.events[0].agent == "x"
-        empty = client.events_since(after_seq=3)
-        assert empty.events == [] and empty.last_seq == 3
 
 
 def test_a_tasks_history_is_its_events_whatever_groups_they_were_written_in(

@@ -1,4 +1,5 @@
-"""Protocol 1.1 section 9 over a real daemon: dependencies, readiness and assignment."""
+"""Protocol 1.1 section 9 over a real daemon: dependencies, readiness and assignment
+between processes; their rules on the store are tests/store/test_writes.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from racing import race
 
 from coordd.store.schema import MIGRATIONS
-from coordd_client import Blocked, Client, Conflict, InvalidParams, NotFound
+from coordd_client import Client, Conflict, InvalidParams, NotFound
 from support import DaemonProcess, RawConnection, coord
 
 pytestmark = pytest.mark.both_backends
@@ -40,48 +41,6 @@ def test_a_chain_is_handed_out_in_order_to_racing_processes(daemon: DaemonProces
     for before, after in ((a.id, b.id), (b.id, c.id)):
         assert log.index(("task.completed", before)) < log.index(("task.unblocked", after))
         assert log.index(("task.unblocked", after)) < log.index(("task.claimed", after))
-
-
-def test_a_diamond_unblocks_its_join_once_both_sides_are_done(daemon: DaemonProcess) -> None:
-    with Client(daemon.socket_path, agent="me") as client:
-        top = client.post("top").task
-        left = client.post("left", depends_on=[top.id]).task
-        right = client.post("right", depends_on=[top.id]).task
-        join = client.post("join", depends_on=[right.id, left.id, right.id]).task
-        assert join.depends_on == [left.id, right.id] and join.blocked_by == [left.id, right.id]
-        for task in (top, left):
-            client.claim(task.id)
-            client.complete(task.id)
-        assert client.get(join.id).task.blocked_by == [right.id]
-        client.claim(right.id)
-        done_right = client.complete(right.id)
-        assert done_right.task.state == "done" and client.get(join.id).task.ready
-        log = events_of(client)
-    assert log.count(("task.unblocked", join.id)) == 1
-    assert ("task.unblocked", left.id) in log and ("task.unblocked", right.id) in log
-
-
-def test_reopening_a_dependency_blocks_ready_dependents_only(daemon: DaemonProcess) -> None:
-    with Client(daemon.socket_path, agent="me") as client:
-        base = client.post("base").task
-        ready = client.post("ready one", depends_on=[base.id]).task
-        running = client.post("running one", depends_on=[base.id]).task
-        client.claim(base.id)
-        client.complete(base.id)
-        client.claim(running.id)
-        seq = client.server_info().last_seq
-        client.reopen(base.id)
-        assert events_of(client, seq) == [("task.reopened", base.id), ("task.blocked", ready.id)]
-        with pytest.raises(Blocked) as refused:
-            client.claim(ready.id)
-        assert refused.value.data["task"]["blocked_by"] == [base.id]
-        assert f"#{base.id}" in refused.value.message
-        assert client.get(running.id).task.state == "claimed"  # claimed before: stays claimed
-        released = client.release(running.id)  # back to pending: blocked again, in its event
-        assert released.task.blocked_by == [base.id]
-        assert [t.id for t in client.list_tasks(ready=False).tasks] == [ready.id, running.id]
-        next_up = client.claim_next().task  # the only ready task is the reopened base
-        assert next_up is not None and next_up.id == base.id
 
 
 def test_a_waiter_for_ready_work_wakes_when_a_task_is_unblocked(daemon: DaemonProcess) -> None:

@@ -1,8 +1,8 @@
-"""docs/PROTOCOL-1.2.md section 13 over a real daemon: slots, ports, their leases and events."""
+"""docs/PROTOCOL-1.2.md section 13 over a real daemon: slots and ports raced and waited
+for, their leases and events (a lock's grants on the store: tests/store/test_slots.py)."""
 
 from __future__ import annotations
 
-import re
 import socket
 import subprocess
 import threading
@@ -51,34 +51,6 @@ def wait_until_waiting(daemon: DaemonProcess, count: int) -> None:
             time.sleep(0.01)
     finally:
         conn.close()
-
-
-def test_a_lock_is_granted_once_renewed_by_its_holder_and_names_who_holds_it(
-    daemon: DaemonProcess,
-) -> None:
-    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
-        first = a.acquire_slot("migrations", ttl_s=300).lease
-        assert (first.name, first.agent, first.capacity, first.fence) == (
-            "migrations", "a", 1, first.id,
-        )  # fmt: skip
-        again = a.acquire_slot("migrations").lease  # the holder again: the same grant
-        assert again.fence == first.fence
-        with pytest.raises(Conflict) as refused:
-            b.acquire_slot("migrations")
-        assert refused.value.code == -32002 and "held by a" in refused.value.message
-        # How long from now: the renewal above took the default ttl, 600 s.
-        assert re.search(r"until \S+Z \(in (9|10) min\)", refused.value.message)
-        assert [h["agent"] for h in refused.value.data["holders"]] == ["a"]
-        # Another project is another namespace.
-        with client_for(daemon, "b", "/other") as elsewhere:
-            assert elsewhere.acquire_slot("migrations").lease.agent == "b"
-        assert a.release_slots(["migrations"]).released == 1
-        later = b.acquire_slot("migrations").lease
-        assert later.fence > first.fence  # a new grant: a newer fence
-        kinds = [(e.type, e.slot.agent if e.slot else None) for e in slot_events(a)]
-        # This project's only (the client's default project filters the log).
-        assert kinds == [("slot.granted", "a"), ("slot.released", "a"), ("slot.granted", "b")]
-        assert all(e.task is None and e.project for e in slot_events(a))
 
 
 def test_bad_slot_input_gets_a_clear_error(daemon: DaemonProcess) -> None:
@@ -146,17 +118,6 @@ def test_waiters_are_granted_in_the_order_they_arrived(daemon: DaemonProcess) ->
     # No polling: after the release, each waiter tries at most twice (when the one
     # ahead leaves the line, which may still hold it, and when that one releases).
     assert slot_stats(daemon)["attempts"] - tries <= 2 * 3
-
-
-def test_a_task_bound_slot_ends_when_its_task_leaves_claimed(daemon: DaemonProcess) -> None:
-    with client_for(daemon, "a") as a, client_for(daemon, "b") as b:
-        task = a.post("migrate").task
-        held = a.claim(task.id)
-        a.acquire_slot("migrations", task_id=task.id)
-        a.release(task.id, fence=held.task.fence)
-        # At once, before the reaper: the lease stopped counting with its task.
-        assert a.slots(name="migrations").leases == []
-        assert b.acquire_slot("migrations").lease.agent == "b"
 
 
 def test_a_lease_lapses_without_calls_and_a_heartbeat_renews_it(daemon: DaemonProcess) -> None:

@@ -40,7 +40,7 @@ from outcome import Error, Value
 
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
-from coordd.store import transaction
+from coordd.store import group, transaction
 from coordd.store.commands import (
     Answer,
     Command,
@@ -290,102 +290,35 @@ class Writer:
         events: list[transaction.CommittedEvent],
         freed: set[str],
     ) -> None:
-        """One group commit. Optimistic first: no savepoints, which are two statements
-        (two GIL hand-offs on SQLite, two round trips on PostgreSQL) per command. If
-        a command fails, that attempt is rolled back whole and the group runs again
-        with each command in its own savepoint, so one failure undoes only its own
-        command. Commands are functions of the database and their params, so the
-        second run computes what the first would have, minus the failed command."""
-        if not self._run_group(commands, outcomes, events, freed, isolated=False):
-            self._run_group(commands, outcomes, events, freed, isolated=True)
-
-    def _run_group(
-        self,
-        commands: list[Command],
-        outcomes: list[Outcome],
-        events: list[transaction.CommittedEvent],
-        freed_in_batch: set[str],
-        *,
-        isolated: bool,
-    ) -> bool:
-        """Run the group once; False when a command failed outside a savepoint (the
-        attempt is rolled back and nothing is recorded: run it again isolated).
+        """One group commit (`store/group.py`, which the tests and the bench run too).
 
         What the group did reaches the writer only after COMMIT: its answers, its
-        events and the agents' last-seen writes alike, so a failure exit only rolls
-        back and returns."""
-        store = self._store
+        events and the agents' last-seen writes alike."""
         try:
-            # One instant for the whole group: its commands commit together.
-            now, last_seq = store.begin()
-        except Exception as exc:
-            self._abandon(commands, outcomes, exc)
-            return True
-        if self._on_instant is not None:
-            self._on_instant(now)
-        # Staged until COMMIT returns: the answers, the events, the projects whose
-        # reservations went and the agents' last-seen writes, each command's added
-        # only once it succeeded (in its savepoint, if it had one).
-        next_seq = last_seq + 1
-        done: list[Outcome] = []
-        staged_events: list[transaction.CommittedEvent] = []
-        freed: set[str] = set()
-        seen: dict[str, datetime] = {}
-        for command in commands:
-            txn = transaction.Txn(store.db, now, self._agents_seen, next_seq, group_seen=seen)
-            try:
-                if isolated:
-                    store.savepoint()
-                value = command.fn(txn, *command.args)
-            except Exception as exc:
-                if not isolated and self._store.is_disk_fault(exc):
-                    self._abandon(commands, outcomes, exc)  # not run again: see _disk_fault
-                    return True
-                if not isolated:
-                    try:
-                        store.rollback()
-                    except Exception as rollback_exc:
-                        self._abandon(commands, outcomes, rollback_exc)
-                        return True
-                    return False
-                error = self._command_error(exc)
-                if not store.rollback_command():
-                    # The whole transaction went with it (disk full, connection
-                    # lost): every command of this group failed with it.
-                    outcomes.extend((c, None, error) for c in commands)
-                    return True
-                done.append((command, None, error))
-                continue
-            if isolated:
-                try:
-                    store.release()
-                except Exception as exc:
-                    self._abandon(commands, outcomes, exc)
-                    return True
-            next_seq = txn.next_seq
-            staged_events.extend(txn.events)
-            freed.update(txn.freed_projects)
-            seen.update(txn.seen)
-            done.append((command, value, None))
-        if self._fault is not None:  # a command of this group met it in its savepoint
-            self._abandon(commands, outcomes, self._fault)
-            return True
-        try:
-            if staged_events:
-                store.append_events(staged_events)
-            store.commit(staged_events[-1].seq if staged_events else None, freed)
-        except Exception as exc:
-            self._abandon(commands, outcomes, exc)
-            return True
+            done = group.run_transaction(
+                self._store,
+                commands,
+                self._agents_seen,
+                command_error=self._command_error,
+                on_instant=self._on_instant,
+            )
+        except group.Abandoned as stop:
+            self._abandon(commands, outcomes, stop.cause)
+            return
+        except group.Lost as lost:
+            outcomes.extend((command, None, lost.error) for command in commands)
+            return
         self._transactions += 1
         self._commands += len(commands)
         self._largest_group = max(self._largest_group, len(commands))
-        outcomes.extend(done)
-        events.extend(staged_events)
-        freed_in_batch.update(freed)
-        if seen:
-            self._remember(seen)
-        return True
+        outcomes.extend(
+            (command, value, error)
+            for command, (value, error) in zip(commands, done.results, strict=True)
+        )
+        events.extend(done.events)
+        freed.update(done.freed)
+        if done.seen:
+            self._remember(done.seen)
 
     def _remember(self, seen: dict[str, datetime]) -> None:
         """A committed group's last-seen writes; the cache starts over when it would
