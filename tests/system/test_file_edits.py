@@ -101,6 +101,18 @@ def test_a_stale_write_is_denied_until_the_file_is_read_again(daemon: DaemonProc
         assert fresh.allowed and fresh.stale == [] and fresh.unrecorded == []
 
 
+def test_a_read_says_who_changed_the_file_since_the_last_one(daemon: DaemonProcess) -> None:
+    """Issue 47 item 5: Claude Code refuses a stale write itself, before the pre-edit hook;
+    the re-read it asks for is where the model learns who (once: the read is the baseline)."""
+    with tab(daemon, "a") as a, tab(daemon, "b") as b:
+        assert a.record_read(["src/x.py"], ["h1"], worktree=MAIN).changed == []
+        b.record_edit(["src/x.py"], ["h2"], worktree=MAIN)
+        again = a.record_read(["src/x.py"], ["h2"], worktree=MAIN)
+        assert [(c.path, c.agent) for c in again.changed] == [("src/x.py", "b")]
+        assert a.record_read(["src/x.py"], ["h2"], worktree=MAIN).changed == []
+        assert b.record_read(["src/x.py"], ["h2"], worktree=MAIN).changed == []  # its own edit
+
+
 def test_a_stale_write_needs_the_same_worktree(daemon: DaemonProcess) -> None:
     with tab(daemon, "a") as a, tab(daemon, "b") as b:
         a.record_read(["src/x.py"], ["h1"], worktree=MAIN)

@@ -133,16 +133,16 @@ def _during_turn(call: Invocation, given: HookInput) -> int:
 
     agent = given.agent.value
     failure: CoordError | None = None
-    text = ""
+    text = said = ""
     if call.event == "post-tool":
         from coordd_client.hooks import post_tool
 
-        failure = post_tool.record(lambda: call.socket, given)
+        failure, said = post_tool.record(lambda: call.socket, given)
         if given.host == "cursor":
             return respond.PROCEED
     if failure is None:
         try:
-            text = deliver.deliver(call.socket, agent)
+            text = "\n".join(t for t in (said, deliver.deliver(call.socket, agent)) if t)
         except CoordError as exc:
             failure = exc
     if failure is None:
