@@ -23,6 +23,18 @@ def context(host: Host, text: str) -> int:
     return PROCEED
 
 
+#: Claude Code 2.1.332 shows the model (and its user) every PreToolUse refusal as
+#: "PreToolUse:Edit hook error: <reason>", whatever the shape (a JSON deny, with or
+#: without a reason; `decision: block`; exit 2, which also puts the command in
+#: brackets): no shape reads as a plain refusal (tests/hosts/test_claude_shapes.py).
+#: So a deny also carries this context, which it shows after the result as
+#: "PreToolUse:Edit hook additional context: ...", saying the refusal is meant.
+CLAUDE_DENY_CONTEXT = (
+    "coord: the edit was refused on purpose by coordd's edit guard (Claude Code labels"
+    ' every hook refusal "hook error"); the hook works: do what its reason says'
+)
+
+
 def deny(host: Host, reason: str) -> int:
     if host == "claude":
         output = {
@@ -30,6 +42,7 @@ def deny(host: Host, reason: str) -> int:
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
                 "permissionDecisionReason": reason,
+                "additionalContext": CLAUDE_DENY_CONTEXT,
             }
         }
         sys.stdout.write(json.dumps(output) + "\n")
