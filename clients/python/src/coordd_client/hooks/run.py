@@ -182,7 +182,9 @@ def _wake(call: Invocation, given: HookInput) -> int:
         return EXIT_OK
     if message is None:
         return EXIT_OK
-    sys.stderr.write(message + "\n")  # shown to the model as it wakes
+    # Shown to the model as it wakes, after the hook's `rewakeMessage`; no newline at
+    # the end, which Claude Code would keep as a blank line before its closing tag.
+    sys.stderr.write(message)
     return respond.BLOCK
 
 
