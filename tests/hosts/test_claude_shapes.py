@@ -16,9 +16,16 @@ from __future__ import annotations
 import sys
 
 from coordd_client import Client
-from coordd_client.hooks.respond import CLAUDE_DENY_CONTEXT
-from hosts.fake_anthropic import Say, Step, ToolCall
-from hosts.test_claude import claude_p, set_up
+from coordd_client.hooks.respond import CLAUDE_DENY_CONTEXT, CLAUDE_DENY_NOTE
+from hosts.fake_anthropic import FakeAnthropic, Say, Step, ToolCall
+from hosts.test_claude import (
+    RUN_TIMEOUT_S,
+    Tmux,
+    _eventually,
+    approve_api_key,
+    claude_p,
+    set_up,
+)
 from hosts.test_claude_edits import OTHER_TAB
 from hosts.world import World
 
@@ -72,7 +79,33 @@ def test_a_deny_is_a_hook_error_result_followed_by_coords_context(world: World) 
     # Right after it, coord's own line says the refusal is meant.
     wanted = f"PreToolUse:Edit hook additional context: {CLAUDE_DENY_CONTEXT}"
     assert wanted in _system_texts(last), _system_texts(last)
+    assert CLAUDE_DENY_NOTE not in api.told()  # the note is the user's
     assert owned.read_text() == "# owned.py\n"
+
+
+def test_an_interactive_tab_shows_its_user_the_deny_with_coords_note(world: World) -> None:
+    """What the person sees in the tab: the host's "Error: PreToolUse:Edit hook error:"
+    line, and above it coord's `systemMessage` saying the refusal is meant."""
+    set_up(world)
+    approve_api_key(world)
+    with Client(world.daemon.socket_path, agent="other-tab", project=str(world.repo)) as other:
+        other.reserve(["src/owned.py"])
+    owned = world.repo / "src" / "owned.py"
+    steps: list[Step] = [
+        ToolCall("Read", {"file_path": str(owned)}),
+        ToolCall("Edit", {"file_path": str(owned), "old_string": "# owned.py", "new_string": "x"}),
+        Say("refused"),
+    ]
+    with FakeAnthropic(steps) as api:
+        flags = ("--permission-mode", "acceptEdits", "--allowedTools", "mcp__coord")
+        tab = Tmux(world, api, *flags, "--", "edit the owned file")
+        try:
+            assert api.wait_for_main_requests(3, RUN_TIMEOUT_S), tab.screen()
+            assert _eventually(lambda: "Error: PreToolUse:Edit hook error: coord:" in tab.screen())
+            screen = " ".join(tab.screen().split())  # the tab wraps long lines
+            assert f"PreToolUse:Edit says: {CLAUDE_DENY_NOTE}" in screen, screen
+        finally:
+            tab.close()
 
 
 def test_a_stale_write_is_refused_by_claude_code_and_the_reread_names_who(

@@ -27,11 +27,16 @@ def context(host: Host, text: str) -> int:
 #: "PreToolUse:Edit hook error: <reason>", whatever the shape (a JSON deny, with or
 #: without a reason; `decision: block`; exit 2, which also puts the command in
 #: brackets): no shape reads as a plain refusal (tests/hosts/test_claude_shapes.py).
-#: So a deny also carries this context, which it shows after the result as
-#: "PreToolUse:Edit hook additional context: ...", saying the refusal is meant.
+#: So a deny also carries this context, which it shows the model after the result as
+#: "PreToolUse:Edit hook additional context: ...", saying the refusal is meant, and
+#: a `systemMessage` that its user sees (the model does not) as "PreToolUse:Edit says:
+#: ..." just above the tool's "Error: PreToolUse:Edit hook error: ..." line.
 CLAUDE_DENY_CONTEXT = (
     "coord: the edit was refused on purpose by coordd's edit guard (Claude Code labels"
     ' every hook refusal "hook error"); the hook works: do what its reason says'
+)
+CLAUDE_DENY_NOTE = (
+    'coord refused this edit on purpose: the "hook error" below is its reason, not a broken hook'
 )
 
 
@@ -43,7 +48,8 @@ def deny(host: Host, reason: str) -> int:
                 "permissionDecision": "deny",
                 "permissionDecisionReason": reason,
                 "additionalContext": CLAUDE_DENY_CONTEXT,
-            }
+            },
+            "systemMessage": CLAUDE_DENY_NOTE,
         }
         sys.stdout.write(json.dumps(output) + "\n")
         return PROCEED  # the JSON decides; exit 0 so the host reads it
