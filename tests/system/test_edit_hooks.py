@@ -68,9 +68,19 @@ def pre_edit(daemon: DaemonProcess, session: str, cwd: Path, file: Path) -> dict
 
 
 def post_tool(daemon: DaemonProcess, name: str, session: str, cwd: Path, file: Path) -> None:
+    assert said_after(daemon, name, session, cwd, file) == ""
+
+
+def said_after(daemon: DaemonProcess, name: str, session: str, cwd: Path, file: Path) -> str:
+    """The post-tool hook's word to the model ("" when it says nothing)."""
     done = hook("post-tool", "claude", tool("PostToolUse", name, session, cwd, file),
                 daemon.socket_path)  # fmt: skip
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert (done.returncode, done.stderr) == (0, "")
+    if not done.stdout:
+        return ""
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "PostToolUse"
+    return str(output["additionalContext"])
 
 
 def held(daemon: DaemonProcess, agent: str) -> list[Reservation]:
@@ -171,6 +181,11 @@ def test_a_stale_write_in_a_shared_directory_is_denied_until_read_again(
     reason = denied["permissionDecisionReason"]
     assert f"src/x.py changed by {AGENT_B} at " in reason
     assert "Z since you read it; read it again, then edit" in reason
+    # Issue 47 item 5: the re-read says who (Claude Code may refuse the write itself,
+    # before this hook, without saying it); once: the read is the new baseline.
+    reread = said_after(daemon, "Read", SESSION_A, repo, target)
+    assert reread.startswith(f"coord: src/x.py was changed by {AGENT_B} at "), reread
+    assert "Z since you last read it" in reread
     post_tool(daemon, "Read", SESSION_A, repo, target)
     assert pre_edit(daemon, SESSION_A, repo, target) == {}
 

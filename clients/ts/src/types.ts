@@ -224,7 +224,8 @@ export interface GuardResult {
   renewed: number;
   others: FileEdit[];
 }
-export interface RecordResult { recorded: number }
+/** `changed`: `file.record_read` only, absent from daemons before it. */
+export interface RecordResult { recorded: number; changed?: StaleFile[] }
 export interface RecentResult { edits: FileEdit[] }
 // 1.2 section 12 (issue 34, features `messages` and `release_requests`).
 /** What a release request asks for and where it stands. */

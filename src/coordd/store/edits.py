@@ -141,7 +141,7 @@ def _verdict(allowed: bool, **found: Any) -> dict[str, Any]:
 
 
 def _freshness(
-    conn: Db, p: E.GuardParams, relative: list[str]
+    conn: Db, p: E.GuardParams | E.RecordReadParams, relative: list[str]
 ) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """(stale, unrecorded) for the paths whose content is not what the agent last saw.
 
@@ -302,11 +302,18 @@ def record_edit(tx: Txn, p: E.RecordEditParams) -> dict[str, Any]:
 
 
 def record_read(tx: Txn, p: E.RecordReadParams) -> dict[str, Any]:
-    """What the agent read: its new baseline for the stale-write verdict."""
-    for path, content in zip(p.relative, p.hashes, strict=True):
+    """What the agent read: its new baseline for the stale-write verdict.
+
+    `changed`: the paths another agent's recorded edit changed since the agent's own
+    last read or write, as `file.guard` names them stale (issue 47 item 5: Claude Code
+    refuses such a write itself, before any hook, without saying who; the re-read it
+    asks for is where the model learns who)."""
+    relative = p.relative
+    changed, _ = _freshness(tx.conn, p, relative)
+    for path, content in zip(relative, p.hashes, strict=True):
         _upsert_seen(tx, p, path, content)
     tx.touch_agent(p.agent)
-    return {"recorded": len(p.paths)}
+    return {"recorded": len(p.paths), "changed": changed}
 
 
 def _upsert_seen(tx: Txn, p: E._FileParams, path: str, content: str) -> None:

@@ -23,6 +23,23 @@ def context(host: Host, text: str) -> int:
     return PROCEED
 
 
+#: Claude Code 2.1.332 shows the model (and its user) every PreToolUse refusal as
+#: "PreToolUse:Edit hook error: <reason>", whatever the shape (a JSON deny, with or
+#: without a reason; `decision: block`; exit 2, which also puts the command in
+#: brackets): no shape reads as a plain refusal (tests/hosts/test_claude_shapes.py).
+#: So a deny also carries this context, which it shows the model after the result as
+#: "PreToolUse:Edit hook additional context: ...", saying the refusal is meant, and
+#: a `systemMessage` that its user sees (the model does not) as "PreToolUse:Edit says:
+#: ..." just above the tool's "Error: PreToolUse:Edit hook error: ..." line.
+CLAUDE_DENY_CONTEXT = (
+    "coord: the edit was refused on purpose by coordd's edit guard (Claude Code labels"
+    ' every hook refusal "hook error"); the hook works: do what its reason says'
+)
+CLAUDE_DENY_NOTE = (
+    'coord refused this edit on purpose: the "hook error" below is its reason, not a broken hook'
+)
+
+
 def deny(host: Host, reason: str) -> int:
     if host == "claude":
         output = {
@@ -30,7 +47,9 @@ def deny(host: Host, reason: str) -> int:
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
                 "permissionDecisionReason": reason,
-            }
+                "additionalContext": CLAUDE_DENY_CONTEXT,
+            },
+            "systemMessage": CLAUDE_DENY_NOTE,
         }
         sys.stdout.write(json.dumps(output) + "\n")
         return PROCEED  # the JSON decides; exit 0 so the host reads it

@@ -133,16 +133,16 @@ def _during_turn(call: Invocation, given: HookInput) -> int:
 
     agent = given.agent.value
     failure: CoordError | None = None
-    text = ""
+    text = said = ""
     if call.event == "post-tool":
         from coordd_client.hooks import post_tool
 
-        failure = post_tool.record(lambda: call.socket, given)
+        failure, said = post_tool.record(lambda: call.socket, given)
         if given.host == "cursor":
             return respond.PROCEED
     if failure is None:
         try:
-            text = deliver.deliver(call.socket, agent)
+            text = "\n".join(t for t in (said, deliver.deliver(call.socket, agent)) if t)
         except CoordError as exc:
             failure = exc
     if failure is None:
@@ -183,7 +183,9 @@ def _wake(call: Invocation, given: HookInput) -> int:
         return EXIT_OK
     if message is None:
         return EXIT_OK
-    sys.stderr.write(message + "\n")  # shown to the model as it wakes
+    # Shown to the model as it wakes, after the hook's `rewakeMessage`; no newline at
+    # the end, which Claude Code would keep as a blank line before its closing tag.
+    sys.stderr.write(message)
     return respond.BLOCK
 
 

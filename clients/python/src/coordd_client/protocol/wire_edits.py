@@ -50,6 +50,9 @@ class GuardResult(msgspec.Struct, frozen=True, kw_only=True):
 
 class RecordResult(msgspec.Struct, frozen=True, kw_only=True):
     recorded: int
+    #: `file.record_read` only: what another agent changed since the caller last read or
+    #: wrote it (empty from a daemon that does not say).
+    changed: list[StaleFile] = msgspec.field(default_factory=list)
 
 
 class RecentResult(msgspec.Struct, frozen=True, kw_only=True):

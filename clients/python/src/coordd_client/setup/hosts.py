@@ -43,8 +43,16 @@ WAKE_TIMEOUT_S = 86_400
 #: What the user sees, and what the model is told, when the wake hook wakes a tab
 #: (Claude Code's hook fields `rewakeSummary` and `rewakeMessage`, checked on
 #: 2.1.332; without them it shows "Stop hook feedback" as if a hook had failed).
+#: The summary is all the user sees of the wake itself, and it is fixed: 2.1.332
+#: takes a summary from the hook's own output only for a plugin of an official
+#: marketplace (issue 47 item 6), so the model, which is told what woke it, is asked
+#: to say it to the user.
 WAKE_SUMMARY = "coord: work or a message for this tab"
-WAKE_MESSAGE = "coordd (the shared task board) woke this tab:"
+WAKE_MESSAGE = (
+    "coordd (the shared task board) woke this tab. The user saw only"
+    f' "{WAKE_SUMMARY}": begin your reply with one line telling them what woke it'
+    " (which task or message, from whom). What woke it:"
+)
 #: Claude Code's tools after which `coord hook post-tool` runs: the edits and Read are
 #: recorded (issue 33: the stale-write guard needs both), and after them and shells
 #: unread messages are delivered (issue 34). Other tools get no process start.
