@@ -32,7 +32,7 @@ from bench.harness import (
     worker_command,
     writer_stats,
 )
-from bench.hooks import measure_hooks
+from bench.hooks import measure_commands, measure_hooks
 from bench.hosts import measure_hosts
 from bench.idle import measure_idle_costs, measure_waiters, measure_wakeups
 from bench.mcp import measure_mcp
@@ -296,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
             extra.update(measure_mcp_start(rounds=3 if args.quick else 9))
             extra.update(measure_hooks(daemon.socket, runs=9 if args.quick else 21))
+            extra.update(measure_commands(daemon.socket, runs=9 if args.quick else 21))
             extra.update(measure_board_finding(daemon.socket, runs=9 if args.quick else 21))
             extra.update(measure_tab_wake(daemon.socket, rounds=4 if args.quick else 10))
             extra.update(measure_hosts(runs=3 if args.quick else 7))
