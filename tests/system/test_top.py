@@ -72,6 +72,25 @@ def test_the_board_fills_and_follows_other_processes(daemon: DaemonProcess) -> N
     run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
 
 
+def test_the_feed_shows_every_kind_of_event(daemon: DaemonProcess) -> None:
+    """Not only task events (issue 47 item 7): a slot grant, a message and a landing
+    queued reach the feed as they happen."""
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: app.follower.status == "live", pilot)
+        with Client(daemon.socket_path, agent="codex-3", project=PROJECT) as client:
+            client.acquire_slot("migrations")
+            client.send_message("deploy at five", to="human-test")
+            client.enqueue_landing("feature-x", "main", ["src/a.py"])
+        feed = app.query_one("#feed", RichLog)
+        wanted = ("slot.granted", "message.sent", "land.queued")
+        await until(lambda: all(any(w in str(x) for x in feed.lines) for w in wanted), pilot)
+        line = next(str(x) for x in feed.lines if "message.sent" in str(x))
+        assert "codex-3" in line and "deploy at five" in line
+
+    run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
 def test_an_expiry_appears_without_a_key_press(daemon: DaemonProcess) -> None:
     with Client(daemon.socket_path, agent="w", project=PROJECT) as client:
         task = client.post("short lease").task

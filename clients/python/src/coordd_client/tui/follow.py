@@ -16,7 +16,7 @@ from pathlib import Path
 from coordd_client.client import Client, EventStream
 from coordd_client.paging import all_tasks
 from coordd_client.protocol.errors import CoordError
-from coordd_client.protocol.wire import Event, Task
+from coordd_client.protocol.wire import Event, Task, served_event_types
 
 #: Seconds between tries while the daemon cannot be reached.
 RETRY_S = 1.0
@@ -32,6 +32,10 @@ class Follower:
         self.status = "connecting"
         #: The board's id (docs/PROTOCOL-1.2.md section 1b), once loaded.
         self.board_id: str | None = None
+        #: Every event type the daemon serves: with `types` omitted a subscription
+        #: gets task events only, and the feed would never show a landing, a message,
+        #: a slot grant or an edit (issue 47 item 7).
+        self.types: list[str] | None = None
         self._stream: EventStream | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="coord-top-feed", daemon=True)
@@ -56,7 +60,7 @@ class Follower:
                     self.socket,
                     after_seq=last_seq,
                     project=self.project,
-                    types=None,
+                    types=self.types,
                     reconnect=False,
                 )
                 for event in self._stream:
@@ -78,6 +82,7 @@ class Follower:
             info = client.server_info()  # first: what follows it is replayed
             seq = info.last_seq
             self.board_id = info.board_id
+            self.types = list(served_event_types(info.features))
             tasks = list(all_tasks(client, project=self.project))
         self.loaded = (tasks, seq)
         return seq
