@@ -308,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         rows += team_rows
         if args.peers:
             peer_rows, peer_notes = measure_peers(workdir, counts, total)
+            from bench.cli_peers import measure as measure_cli_peers
+
+            extra.update(measure_cli_peers(rounds=3 if args.quick else 5))
             rows += peer_rows
         measure_baseline()
     finally:

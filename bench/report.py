@@ -215,6 +215,7 @@ def render_report(m: Measured) -> str:
         *agent_pays_record(),
         *mcp_start_lines(extra),
         *hook_lines(extra),
+        *cli_peer_lines(extra),
         *board_lines(extra),
         *context_lines(extra),
         *host_lines(extra),
@@ -406,6 +407,28 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
 
 
 HOOK_EVENTS = ("session-start", "pre-edit", "post-tool", "session-end", "wake", "pre-commit")
+
+
+def cli_peer_lines(extra: dict[str, float]) -> list[str]:
+    """A process per call against the daemon-less peer (bench/cli_peers.py, bench-peers)."""
+    if "cli16_ratio" not in extra:
+        return []
+    return [
+        "## A process per call: `coord claim` against coordinationhub's CLI",
+        "",
+        "16 agents at once, each calling its own tool once per task of its own, in alternated"
+        " rounds (bench/cli_peers.py; coordinationhub from PyPI, SQLite, no server; target:"
+        " coordd at least 3x), and one task raced by 16 processes:",
+        "",
+        "| measure | coordd (`coord claim`) | coordinationhub (`acquire-lock`) |",
+        "| --- | --- | --- |",
+        f"| calls/s, 16 processes at once | {extra['cli16_coord_per_s']:,.1f}"
+        f" | {extra['cli16_peer_per_s']:,.1f} |",
+        f"| ratio (median of rounds) | {extra['cli16_ratio']:.1f}x | 1.0x |",
+        f"| winners of one raced task | {extra['race16_coord_winners']:.0f}"
+        f" | {extra['race16_peer_winners']:.0f} |",
+        "",
+    ]
 
 
 def board_lines(extra: dict[str, float]) -> list[str]:
