@@ -143,7 +143,10 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
         mine: dict[str, list[Reservation]] = {}
         for r in reserved:
             mine.setdefault(r.agent, []).append(r)
-        body = pages.agents_page(known, held, mine, datetime.now(UTC), keys.csrf)
+        show_ended = request.query_params.get("ended") == "1"
+        body = pages.agents_page(
+            known, held, mine, datetime.now(UTC), keys.csrf, show_ended=show_ended
+        )
         return page("agents", body)
 
     async def reservations(request: Request) -> Response:
@@ -180,7 +183,8 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
         async with connected(site.socket) as client:
             seq = (await client.server_info()).last_seq
             found = await messages.queues(client, site.project)
-        part = message_pages.landing_part(found, datetime.now(UTC))
+            ended = await messages.recent_landings(client, site.project)
+        part = message_pages.landing_part(found, ended, datetime.now(UTC))
         return part_or_page(request, "landing queue", part, "land.", seq)
 
     async def post_form(request: Request) -> Response:

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from coordd_client import render
 from coordd_client.advice import plural
-from coordd_client.protocol.wire import SlotLease
+from coordd_client.protocol.wire import Landing, SlotLease
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.render import age
 from coordd_client.web.markup import Html, join, tag, void
@@ -33,7 +33,7 @@ def live_part(body: Html, types: str, last_seq: int) -> Html:
     return tag("div", body, id="live-part", data_types=types, data_seq=str(last_seq))
 
 
-def _form(action: str, label: str, csrf: str, *fields: Html) -> Html:
+def _form(action: str, label: str, csrf: str, *fields: Html, class_: str | None = None) -> Html:
     return tag(
         "form",
         void("input", type="hidden", name="csrf", value=csrf),
@@ -41,6 +41,7 @@ def _form(action: str, label: str, csrf: str, *fields: Html) -> Html:
         tag("button", label, type="submit"),
         method="post",
         action=action,
+        class_=class_,
     )
 
 
@@ -122,10 +123,10 @@ def send_form(csrf: str, task_id: int | None = None) -> Html:
     """A message to an agent, the project (no `to`), or on a task's thread."""
     fields = [
         tag("textarea", "", name="body", rows="3", cols="60", required=True, maxlength="8192"),
-        _text("to", "agent (empty: the project)"),
+        _text("to", "agent, or empty for the project", size="30"),
     ]
     if task_id is None:
-        fields.append(_text("task", "on task # (optional)", size="12"))
+        fields.append(_text("task", "on task # (optional)", size="18"))
     else:
         fields.append(void("input", type="hidden", name="task", value=str(task_id)))
     kind = tag(
@@ -134,7 +135,7 @@ def send_form(csrf: str, task_id: int | None = None) -> Html:
         tag("option", "question", value="question"),
         name="kind",
     )
-    return _form("/act/send", "send…", csrf, *fields, kind)
+    return _form("/act/send", "send…", csrf, *fields, kind, class_="send")
 
 
 def messages_page(part: Html, csrf: str) -> Html:
@@ -176,11 +177,12 @@ def slots_part(leases: Sequence[SlotLease], now: datetime) -> Html:
     return tag("h1", f"Slots and ports ({plural(len(leases), 'live lease')})") + table
 
 
-def landing_part(queues: Sequence[Queue], now: datetime) -> Html:
-    """One table per target: the queue in order, and what is in each entry's way."""
-    if not queues:
-        return tag("h1", "Landing queue") + tag("p", "nothing queued")
+def landing_part(queues: Sequence[Queue], recent: Sequence[Landing], now: datetime) -> Html:
+    """One table per target: the queue in order, and what is in each entry's way; then
+    the landings that ended last (`messages.recent_landings`), newest first."""
     parts = [tag("h1", "Landing queue")]
+    if not queues:
+        parts.append(tag("p", "nothing queued", id="queue-empty"))
     head = ("#", "branch", "agent", "state", "task", "paths", "in the way", "queued")
     for queue in queues:
         holder = f"landing slot held by {queue.holder}" if queue.holder else "landing slot free"
@@ -205,5 +207,32 @@ def landing_part(queues: Sequence[Queue], now: datetime) -> Html:
             for entry in queue.entries
         ]
         parts.append(tag("h2", f"onto {queue.onto} ({len(queue.entries)}; {holder})"))
-        parts.append(tag("table", tag("tr", join(tag("th", c) for c in head)), join(rows)))
+        heads = tag("tr", join(tag("th", c) for c in head))
+        parts.append(tag("table", heads, join(rows), class_="queue"))
+    parts.append(tag("h2", f"Recent landings ({len(recent)})"))
+    if not recent:
+        parts.append(tag("p", "none ended yet"))
+        return join(parts)
+    ended = ("#", "branch", "onto", "agent", "outcome", "ended", "commit or reason")
+    rows = [
+        tag(
+            "tr",
+            join(
+                tag("td", c)
+                for c in (
+                    entry.id,
+                    entry.branch,
+                    entry.onto,
+                    entry.agent,
+                    entry.state,
+                    f"{age(entry.updated_at, now)} ago",
+                    (entry.commit or "-")[:12] if entry.state == "landed" else entry.reason or "-",
+                )
+            ),
+            id=f"r{entry.id}",
+        )
+        for entry in recent
+    ]
+    table = tag("table", tag("tr", join(tag("th", c) for c in ended)), join(rows), id="recent")
+    parts.append(table)
     return join(parts)

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 import msgspec
 
 from coordd_client.aio import AsyncClient
+from coordd_client.paging import EVENT_PAGE
 from coordd_client.protocol.wire import Landing
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.web.daemon import message_events
 
+#: The most recent ended landings the landing page shows.
+RECENT_LANDINGS = 20
 #: The most unread messages the page shows at once (`message.read`'s own bound is 1000).
 INBOX_LIMIT = 200
 
@@ -99,3 +102,28 @@ async def queues(client: AsyncClient, project: str | None) -> list[Queue]:
                         notes.append(f"{c.path} reserved by {c.reservation.agent}")
             queue.in_the_way[entry.id] = notes
     return list(by_onto.values())
+
+
+async def recent_landings(
+    client: AsyncClient, project: str | None, limit: int = RECENT_LANDINGS
+) -> list[Landing]:
+    """The `limit` landings that ended last (landed or failed), newest first.
+
+    `land.list` answers the live open entries only (section 14), so a landing
+    leaves it the moment it ends; the `land.landed` and `land.failed` events carry
+    the entry as it ended (outcome, reason, commit), and `events.since` keeps them:
+    the page reads them rather than ask the daemon for a new method."""
+    ended: list[Landing] = []
+    after = 0
+    while True:
+        page = await client.events_since(
+            after_seq=after,
+            limit=EVENT_PAGE,
+            project=project,
+            types=["land.landed", "land.failed"],
+        )
+        ended += [e.landing for e in page.events if e.landing is not None]
+        ended = ended[-limit:]
+        if len(page.events) < EVENT_PAGE:
+            return ended[::-1]
+        after = page.last_seq

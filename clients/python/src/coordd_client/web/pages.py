@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from coordd_client import render
 from coordd_client.advice import plural
+from coordd_client.presence import HORIZON
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
-from coordd_client.render import age
+from coordd_client.render import age, parse_time
 from coordd_client.web.markup import Html, join, tag, void
 from coordd_client.web.rows import View, board_table, gate_row
 
@@ -38,8 +39,11 @@ def frame(
     live: str | None = None,
     board: str | None = None,
 ) -> Html:
-    """The page around `body`: head, navigation, and (on the board) the live stream's URL
-    and the board's id (docs/PROTOCOL-1.2.md section 1b), the one every surface compares."""
+    """The page around `body`: head, navigation, the board's id (docs/PROTOCOL-1.2.md
+    section 1b, the one every surface compares) and, on a page that follows the stream
+    (`live`), the stream's badge: "connecting" until the stream says "live". A page
+    with no stream has no badge, rather than one that never says anything (issue 47
+    item 8)."""
     nav = join(tag("a", name, href=href) for href, name in NAV)
     head = Html(
         '<meta charset="utf-8"><meta name="viewport" content="width=device-width">'
@@ -52,11 +56,18 @@ def frame(
         tag("nav", nav),
         tag("span", f"{scope} · acting as {human}", class_="scope"),
         tag("span", f"board {board}", class_="board") if board else Html(""),
-        tag("span", "", id="status", class_="status", data_live=live),
+        tag("span", "connecting", id="status", class_="status", data_live=live)
+        if live
+        else Html(""),
     )
     return Html(
         "<!doctype html>"
-        + tag("html", tag("head", head, tag("title", title)), tag("body", header, body), lang="en")
+        + tag(
+            "html",
+            tag("head", head, tag("title", title)),
+            tag("body", header, tag("main", body)),
+            lang="en",
+        )
     )
 
 
@@ -253,17 +264,50 @@ def agents_page(
     reserved: dict[str, list[Reservation]],
     now: datetime,
     csrf: str,
+    *,
+    show_ended: bool = False,
 ) -> Html:
-    """Last seen, what each holds and reserved, and Release for one that died."""
+    """Last seen, what each holds and reserved, and Release for one that holds something.
+
+    An agent that holds nothing here and was not seen within `presence.HORIZON` has
+    ended (its session closed, or it died holding nothing): such agents are hidden
+    behind a "show ended (N)" link (`?ended=1`), since the daemon never forgets a
+    name and every headless session would otherwise stay a row (issue 47 item 8)."""
     rows = []
+    ended = 0
     for a in agents:
-        claims = " ".join(f"#{t.id}" for t in held.get(a.agent, ())) or "-"
-        patterns = ", ".join(r.pattern for r in reserved.get(a.agent, ())) or "-"
-        release = _button_form(f"/act/release-agent/{a.agent}", "release", csrf)
-        cells = (a.agent, f"{age(a.last_seen, now)} ago", claims, patterns)
-        rows.append(tag("tr", join(tag("td", c) for c in cells), tag("td", release)))
+        claims = held.get(a.agent, [])
+        patterns = reserved.get(a.agent, [])
+        holds = bool(claims or patterns or a.holding)
+        if not holds and now - parse_time(a.last_seen) >= HORIZON:
+            ended += 1
+            if not show_ended:
+                continue
+        release = (
+            _button_form(f"/act/release-agent/{a.agent}", "release", csrf) if holds else Html("")
+        )
+        cells = (
+            a.agent,
+            f"{age(a.last_seen, now)} ago",
+            " ".join(f"#{t.id}" for t in claims) or "-",
+            ", ".join(r.pattern for r in patterns) or "-",
+        )
+        rows.append(
+            tag("tr", join(tag("td", c) for c in cells), tag("td", release), id=f"a-{a.agent}")
+        )
     head = tag("tr", join(tag("th", c) for c in ("agent", "last seen", "holds", "reserved", "")))
-    return tag("h1", "Agents") + tag("table", head, join(rows), class_="agents")
+    if show_ended:
+        toggle = tag("a", "hide ended", href="/agents", id="ended")
+    else:
+        toggle = tag("a", f"show ended ({ended})", href="/agents?ended=1", id="ended")
+    note = tag(
+        "p",
+        f"{plural(len(rows), 'agent')} shown; ended: not seen for"
+        f" {int(HORIZON.total_seconds() // 60)} minutes and holding nothing. ",
+        toggle if ended else Html(""),
+        class_="note",
+    )
+    return tag("h1", "Agents") + note + tag("table", head, join(rows), class_="agents")
 
 
 def reservations_page(reservations: Sequence[Reservation], now: datetime) -> Html:
@@ -285,7 +329,8 @@ def reservations_page(reservations: Sequence[Reservation], now: datetime) -> Htm
         )
         for r in reservations
     ]
-    table = tag("table", tag("tr", join(tag("th", c) for c in head)), join(rows))
+    heads = tag("tr", join(tag("th", c) for c in head))
+    table = tag("table", heads, join(rows), class_="reservations")
     return tag("h1", f"Reservations ({len(reservations)})") + table
 
 
