@@ -16,9 +16,9 @@ import trio
 
 from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
-from coordd_client.protocol.wire import EVENT_TYPES, Event, Task
+from coordd_client.protocol.wire import EVENT_TYPES, AgentInfo, Event, Landing, Task
 from coordd_client.protocol.wire_messages import MessageEvent
-from coordd_client.web import http_post, notify
+from coordd_client.web import http_post, message_pages, notify, pages
 from coordd_client.web.daemon import decode_event
 from coordd_client.web.guard import Guard, Secrets, same_origin_path
 from coordd_client.web.live import LIVE_TYPES, Outbox, message
@@ -286,3 +286,49 @@ def test_notify_on_takes_gate_event_types_and_families_and_refuses_the_rest() ->
     for bad in (["bogus"], ["task.faild"], ["nope.*"], []):
         with pytest.raises(ValueError, match="--notify-on"):
             notify.chosen_kinds(bad)
+
+
+def _landing(landing_id: int, state: str, **fields: Any) -> Landing:
+    base: dict[str, Any] = {
+        "id": landing_id, "project": "/p", "onto": "main", "branch": f"b{landing_id}",
+        "agent": "cursor-2", "task_id": None, "state": state, "paths": [],
+        "created_at": "2026-12-01T13:00:00.000000Z", "updated_at": "2026-12-01T13:50:00.000000Z",
+        "lease_id": None, "reason": None, "commit": None,
+        "expires_at": "2026-12-01T14:10:00.000000Z", "ttl_s": 600.0,
+    }  # fmt: skip
+    base.update(fields)
+    return msgspec.convert(base, Landing)
+
+
+def test_the_landing_page_lists_the_ended_landings_with_commit_or_reason() -> None:
+    """Issue 47 item 8: a landing that ended stays on the page, below the queue."""
+    landed = _landing(1, "landed", commit="9f2c4e1a" * 5)
+    failed = _landing(2, "failed", reason="<b>tests</b> failed")
+    page = message_pages.landing_part([], [failed, landed], NOW)
+    assert "nothing queued" in page and "Recent landings (2)" in page
+    assert '<tr id="r1">' in page and "9f2c4e1a9f2c<" in page  # the commit, shortened
+    assert "&lt;b&gt;tests&lt;/b&gt; failed" in page and "10m ago" in page
+    assert page.index('id="r2"') < page.index('id="r1"')  # newest first, as given
+    assert "none ended yet" in message_pages.landing_part([], [], NOW)
+
+
+def test_the_agents_page_hides_ended_agents_and_offers_release_to_holders_only() -> None:
+    """Issue 47 item 8: an agent holding nothing, unseen for the horizon, has ended."""
+    agents = [
+        AgentInfo(agent="holder", last_seen="2026-11-01T00:00:00.000000Z", holding=1),
+        AgentInfo(agent="idle", last_seen="2026-12-01T13:59:00.000000Z", holding=0),
+        AgentInfo(agent="gone", last_seen="2026-12-01T13:00:00.000000Z", holding=0),
+    ]
+    held = {"holder": [_task(state="claimed", claimed_by="holder")]}
+    page = pages.agents_page(agents, held, {}, NOW, "csrf")
+    assert 'id="a-holder"' in page and 'id="a-idle"' in page and 'id="a-gone"' not in page
+    assert page.count("<button") == 1 and "/act/release-agent/holder" in page
+    assert 'href="/agents?ended=1"' in page and "show ended (1)" in page
+    every = pages.agents_page(agents, held, {}, NOW, "csrf", show_ended=True)
+    assert 'id="a-gone"' in every and every.count("<button") == 1 and "hide ended" in every
+
+
+def test_only_a_page_that_follows_the_stream_has_the_live_badge() -> None:
+    live = pages.frame("t", Html(""), scope="s", human="h", live="1")
+    assert 'id="status"' in live and ">connecting<" in live
+    assert 'id="status"' not in pages.frame("t", Html(""), scope="s", human="h")
