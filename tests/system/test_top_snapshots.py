@@ -206,7 +206,7 @@ def test_a_key_per_pane() -> None:
             await pilot.press("5")  # hidden at 24 rows
             await pilot.pause()
             feed = app.query_one("#feed", RichLog)
-            assert feed.display and app.focused is feed
+            assert feed.display and feed.has_focus
 
     asyncio.run(main())
 
