@@ -19,7 +19,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog, Static
 from top_pilot import until
 
-from coordd_client.tui import demo, layout
+from coordd_client.tui import demo, layout, messages
 from coordd_client.tui.app import TopApp
 
 
@@ -36,7 +36,14 @@ def demo_app() -> TopApp:
 async def show_demo(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, TopApp)
-    app.show_fixed(demo.TASKS, demo.AGENTS, demo.RESERVATIONS, demo.EVENTS)
+    app.show_fixed(
+        demo.TASKS,
+        demo.AGENTS,
+        demo.RESERVATIONS,
+        demo.EVENTS,
+        inbox=demo.MESSAGES,
+        edited_elsewhere=demo.EDITED_ELSEWHERE,
+    )
     # A shown feed is written after the first layout (a line is cut to the log's width;
     # a hidden one waits to be shown): wait for it rather than trust one pause to be
     # enough on a busy machine.
@@ -66,13 +73,25 @@ def check_the_board(pilot: Pilot[Any], width: int, height: int) -> None:
         assert shown in row, (shown, row)
     counts = app.query_one("#counts", Static)
     assert counts.region.bottom <= height - 1  # above the footer, on screen
-    assert "pending 3 claimed 2" in screen_text(pilot, "#counts")[0]
+    check_the_status_line(pilot, width, height)
     feed = app.query_one("#feed", RichLog)
     if height >= layout.FEED_AUTO_ROWS:
         assert feed.display and feed.region.height == layout.feed_lines(height, None) + 1
         assert any("task.failed" in line for line in screen_text(pilot, "#feed"))
     else:
         assert not feed.display  # a toggled pane: `e`
+
+
+def check_the_status_line(pilot: Pilot[Any], width: int, height: int) -> None:
+    """Every count whole, the edits' last (issue 47 item 7): on one line when it fits,
+    else on two, above the footer."""
+    counts = pilot.app.query_one("#counts", Static)
+    assert counts.region.bottom <= height - 1
+    lines = [line.rstrip() for line in screen_text(pilot, "#counts")]
+    assert "pending 3 claimed 2 done 0 failed 1 cancelled 0" in lines[0]
+    assert lines[-1].endswith("2 files edited in 2+ worktrees")
+    assert len(lines) == (1 if width >= 120 else 2)
+    assert all(len(line) <= width and "…" not in line for line in lines)
 
 
 def test_a_given_board_has_its_status_line_at_once() -> None:
@@ -143,3 +162,71 @@ def test_the_keys(snap_compare: Callable[..., bool]) -> None:
         assert text.count("enter") == 1 and "/ " in text and "? " in text
 
     assert snap_compare(demo_app(), terminal_size=(80, 24), run_before=keys)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: "x".join(map(str, s)))
+def test_the_messages_pane(snap_compare: Callable[..., bool], size: tuple[int, int]) -> None:
+    """`4` shows the Messages pane and focuses it (issue 47 item 7): every column fits the
+    width, a body cut ends in "…", and the status line is whole under it."""
+
+    async def inbox(pilot: Pilot[Any]) -> None:
+        await show_demo(pilot)
+        await pilot.press("4")
+        await pilot.pause()
+        assert pilot.app.focused is pilot.app.query_one("#messages", DataTable)
+        width, height = size
+        columns = dict(layout.pane_columns(width, layout.MESSAGE_COLUMNS, "MESSAGE"))
+        assert columns["MESSAGE"] >= (27 if width < 120 else 50)
+        lines = screen_text(pilot, "#messages")
+        assert lines[0].split() == list(messages.COLUMNS)
+        for message in demo.MESSAGES:
+            row = next(line for line in lines[1:] if line.split()[:1] == [str(message.id)])
+            cut = columns["MESSAGE"]
+            body = message.body
+            shown = body if len(body) <= cut else body[: cut - 1] + "…"
+            assert row.rstrip().endswith(shown), (shown, row)
+        check_the_status_line(pilot, width, height)
+
+    assert snap_compare(demo_app(), terminal_size=size, run_before=inbox)
+
+
+def test_a_key_per_pane() -> None:
+    """1 to 5 show and focus the board, agents, reservations, messages and the feed (the
+    feed shown first when it was hidden), so the arrows move in the pane you chose."""
+    app = demo_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await show_demo(pilot)
+            for key, pane in [("2", "agents"), ("3", "reservations"), ("4", "messages"),
+                              ("1", "board")]:  # fmt: skip
+                await pilot.press(key)
+                await pilot.pause()
+                assert app.focused is app.query_one(f"#{pane}", DataTable)
+            await pilot.press("5")  # hidden at 24 rows
+            await pilot.pause()
+            feed = app.query_one("#feed", RichLog)
+            assert feed.display and feed.has_focus
+
+    asyncio.run(main())
+
+
+def test_the_side_panes_refit_when_the_terminal_narrows() -> None:
+    """A resize gives the Messages and Reservations panes their new columns, rows kept."""
+    app = demo_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await show_demo(pilot)
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause()
+            for pane, wanted, rest, rows in [
+                ("messages", layout.MESSAGE_COLUMNS, "MESSAGE", len(demo.MESSAGES)),
+                ("reservations", layout.RESERVATION_COLUMNS, "PATTERN", 2),
+            ]:
+                table = app.query_one(f"#{pane}", DataTable)
+                shown = [(str(c.label), c.width) for c in table.columns.values()]
+                assert shown == layout.pane_columns(80, wanted, rest)
+                assert table.row_count == rows
+
+    asyncio.run(main())

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -33,6 +34,7 @@ from coordd_client.client import Client
 from coordd_client.human import human_agent
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, SlotLease, Task
+from coordd_client.protocol.wire_messages import Message
 from coordd_client.render import age
 from coordd_client.tui import edits, layout, message_actions, messages
 from coordd_client.tui.board import Board, plain
@@ -52,6 +54,15 @@ FRAME_S = 0.2
 #: Reservations and agents carry no events (PROTOCOL.md section 7), nor does a request
 #: expiring (tui/messages.py): re-read this often.
 SIDE_REFRESH_S = 2.0
+#: The side panes whose columns layout.pane_columns fits: (table id, columns, the one
+#: that takes the rest).
+PANES = (
+    ("reservations", layout.RESERVATION_COLUMNS, "PATTERN"),
+    ("messages", layout.MESSAGE_COLUMNS, "MESSAGE"),
+    ("agents", layout.AGENT_COLUMNS, "HOLDS"),
+)
+#: Keys `?` leaves to the `1-5` line (the first pane key's).
+PANE_KEYS_UNLISTED = frozenset("2345")
 STATE_FILTERS = (
     ("open", frozenset({"pending", "claimed", "failed"})),
     ("all", frozenset(STATES)),
@@ -67,7 +78,7 @@ class TopApp(MessageActions):
     CSS = """
     TabbedContent, ContentSwitcher, TabPane, #board { height: 1fr; }
     #feed { height: auto; border-top: solid $accent; overflow-y: auto; }
-    #status { height: 1; background: $panel; }
+    #status, #counts { height: auto; background: $panel; }
     #dialog, #detail { width: 80%; max-width: 100; height: auto; max-height: 90%;
                        border: thick $accent; padding: 1 2; background: $surface; }
     Confirm, Ask, Detail { align: center middle; }
@@ -78,7 +89,7 @@ class TopApp(MessageActions):
         Binding("a", "assign", "assign", tooltip="assign the selected task"),
         Binding("c", "cancel_task", "cancel", tooltip="cancel the selected task"),
         Binding("o", "reopen", "reopen", show=False, tooltip="reopen the selected task"),
-        Binding("x", "release_agent", "release", tooltip="release all an agent holds"),
+        Binding("x", "release_agent", "release", show=False, tooltip="release all an agent holds"),
         Binding(
             "enter",
             "detail",
@@ -97,6 +108,19 @@ class TopApp(MessageActions):
         Binding("m", "mine", "mine", show=False, tooltip="only yours"),
         Binding("s", "cycle_sort", "sort", show=False, tooltip="by id, or most urgent first"),
         Binding("e", "toggle_feed", "events", tooltip="show or hide the event feed"),
+        # A key per pane, so the arrows move in the one you mean (issue 47 item 7); `?`
+        # lists the five on one line, the footer as `1-5`.
+        Binding(
+            "1",
+            "pane('board')",
+            "panes",
+            key_display="1-5",
+            tooltip="panes: board, agents, reservations, messages, feed",
+        ),
+        Binding("2", "pane('agents')", "agents", show=False),
+        Binding("3", "pane('reservations')", "reservations", show=False),
+        Binding("4", "pane('messages')", "messages", show=False),
+        Binding("5", "pane('feed')", "feed", show=False),
         Binding("question_mark", "help", "keys", tooltip="these keys"),
         Binding("q", "quit", "quit"),
     ]
@@ -135,6 +159,9 @@ class TopApp(MessageActions):
         self._messages = []
         #: Files edited in 2+ worktrees lately (`tui/edits.py`, issue 33).
         self._edited_elsewhere = 0
+        #: What the side panes show, unscoped, to redraw them when the width changes.
+        self._side: tuple[list[Reservation], list[AgentInfo], Sequence[SlotLease]] | None = None
+        self._inbox: messages.Inbox | None = None
 
     @property
     def redraws(self) -> int:
@@ -164,11 +191,6 @@ class TopApp(MessageActions):
         self.title = f"coord top: {where}"
         self.sub_title = f"you act as {self.agent}"
         self._fit(self.size.width, self.size.height)
-        self.query_one("#agents", DataTable).add_columns("AGENT", "SEEN", "HOLDS", "RESERVED")
-        self.query_one("#reservations", DataTable).add_columns(
-            "ID", "PATTERN", "HOLDER", "MODE", "EXPIRES", "TASK"
-        )
-        self.query_one("#messages", DataTable).add_columns(*messages.COLUMNS)
         self.set_interval(FRAME_S, self._frame)
         self.set_interval(1.0, self._tick)
         if self._follow:
@@ -182,10 +204,17 @@ class TopApp(MessageActions):
         agents: list[AgentInfo],
         reservations: list[Reservation],
         events: list[Event] | None = None,
+        *,
+        inbox: list[Message] | None = None,
+        edited_elsewhere: int = 0,
     ) -> None:
         """Show a given board instead of following a daemon (the demo and snapshots);
-        `events` fill the feed only (`tasks` are the board as it is after them)."""
+        `events` fill the feed only (`tasks` are the board as it is after them), `inbox`
+        the Messages pane, `edited_elsewhere` the status line's count of files edited in
+        2+ worktrees."""
         self.follower.status = "demo"
+        self._edited_elsewhere = edited_elsewhere
+        self._show_messages(messages.Inbox(inbox or [], None))
         self.model.load(tasks, 0)
         self.model.feed.extend(events or ())
         # After the first layout: a RichLog line is cut to the log's width when written.
@@ -210,6 +239,37 @@ class TopApp(MessageActions):
         if lines:
             feed.styles.height = lines + 1  # and its top border
         self.board.set_columns(layout.columns(width))
+        redraw = False
+        for pane, wanted, rest in PANES:
+            redraw |= self._set_pane_columns(pane, layout.pane_columns(width, wanted, rest))
+        if redraw and self._side is not None:  # a pane's rows go with its old columns
+            self._show_side(*self._side)
+        if redraw and self._inbox is not None:
+            self._show_messages(self._inbox)
+        self._show_status()
+
+    def _set_pane_columns(self, pane: str, wanted: list[tuple[str, int]]) -> bool:
+        """Fixed widths for a side pane (cut cells end in "…"); True if they changed."""
+        table = self.query_one(f"#{pane}", DataTable)
+        now = [(str(c.label), c.width) for c in table.columns.values()]
+        if now == wanted:
+            return False
+        table.clear(columns=True)
+        for name, cells in wanted:
+            table.add_column(name, width=cells)
+        return True
+
+    def action_pane(self, pane: str) -> None:
+        """Show the pane and focus it, so the arrows and page keys move in it; the feed
+        is shown first if hidden."""
+        if pane == "feed":
+            feed = self.query_one("#feed", RichLog)
+            if not feed.display:
+                self.action_toggle_feed()
+            feed.focus()
+            return
+        self.query_one(TabbedContent).active = f"tab-{pane}"
+        self.query_one(f"#{pane}", DataTable).focus()
 
     def action_toggle_feed(self) -> None:
         self._feed_shown = not self.query_one("#feed", RichLog).display
@@ -275,11 +335,15 @@ class TopApp(MessageActions):
         if word := edits.status_word(self._edited_elsewhere):
             extras.append(word)
         status = f"daemon {self.follower.status} | " + " ".join(parts)
-        line = status + " | " + ", ".join(extras)
+        lines = [status + " | " + ", ".join(extras)]
+        if len(lines[0]) > self.size.width:  # two lines rather than a count cut off
+            lines = [status, ", ".join(extras)]
+        line = "\n".join(lines)
         if line != self._status_line:  # unchanged: no repaint
             self._status_line = line
-            shown_line = plain(line)
-            shown_line.no_wrap = True  # one line, cut with "…" when narrow
+            shown_line = Text("\n").join(map(plain, lines))
+            shown_line.no_wrap = True  # a search longer than the width is cut with "…"
+            shown_line.overflow = "ellipsis"
             self.query_one("#counts", Static).update(shown_line)
 
     @work(thread=True, exclusive=True, group="side")
@@ -308,6 +372,7 @@ class TopApp(MessageActions):
             # The app is closing (its widgets gone) when a slow refresh comes back, which
             # a loaded machine made likelier once the refresh also read the edits.
             return
+        self._side = (reservations, agents, leases)
         now = self._clock()
         held = self.model.holdings()
         holders = set(held) | {r.agent for r in reservations}
@@ -321,8 +386,8 @@ class TopApp(MessageActions):
         for r in reservations:
             mode = "exclusive" if r.exclusive else "shared"
             task = f"#{r.task_id}" if r.task_id else ""
-            table.add_row(r.id, plain(r.pattern), plain(r.agent), mode,
-                          render.relative(r.expires_at, now), task)  # fmt: skip
+            table.add_row(str(r.id), plain(r.pattern), plain(r.agent), plain(mode),
+                          plain(render.relative(r.expires_at, now)), plain(task))  # fmt: skip
         for row in lease_rows(leases, now):  # issue 35: slot and port leases, below
             table.add_row(*map(plain, row))
         reserved: dict[str, int] = {}
@@ -334,8 +399,8 @@ class TopApp(MessageActions):
             seen = age(a.last_seen, now)
             stale = now - render.parse_time(a.last_seen) >= presence.HORIZON
             holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
-            people.add_row(plain(a.agent), f"{seen}{' (stale)' if stale else ''}", holds,
-                           str(reserved.get(a.agent, 0)))  # fmt: skip
+            people.add_row(plain(a.agent), plain(f"{seen}{' (stale)' if stale else ''}"),
+                           plain(holds), str(reserved.get(a.agent, 0)))  # fmt: skip
 
     # --- the view ------------------------------------------------------------------
 
@@ -376,7 +441,9 @@ class TopApp(MessageActions):
         keys = "\n".join(
             f"{self.get_key_display(b):<7} {b.tooltip or b.description}"
             for b in self.BINDINGS
-            if isinstance(b, Binding) and b.action not in message_actions.ACTIONS
+            if isinstance(b, Binding)
+            and b.action not in message_actions.ACTIONS
+            and b.key not in PANE_KEYS_UNLISTED
         )
         keys += "\n" + message_actions.HELP_LINE  # the Messages tab's keys, on one line
-        self.push_screen(Detail("Keys\n\n" + keys))
+        self.push_screen(Detail("Keys\n" + keys))  # 24 rows hold every line

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
+from coordd_client.protocol.wire_messages import Message, RequestState
 
 NOW = datetime(2026, 12, 1, 14, 0, 0, tzinfo=UTC)
 
@@ -71,3 +72,25 @@ EVENTS = [
     _event(43, 3, "task.claimed", TASKS[3], "claude-3cda0b494380"),
     _event(44, 1, "task.assigned", TASKS[4], "claude-3cda0b494380"),
 ]
+
+
+#: The human's inbox (the Messages pane): an open release request first, as
+#: `tui/messages.inbox` orders them, then a question and a plain note.
+MESSAGES = [
+    Message(id=12, project="/home/ada/shop", sender="codex-019d1afbb2c7", kind="request",
+            audience="agent", to="human-ada", task_id=None, reply_to=None,
+            body="I need src/auth/** to move the session check into the middleware "
+                 "before the migration lands", created_at=_at(2), seq=45, open=True,
+            request=RequestState(holder="human-ada", patterns=["src/auth/**"], task_id=None,
+                                 status="open", expires_at=_at(-8))),
+    Message(id=9, project="/home/ada/shop", sender="claude-3cda0b494380", kind="question",
+            audience="agent", to="human-ada", task_id=4, reply_to=None,
+            body="Should a + in the local part be kept when we normalise emails?",
+            created_at=_at(5), seq=40, open=True),
+    Message(id=7, project="/home/ada/shop", sender="cursor-shop", kind="message",
+            audience="agent", to="human-ada", task_id=6, reply_to=None,
+            body="test_refund_rounding passes 200 times in a row here; leaving it failed",
+            created_at=_at(7), seq=38),
+]  # fmt: skip
+#: Files edited in two or more worktrees lately (the status line's last word).
+EDITED_ELSEWHERE = 2

@@ -11,11 +11,20 @@ full 20, then the title. Whatever a narrow board leaves out is in the detail vie
 
 Height: the feed of events is a pane under the board, a quarter of the height
 (6 to 16 lines); below `FEED_AUTO_ROWS` rows it starts hidden (the board needs the
-lines) and `e` toggles it. The counts line is one line under the feed, always.
+lines) and `e` toggles it. The counts line is under the feed, always: one line, or
+two when it does not fit the width (the counts, then the filter and the edits), so no
+count is ever cut off.
+
+The side panes (Reservations, Messages, Agents) have fixed columns too, from
+`pane_columns`: each column starts at its least, one column (the pattern, the
+message, what an agent holds) takes what is left, never less than its floor, and room
+beyond that floor widens the others to their full width, in order. A cut cell ends in
+an ellipsis rather than scrolling the pane sideways.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -79,3 +88,49 @@ def feed_lines(height: int, shown: bool | None) -> int:
     if shown is None:
         shown = height >= FEED_AUTO_ROWS
     return min(FEED_MOST, max(FEED_LEAST, height // 4)) if shown else 0
+
+
+#: The Reservations pane (slot and port leases share it, `tui/slots.py`); PATTERN
+#: takes the rest. EXPIRES is `in 57 min (14:57Z)`, cut to `in 57 min…` when tight.
+RESERVATION_COLUMNS = (
+    Column("ID", 4, 4),  # "L123"
+    Column("PATTERN", 0, 20),
+    Column("HOLDER", 20, 12),
+    Column("MODE", 9, 9),  # "exclusive", "slot of 4"
+    Column("EXPIRES", 18, 10),
+    Column("TASK", 5, 5),
+)
+#: The Messages pane (`tui/messages.COLUMNS`); MESSAGE, the body, takes the rest.
+MESSAGE_COLUMNS = (
+    Column("ID", 4, 4),
+    Column("FROM", 20, 12),
+    Column("KIND", 16, 10),  # "release src/auth/**"
+    Column("STATE", 8, 8),  # "answered"
+    Column("TASK", 5, 5),
+    Column("MESSAGE", 0, 27),
+)
+#: The Agents pane; HOLDS, the task ids an agent holds, takes the rest.
+AGENT_COLUMNS = (
+    Column("AGENT", 20, 12),
+    Column("SEEN", 17, 10),  # "14 min ago (stale)"
+    Column("HOLDS", 0, 12),
+    Column("RESERVED", 8, 8),
+)
+
+
+def pane_columns(width: int, wanted: Sequence[Column], rest: str) -> list[tuple[str, int]]:
+    """A side pane's columns at a terminal `width`, (name, width) in `wanted`'s order.
+
+    Each column starts at its least; `rest` takes the room left, never less than its
+    `least` (a floor); room beyond the floor widens the others, in order, up to their
+    `width`, and whatever is still left goes to `rest`."""
+    room = width - SCROLLBAR - sum(c.least + PADDING for c in wanted)
+    chosen = {c.name: c.least for c in wanted}
+    for column in wanted:
+        if column.name == rest or room <= 0:
+            continue
+        grow = min(room, column.width - column.least)
+        chosen[column.name] += grow
+        room -= grow
+    chosen[rest] += max(0, room)
+    return [(c.name, chosen[c.name]) for c in wanted]

@@ -28,11 +28,13 @@ class MessageActions(HumanActions):
     #: The Messages tab's rows, in order (to find the one under the cursor).
     _messages: list[Message]
     _ack_up_to: int | None = None
+    _inbox: messages.Inbox | None = None
 
     def _show_messages(self, inbox: messages.Inbox) -> None:
         """Redraw the tab (keeping the cursor's row) and count what waits in its label."""
         if not self.query("#messages"):
             return  # the app is closing
+        self._inbox = inbox  # redrawn as it is when the width changes
         shown = self._messages = inbox.messages
         self._ack_up_to = inbox.ack_up_to
         table = self.query_one("#messages", DataTable)

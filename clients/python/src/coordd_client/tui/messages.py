@@ -4,7 +4,8 @@ unread messages, open release requests and questions first, as plain rows.
 Read on the side panes' cadence rather than from a `message.sent` subscription: a
 request's state changes with no event of its own (an open request past `expires_at`
 is `expired` only when read), and the board's follower decodes task events alone.
-No Textual here, so the demo board (which has no messages) renders as before.
+No Textual here; the demo board's inbox is `demo.MESSAGES`, the pane's columns
+`layout.MESSAGE_COLUMNS`.
 """
 
 from __future__ import annotations
