@@ -45,36 +45,6 @@ def test_a_read_says_who_changed_the_file_since_the_last_one(daemon: DaemonProce
         assert b.record_read(["src/x.py"], ["h2"], worktree=MAIN).changed == []  # its own edit
 
 
-def test_a_stale_write_needs_the_same_worktree(daemon: DaemonProcess) -> None:
-    with tab(daemon, "a") as a, tab(daemon, "b") as b:
-        a.record_read(["src/x.py"], ["h1"], worktree=MAIN)
-        b.record_edit(["src/x.py"], ["h2"], worktree=LINKED)  # another directory
-        seen = a.file_guard(["src/x.py"], worktree=MAIN, hashes=["h1"], auto_reserve=False)
-        assert seen.allowed and seen.stale == []
-
-
-def test_a_change_nobody_recorded_is_warned_once(daemon: DaemonProcess) -> None:
-    with tab(daemon, "a") as a:
-        a.record_read(["src/x.py"], ["h1"], worktree=MAIN)
-        first = a.file_guard(["src/x.py"], worktree=MAIN, hashes=["h3"], auto_reserve=False)
-        assert first.allowed and first.unrecorded == ["src/x.py"]
-        second = a.file_guard(["src/x.py"], worktree=MAIN, hashes=["h3"], auto_reserve=False)
-        assert second.allowed and second.unrecorded == []
-
-
-def test_other_live_agents_edits_in_other_worktrees_are_named(daemon: DaemonProcess) -> None:
-    with tab(daemon, "a") as a, tab(daemon, "b") as b:
-        b.record_edit(["src/x.py"], ["h2"], worktree=LINKED)
-        b.record_edit(["src/y.py"], ["h2"], worktree=MAIN)  # the same directory: not "other"
-        got = a.file_guard(["src/x.py", "src/y.py"], worktree=MAIN, auto_reserve=False)
-        assert [(o.path, o.agent, o.worktree) for o in got.others] == [("src/x.py", "b", LINKED)]
-        a.record_edit(["src/x.py"], ["h4"], worktree=MAIN)
-        seen = a.recent_edits(agent="a").edits
-        assert [(e.path, e.agent, e.worktree) for e in seen] == [("src/x.py", "b", LINKED)]
-        everyone = {(e.path, e.agent) for e in a.recent_edits().edits}
-        assert everyone == {("src/x.py", "a"), ("src/x.py", "b"), ("src/y.py", "b")}
-
-
 def test_file_edited_events_reach_only_who_names_them(daemon: DaemonProcess) -> None:
     with tab(daemon, "a") as a:
         a.post("a task")
