@@ -52,6 +52,8 @@ NAMESPACES = (
     "slot",
     "port",
     "land",
+    "usage",
+    "cost",
 )
 
 #: Where each feature flag is described: its protocol version and its section (in
@@ -72,6 +74,7 @@ FEATURE_DOCS: dict[str, tuple[str, str]] = {
     "board_id": ("1.2", "section 1b: `server.info.board_id`"),
     "unseen_recipients": ("1.2", "section 12: `never_seen`, `recipient_never_seen`"),
     "claim_request_key": ("1.2", "section 5a: `request_key`, `repeat`"),
+    "token_ledger": ("1.2", "section 15"),
 }
 
 MAX_INT = bounds.MAX_STORED_INT

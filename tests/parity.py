@@ -18,7 +18,7 @@ TS_SRC = ROOT / "clients" / "ts" / "src"
 #: which adds the claim's `request_key`; for a post or complete, `this.announcing(...)`,
 #: which posts an ack done, `acks.ts`): the class, and the 1.2 features
 #: that add their methods to it by declaration merging.
-TS_METHOD_MODULES = ("client.ts", "edits.ts", "messages.ts", "slots.ts")
+TS_METHOD_MODULES = ("client.ts", "edits.ts", "messages.ts", "slots.ts", "usage.ts")
 #: How those modules' methods send their call (the three above), as a pattern.
 TS_SENDS = r"this\.(?:call|keyedClaim|announcing)\("
 

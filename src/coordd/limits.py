@@ -127,6 +127,14 @@ class Limits:
     #: retention duty then deletes it. A week, the event log's own default age.
     unseen_message_max_age_s: float = 7 * 24 * 3600.0
 
+    # --- the token ledger (docs/PROTOCOL-1.2.md section 15, issue 48) -----------------
+    #: Claim and release events one `usage.report` may walk back through to find what
+    #: its agent held when each entry was spent (`store/attribution.py`). A hook
+    #: reports each turn, so it walks a handful; a first read of a days-old
+    #: transcript on a busy board would hold the writer for each event, so past this
+    #: many its older entries are charged as unattributed instead of guessed.
+    usage_attribution_events: int = 20_000
+
     # --- background duties ---------------------------------------------------------------
     #: The reaper's period: PROTOCOL.md asks for at least once a second.
     reap_interval_s: float = 0.5

@@ -68,7 +68,8 @@ def tool_methods() -> dict[str, str]:
             if isinstance(inner, ast.Call)
             and isinstance(inner.func, ast.Attribute)
             and isinstance(inner.func.value, ast.Name)
-            and inner.func.value.id in ("methods", "methods_messages", "methods_slots")
+            and inner.func.value.id
+            in ("methods", "methods_messages", "methods_slots", "methods_usage")
         }
         wires = {builders[name] for name in called if name in builders}
         if wires:

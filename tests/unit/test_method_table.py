@@ -18,7 +18,7 @@ import pytest
 from coordd.methods import registry
 from coordd.methods.registry import METHODS
 from coordd.store import transaction
-from coordd_client import methods, methods_edits, methods_messages, methods_slots
+from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
 from coordd_client.protocol import method_table, wire
 from coordd_client.protocol.method_table import (
     FEATURE_METHODS,
@@ -30,7 +30,7 @@ from coordd_client.protocol.method_table import (
 )
 from parity import builder_methods
 
-BUILDER_MODULES = (methods, methods_edits, methods_messages, methods_slots)
+BUILDER_MODULES = (methods, methods_edits, methods_messages, methods_slots, methods_usage)
 #: A builder's positional names may be Python's (`task_id` for `id`).
 PYTHON_IDS = ("task_id", "message_id", "request_id", "landing_id")
 

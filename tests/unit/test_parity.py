@@ -14,7 +14,7 @@ import re
 import msgspec
 
 from coordd.methods.registry import METHODS
-from coordd_client import methods, methods_edits, methods_messages, methods_slots
+from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
 from coordd_client.mcp_bridge.results import NEXT_STEP
@@ -86,7 +86,7 @@ def test_each_builder_takes_its_methods_params_and_no_others() -> None:
         wanted = set(params_type(method).__struct_fields__)
         found = next(
             getattr(module, builder)
-            for module in (methods, methods_edits, methods_messages, methods_slots)
+            for module in (methods, methods_edits, methods_messages, methods_slots, methods_usage)
             if hasattr(module, builder)
         )
         taken = set(inspect.signature(found).parameters)

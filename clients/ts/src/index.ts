@@ -14,3 +14,6 @@ import "./slots.js";
 // Sections 11 and 12: file edits, messages and release requests (their CoorddClient methods).
 import "./edits.js";
 import "./messages.js";
+// Issue 48: the token ledger (usage.report, cost.query).
+export type { Charge, CostResult, CostRow, UsageEntry, UsageReportResult, UsageTokens } from "./usage.js";
+import "./usage.js";

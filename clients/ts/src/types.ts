@@ -89,7 +89,11 @@ export interface Event {
   worktree?: string | null;
   /** 1.2 `message.sent` (section 12): the message, as far as an event line shows it. */
   message?: MessageRef | null;
+  /** 1.2 `usage.reported` (section 15): what one usage report added to the ledger. */
+  usage?: UsageRef | null;
 }
+/** What a `usage.reported` event says: entries new to the ledger, their tokens, the tasks charged. */
+export interface UsageRef { host: string; session?: string | null; recorded: number; tokens: number; task_ids: Array<number | null> }
 /** What an event line shows of a `message.sent` event's message (`Message` has all). */
 export interface MessageRef { id: number; sender: string; kind: string; to?: string | null; body: string }
 

@@ -6,6 +6,7 @@ export const METHODS = [
   "agent.heartbeat",
   "agent.list",
   "agent.release",
+  "cost.query",
   "events.since",
   "events.subscribe",
   "events.unsubscribe",
@@ -47,6 +48,7 @@ export const METHODS = [
   "task.renew",
   "task.reopen",
   "task.wait",
+  "usage.report",
 ] as const;
 
 export type Method = (typeof METHODS)[number];
@@ -82,6 +84,7 @@ export const EVENT_TYPES = [
   "land.started",
   "land.landed",
   "land.failed",
+  "usage.reported",
 ] as const;
 
 /** A task's members (section 4), in wire order. */
@@ -146,10 +149,11 @@ export const BOUNDS = {
   check_paths: { minLength: 1, maxLength: 256 },
   commit: { pattern: "^[0-9a-f]{40}(?:[0-9a-f]{24})?$" },
   content_hash: { maxLength: 128 },
+  cost_limit: { minimum: 1, maximum: 10000 },
   depends_on: { maxLength: 32 },
   edit_paths: { minLength: 1, maxLength: 256 },
   events_limit: { minimum: 1, maximum: 10000 },
-  event_type_list: { maxLength: 20 },
+  event_type_list: { maxLength: 21 },
   fence: { minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
   idempotency_key: { minLength: 1, maxLength: 128 },
   kind: { pattern: "^[a-z][a-z0-9_-]{0,31}$" },
@@ -187,6 +191,13 @@ export const BOUNDS = {
   timeout_s: { minimum: 0, maximum: 3600 },
   title: { minLength: 1, maxLength: 300 },
   ttl_s: { minimum: 1, maximum: 86400 },
+  usage_at: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?(?:Z|[+-]\\d{2}:\\d{2})$" },
+  usage_entries: { minLength: 1, maxLength: 256 },
+  usage_host: { pattern: "^[a-z][a-z0-9_-]{0,31}$" },
+  usage_id: { minLength: 1, maxLength: 256, pattern: "^[!-~]+$" },
+  usage_model: { minLength: 1, maxLength: 128, pattern: "^[!-~]+$" },
+  usage_session: { minLength: 1, maxLength: 256 },
+  usage_tokens: { minimum: 0, maximum: 100000000 },
   wait_s: { minimum: 0, maximum: 600 },
   worktree: { minLength: 1, maxLength: 4096 },
 } as const;

@@ -17,6 +17,7 @@ from coordd.methods import (  # noqa: F401  (registration)
     server,
     slots,
     tasks,
+    usage,  # issue 48: the token ledger
 )
 from coordd.methods.registry import METHODS, FollowUp, Method, Services, Session, check_complete
 

@@ -26,6 +26,7 @@ FEATURES = (
     "board_id",  # issue 43: section 1b
     "unseen_recipients",  # issue 44: section 12, messages to names never seen
     "claim_request_key",  # issue 44 item 7: section 5a
+    "token_ledger",  # issue 48: section 15
 )
 
 #: The methods each feature brings, derived from the method table (each entry names

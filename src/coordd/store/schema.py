@@ -9,6 +9,7 @@ from coordd.store.claim_key_schema import CLAIM_KEY
 from coordd.store.edits_schema import EDITS
 from coordd.store.messages_schema import TALK, UNSEEN
 from coordd.store.slots_schema import SLOTS
+from coordd.store.usage_schema import USAGE
 
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
 #: row. Under load a group's claims land on rows far apart, so every index a
@@ -149,6 +150,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     BOARD,  # issue 43: the board's id (docs/PROTOCOL-1.2.md section 1b)
     UNSEEN,  # issue 44: messages to names never seen, marked for their cap and retention
     CLAIM_KEY,  # issue 44 item 7: a claim's request_key (section 5a)
+    USAGE,  # issue 48: the token ledger (docs/PROTOCOL-1.2.md section 15)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -31,10 +31,11 @@ from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 if TYPE_CHECKING:
-    from coordd_client import methods_messages, methods_slots
+    from coordd_client import methods_messages, methods_slots, methods_usage
 else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
     methods_slots = methods.later_module("methods_slots")
     methods_messages = methods.later_module("methods_messages")
+    methods_usage = methods.later_module("methods_usage")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -304,6 +305,9 @@ class AsyncClient:
     start_landing = _async(methods_slots.start_landing)
     finish_landing = _async(methods_slots.finish_landing)
     landings = _async(methods_slots.landings)
+    # Issue 48: the token ledger; its builders load at first use.
+    report_usage = _async(methods_usage.report_usage)
+    cost = _async(methods_usage.cost)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

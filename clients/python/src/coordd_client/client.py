@@ -37,10 +37,11 @@ from coordd_client.protocol.peercred import connect_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
 
 if TYPE_CHECKING:
-    from coordd_client import methods_messages, methods_slots
+    from coordd_client import methods_messages, methods_slots, methods_usage
 else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
     methods_slots = methods.later_module("methods_slots")
     methods_messages = methods.later_module("methods_messages")
+    methods_usage = methods.later_module("methods_usage")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -265,6 +266,9 @@ class Client:
     start_landing = _sync(methods_slots.start_landing)
     finish_landing = _sync(methods_slots.finish_landing)
     landings = _sync(methods_slots.landings)
+    # Issue 48: the token ledger; its builders load at first use.
+    report_usage = _sync(methods_usage.report_usage)
+    cost = _sync(methods_usage.cost)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,

@@ -32,7 +32,7 @@ from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
 from coordd_client.protocol.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
 from coordd_client.protocol.wire_messages import MessageEvent, RequestState
-from coordd_client.render import clean, clean_block, parse_time
+from coordd_client.render import clean, clean_block, parse_time, usage_words
 
 
 class _RawPage(msgspec.Struct):
@@ -223,6 +223,8 @@ def board_step(event: Event) -> str:
             line += f", task #{landing.task_id}"
         if landing.commit:
             line += f", at {_code(landing.commit[:12])}"
+    elif event.usage is not None:
+        line += f" {_md(usage_words(event.usage))} by {_code(event.agent or '-')}"
     elif event.paths is not None:
         line += " " + ", ".join(_code(p) for p in event.paths)
         if event.worktree:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from coordd_client.advice import reason_text, when
-from coordd_client.protocol.wire import Event, Reservation, Task
+from coordd_client.protocol.wire import Event, Reservation, Task, UsageRef
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
 #: twins), the Unicode line and paragraph separators, and the bidirectional
@@ -230,7 +230,16 @@ def subject(event: Event) -> str:
     if event.paths is not None:
         where = f" in {event.worktree}" if event.worktree else ""
         return ", ".join(event.paths[:3]) + (" ..." if len(event.paths) > 3 else "") + where
+    if event.usage is not None:
+        return usage_words(event.usage)
     return ""
+
+
+def usage_words(usage: UsageRef) -> str:
+    """A `usage.reported` event: how many model calls, how many tokens, charged to what."""
+    charged = ", ".join("unattributed" if t is None else f"#{t}" for t in usage.task_ids)
+    calls = "call" if usage.recorded == 1 else "calls"
+    return f"{usage.recorded} {usage.host} model {calls}, {usage.tokens:,} tokens -> {charged}"
 
 
 def state_word(task: Task, now: datetime) -> str:

@@ -21,6 +21,7 @@ from coordd.store.postgres.claim_key_schema import CLAIM_KEY
 from coordd.store.postgres.edits_schema import EDITS
 from coordd.store.postgres.messages_schema import TALK, UNSEEN
 from coordd.store.postgres.slots_schema import SLOTS
+from coordd.store.postgres.usage_schema import USAGE
 from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
 
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.
@@ -134,6 +135,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     BOARD,  # issue 43: the board's id (docs/PROTOCOL-1.2.md section 1b)
     UNSEEN,  # issue 44: messages to names never seen, marked for their cap and retention
     CLAIM_KEY,  # issue 44 item 7: a claim's request_key (section 5a)
+    USAGE,  # issue 48: the token ledger (docs/PROTOCOL-1.2.md section 15)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

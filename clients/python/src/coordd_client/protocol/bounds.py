@@ -189,3 +189,27 @@ LANDING_ID = Bound(ge=1, le=MAX_STORED_INT)
 LANDING_REASON = Bound(max_length=8192)
 #: A commit id, full hex (SHA-1 or SHA-256).
 COMMIT = Bound(pattern=r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+# docs/PROTOCOL-1.2.md section 15 (issue 48): the token ledger.
+#: A usage entry's dedup id as the host gives it (Claude Code: `message.id` and
+#: `requestId`; Codex: the session and the turn's place in its rollout). Visible
+#: ASCII: a token, never shown as text.
+USAGE_ID = Bound(min_length=1, max_length=256, pattern=r"[!-~]+")
+#: Which host counted it (`claude`, `codex`, `cursor`): a kind-like word, so the
+#: dedup key (host, id) cannot collide across hosts.
+USAGE_HOST = Bound(pattern=r"[a-z][a-z0-9_-]{0,31}")
+#: The host's session id (a transcript is one session).
+USAGE_SESSION = Bound(min_length=1, max_length=256)
+#: A model name as the host reports it (`claude-sonnet-4-5-20250929`, `gpt-5-codex`).
+USAGE_MODEL = Bound(min_length=1, max_length=128, pattern=r"[!-~]+")
+#: When the tokens were spent: RFC 3339 with an offset or `Z`, as transcripts write it.
+USAGE_AT = Bound(pattern=r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})")
+#: Tokens of one kind in one entry (one model call). A call's context is at most a
+#: few million tokens today; a hundred million is a wrong number, not a large one.
+USAGE_TOKENS = Bound(ge=0, le=100_000_000)
+#: Entries of one `usage.report`. A turn makes a handful of model calls; a hook that
+#: finds more (its first read of a long transcript) sends them in chunks of this many.
+MAX_USAGE_ENTRIES = 256
+USAGE_ENTRIES = Bound(min_length=1, max_length=MAX_USAGE_ENTRIES)
+#: `cost.query`'s `limit`: rows (task, agent, model) of one answer.
+COST_LIMIT = Bound(ge=1, le=10000)

@@ -119,6 +119,7 @@ class Rpc:
 
 _P, _E, _M, _S = "params.", "params_edits.", "params_messages.", "params_slots."
 _W, _WE, _WM, _WS = "wire.", "wire_edits.", "wire_messages.", "wire_slots."
+_U, _WU = "params_usage.", "wire_usage."
 
 #: Every RPC, protocol 1.0's first, then each feature's in the order its flag brought
 #: them (docs/PROTOCOL.md's feature table lists them so).
@@ -219,6 +220,23 @@ ENTRIES: tuple[Rpc, ...] = (
             ("land.finish", "LandFinishParams", "Finished", "landing_queue", {"writes": True}),
             ("land.list", "LandListParams", "LandingList", "landing_queue", {"large": True}),
         )
+    ),
+    # issue 48 (docs/PROTOCOL-1.2.md section 15): the token ledger
+    Rpc(
+        "usage.report",
+        _U + "UsageReportParams",
+        _WU + "UsageReportResult",
+        project=True,
+        writes=True,
+        feature="token_ledger",
+    ),
+    Rpc(
+        "cost.query",
+        _U + "CostQueryParams",
+        _WU + "CostResult",
+        project=True,
+        large=True,
+        feature="token_ledger",
     ),
 )
 

@@ -44,6 +44,8 @@ EventType = Literal[
     "land.started",
     "land.landed",
     "land.failed",
+    # docs/PROTOCOL-1.2.md section 15 (issue 48): one per usage report that recorded anything
+    "usage.reported",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 #: The 1.2 event types a daemon appends only with a feature (`server.info.features`);
@@ -53,6 +55,7 @@ FEATURE_OF_EVENT: dict[str, str] = {
     "message.sent": "messages",
     **{t: "slots" for t in ("slot.granted", "slot.released")},
     **{t: "landing_queue" for t in EVENT_TYPES if t.startswith("land.")},
+    "usage.reported": "token_ledger",
 }
 
 
@@ -151,6 +154,19 @@ class MessageRef(msgspec.Struct, frozen=True, kw_only=True):
     body: str
 
 
+class UsageRef(msgspec.Struct, frozen=True, kw_only=True):
+    """1.2 `usage.reported` (section 15): what one report added to the ledger."""
+
+    host: str
+    session: str | None = None
+    #: Entries new to the ledger (duplicates are not in the event).
+    recorded: int
+    #: Their tokens, all four kinds summed.
+    tokens: int
+    #: The tasks charged, ascending; None for tokens spent holding nothing.
+    task_ids: list[int | None]
+
+
 class Event(msgspec.Struct, frozen=True, kw_only=True):
     """One committed state change (PROTOCOL.md section 7)."""
 
@@ -177,6 +193,8 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     #: 1.2 `message.sent` (section 12): the message, as far as one line shows it
     #: (`protocol.wire_messages.MessageEvent` has all of it).
     message: MessageRef | None = None
+    #: 1.2 `usage.reported` (section 15): what the report recorded.
+    usage: UsageRef | None = None
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,0 +1,155 @@
+"""What an agent held at past instants, read back from the claim state and the event log.
+
+The ledger charges a model call to the tasks its agent held when the call was made
+(docs/PROTOCOL-1.2.md section 15). A hook reports a turn's usage after the turn,
+by which time the task may be done or handed over, so "now" is not the answer: the
+walk starts from what the agent holds now (the `tasks` rows) and undoes, newest
+first, each claim and each end of a claim the log holds, until it is older than
+the instant asked about. No claim statement writes anything for this: the events
+every claim, release, expiry, completion and hand-over already append are enough.
+
+What an event says about the holder it ends: `task.released`, `task.expired`,
+`task.completed` and `task.failed` carry the holder as their `agent`, and
+`agent.release`'s release names it in `of`; `task.cancelled` (anyone may cancel)
+is the one that needs the task's history chain (`prev_seq`) to find its claimer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
+
+import msgspec
+
+from coordd.limits import Limits
+from coordd.store.sql import Db
+from coordd.store.transaction import LEAVES_CLAIM, in_list
+
+_CLAIMED = "task.claimed"
+#: Events that start or end a claim: the only ones the walk reads.
+_HOLD_TYPES: tuple[str, ...] = (_CLAIMED, *sorted(LEAVES_CLAIM))
+#: Events read per statement, newest first.
+_BATCH = 512
+#: Steps back along one task's history chain to find who a cancel ended.
+_CHAIN_STEPS = 32
+#: Events that say the task was not held just before them (so a cancel ended no claim).
+_NOT_HELD_BEFORE = frozenset({"task.posted", "task.reopened", *LEAVES_CLAIM})
+
+
+class _Who(msgspec.Struct):
+    """The members of an event that name a holder."""
+
+    agent: str | None = None
+    of: str | None = None
+
+
+_who = msgspec.json.Decoder(_Who)
+
+
+class _Event(NamedTuple):
+    seq: int
+    at: str
+    type: str
+    task_id: int
+    data: str | bytes
+    prev_seq: int | None
+
+
+class _Unknown:
+    """The walk stopped at `Limits.usage_attribution_events`: older instants are unknown."""
+
+
+def held_at(
+    conn: Db, agent: str, instants: Sequence[str], now: str, limit: int | None = None
+) -> list[tuple[int, ...] | None]:
+    """For each instant (`format_time` text), the ids of the tasks `agent` held then,
+    ascending; None where the walk would pass `limit` events (unattributed, not a guess).
+
+    An event at exactly an instant counts as before it: a call made in the very
+    microsecond of a claim is charged to the claimed task. An instant after `now`
+    (a host's clock ahead of the daemon's) is taken as `now`.
+    """
+    cap = Limits.usage_attribution_events if limit is None else limit
+    #: task id -> when the hold ends (a live claim's lease end), or None: past the
+    #: instant being asked about (a hold the walk found in the log).
+    held: dict[int, str | None] = {
+        task_id: lease_end
+        for task_id, lease_end in conn.execute(
+            "SELECT id, lease_expires_at FROM tasks INDEXED BY tasks_lease"
+            " WHERE state = 'claimed' AND claimed_by = ?",
+            (agent,),
+        ).fetchall()
+    }
+    answers: list[tuple[int, ...] | None] = [None] * len(instants)
+    events = _newest_first(conn, cap)
+    pending: _Event | _Unknown | None = next(events, None)
+    for index in sorted(range(len(instants)), key=lambda i: instants[i], reverse=True):
+        instant = min(instants[index], now)
+        while isinstance(pending, _Event) and pending.at > instant:
+            _undo(conn, held, agent, pending)
+            pending = next(events, None)
+        if isinstance(pending, _Unknown):
+            continue  # stays None: older than the walk may go
+        answers[index] = tuple(
+            sorted(task for task, end in held.items() if end is None or instant < end)
+        )
+    return answers
+
+
+def _newest_first(conn: Db, cap: int) -> Iterator[_Event | _Unknown]:
+    """The claim events of the log, newest first, in batches; `_Unknown` after `cap`."""
+    args: dict[str, Any] = {}
+    types = in_list("t", _HOLD_TYPES, args)
+    before: int | None = None
+    walked = 0
+    while True:
+        where = "" if before is None else " AND seq < :before"
+        rows = conn.execute(
+            f"SELECT seq, at, type, task_id, data, prev_seq FROM events WHERE type IN {types}"
+            f"{where} ORDER BY seq DESC LIMIT {_BATCH}",
+            {**args, "before": before},
+        ).fetchall()
+        for row in rows:
+            if walked == cap:
+                yield _Unknown()
+                return
+            walked += 1
+            yield _Event(*row)
+        if len(rows) < _BATCH:
+            return
+        before = rows[-1][0]
+
+
+def _undo(conn: Db, held: dict[int, str | None], agent: str, event: _Event) -> None:
+    """`held` as it was just before `event`."""
+    who = _who.decode(event.data)
+    if event.type == _CLAIMED:
+        if who.agent == agent:
+            held.pop(event.task_id, None)
+        return
+    if who.of is not None:
+        holder: str | None = who.of
+    elif event.type == "task.cancelled":
+        holder = _claimer(conn, event.prev_seq)
+    else:
+        holder = who.agent
+    if holder == agent:
+        held[event.task_id] = None
+
+
+def _claimer(conn: Db, seq: int | None) -> str | None:
+    """Who held the task just before the event after `seq` in its history, if anyone."""
+    for _ in range(_CHAIN_STEPS):
+        if seq is None:
+            return None
+        row = conn.execute(
+            "SELECT type, data, prev_seq FROM events WHERE seq = ?", (seq,)
+        ).fetchone()
+        if row is None:
+            return None  # trimmed by retention: unknown, so not charged
+        kind, data, seq = row
+        if kind == _CLAIMED:
+            return _who.decode(data).agent
+        if kind in _NOT_HELD_BEFORE:
+            return None
+    return None

@@ -1,0 +1,155 @@
+"""The token ledger (docs/PROTOCOL-1.2.md section 15, issue 48): record and query.
+
+`report` runs in the writer: entries already in the ledger (the key is host and
+entry id) are skipped, so a retried report or two hooks of one turn count once;
+each new entry is charged to what its agent held when it was spent
+(`attribution.held_at`), split evenly (`split`); and one `usage.reported` event
+says what the report added, however many entries it carried, so the log grows
+by one event per report, not per model call. `query` sums the charges on a reader.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from coordd.clock import format_time
+from coordd.store import attribution
+from coordd.store.sql import Db
+from coordd.store.transaction import Txn, in_list
+from coordd_client.protocol import params_usage as U
+
+KINDS = ("input", "output", "cache_creation", "cache_read")
+_encoder = msgspec.json.Encoder()
+
+
+def instant(text: str) -> str:
+    """A reported instant (any RFC 3339 offset) as the store writes instants, which sort
+    as text: `2026-12-06T07:01:02.345000Z`. An instant without an offset is UTC."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return format_time(moment)
+
+
+def split(amount: int, ways: int) -> list[int]:
+    """`amount` in `ways` whole parts that sum to it: equal, and the remainder one
+    each to the first parts (the tasks of lowest id), so nothing is lost or made up."""
+    base, rest = divmod(amount, ways)
+    return [base + (1 if index < rest else 0) for index in range(ways)]
+
+
+def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
+    tx.touch_agent(p.agent)
+    unique: dict[str, U.UsageEntry] = {}
+    for entry in p.entries:
+        unique.setdefault(entry.id, entry)
+    args: dict[str, Any] = {"host": p.host}
+    ids = in_list("e", list(unique), args)
+    known = {
+        row[0]
+        for row in tx.conn.execute(
+            f"SELECT entry_id FROM usage_entries WHERE host = :host AND entry_id IN {ids}", args
+        ).fetchall()
+    }
+    new = [entry for key, entry in unique.items() if key not in known]
+    duplicates = len(p.entries) - len(new)
+    if not new:
+        return {"recorded": 0, "duplicates": duplicates, "charges": [], "seq": None}
+    instants = [instant(entry.at) for entry in new]
+    holdings = attribution.held_at(tx.conn, p.agent, instants, tx.now_text)
+    projects = _projects(tx.conn, {task for held in holdings for task in held or ()})
+    tx.conn.executemany(
+        "INSERT INTO usage_entries (host, entry_id, agent, session, project, model, at,"
+        " input, output, cache_creation, cache_read, reported_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (p.host, e.id, p.agent, p.session, p.project, e.model, at,
+             e.input, e.output, e.cache_creation, e.cache_read, tx.now_text)
+            for e, at in zip(new, instants, strict=True)
+        ],
+    )  # fmt: skip
+    rows: list[tuple[Any, ...]] = []
+    totals: dict[int | None, list[int]] = {}
+    for entry, at, held in zip(new, instants, holdings, strict=True):
+        tasks: tuple[int | None, ...] = held or (None,)
+        parts = [split(getattr(entry, kind), len(tasks)) for kind in KINDS]
+        for index, task in enumerate(tasks):
+            amounts = [part[index] for part in parts]
+            project = p.project if task is None else projects[task]
+            rows.append((p.host, entry.id, task, project, p.agent, entry.model, at, *amounts))
+            sums = totals.setdefault(task, [0, 0, 0, 0])
+            for kind, amount in enumerate(amounts):
+                sums[kind] += amount
+    tx.conn.executemany(
+        "INSERT INTO usage_charges (host, entry_id, task_id, project, agent, model, at,"
+        " input, output, cache_creation, cache_read) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    order = sorted(totals, key=lambda task: (task is None, task or 0))
+    charges = [{"task_id": task, **dict(zip(KINDS, totals[task], strict=True))} for task in order]
+    seq = tx.next_seq
+    usage = {
+        "host": p.host,
+        "session": p.session,
+        "recorded": len(new),
+        "tokens": sum(sum(values) for values in totals.values()),
+        "task_ids": order,
+    }
+
+    def encode(event_seq: int) -> bytes:
+        return _encoder.encode(
+            {"seq": event_seq, "at": tx.now_text, "type": "usage.reported", "task_id": None,
+             "agent": p.agent, "task": None, "project": p.project, "usage": usage}
+        )  # fmt: skip
+
+    tx.emit_untasked("usage.reported", p.project, encode)
+    return {"recorded": len(new), "duplicates": duplicates, "charges": charges, "seq": seq}
+
+
+def _projects(conn: Db, tasks: set[int]) -> dict[int, str]:
+    if not tasks:
+        return {}
+    args: dict[str, Any] = {}
+    ids = in_list("t", sorted(tasks), args)
+    return dict(conn.execute(f"SELECT id, project FROM tasks WHERE id IN {ids}", args).fetchall())
+
+
+_SUMS = ", ".join(f"CAST(COALESCE(SUM({kind}), 0) AS BIGINT)" for kind in KINDS)
+
+
+def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
+    """The charges matching every filter given, summed per (task, agent, model), the
+    unattributed last; and their totals."""
+    clauses: list[str] = []
+    args: dict[str, Any] = {}
+    for column, value in (
+        ("project", p.project), ("task_id", p.task_id), ("agent", p.agent), ("model", p.model)
+    ):  # fmt: skip
+        if value is not None:
+            clauses.append(f"{column} = :{column}")
+            args[column] = value
+    if p.since is not None:
+        clauses.append("at >= :since")
+        args["since"] = instant(p.since)
+    if p.until is not None:
+        clauses.append("at < :until")
+        args["until"] = instant(p.until)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    limit = U.DEFAULT_COST_LIMIT if p.limit is None else p.limit
+    found = conn.execute(
+        f"SELECT task_id, agent, model, {_SUMS}, COUNT(*) FROM usage_charges{where}"
+        " GROUP BY task_id, agent, model"
+        f" ORDER BY task_id IS NULL, task_id, agent, model LIMIT {limit + 1}",
+        args,
+    ).fetchall()
+    rows = [
+        {"task_id": row[0], "agent": row[1], "model": row[2],
+         **dict(zip(KINDS, row[3:7], strict=True)), "entries": row[7]}
+        for row in found[:limit]
+    ]  # fmt: skip
+    total = conn.execute(f"SELECT {_SUMS} FROM usage_charges{where}", args).fetchone()
+    totals = dict(zip(KINDS, total, strict=True))
+    return {"rows": rows, "totals": totals, "more": len(found) > limit}
