@@ -149,13 +149,24 @@ def _during_turn(call: Invocation, given: HookInput) -> int:
         reported.reached_board(agent)
     elif given.host != "cursor" and reported.first_unreachable_notice(agent):
         text = reported.unreachable_notice(failure)
+    _report_usage(call, given)
     return deliver.respond(given, text)
+
+
+def _report_usage(call: Invocation, given: HookInput) -> None:
+    """Issue 48: what is new in the host's transcript, to the token ledger. Never raises,
+    and changes nothing the hook answers; imported only when there is a transcript."""
+    if isinstance(given.raw.get("transcript_path"), str):
+        from coordd_client.hooks import usage
+
+        usage.report_new_usage(lambda: call.socket, given)
 
 
 def _session_end(call: Invocation, given: HookInput) -> int:
     from coordd_client.advice import plural  # here: the other hooks never say a count
     from coordd_client.hooks import session
 
+    _report_usage(call, given)  # the session's last turn, before its claims are given back
     if not session.tab_ends(given):
         return EXIT_OK  # `/clear`: the same tab goes on, under the same name
     ended = session.end_session(call.socket, given.agent.value, given.project.value)
@@ -170,6 +181,7 @@ def _session_end(call: Invocation, given: HookInput) -> int:
 def _wake(call: Invocation, given: HookInput) -> int:
     from coordd_client.hooks import wake
 
+    _report_usage(call, given)  # Stop: the turn just ended, before the wait begins
     unattended = wake.unattended()
     if unattended is not None:
         sys.stderr.write(f"coord hook wake: {unattended}; not waiting\n")

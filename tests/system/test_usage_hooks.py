@@ -1,0 +1,157 @@
+"""Usage in (issue 48): the real `coord hook` commands, run as a host runs them, read a
+synthetic transcript appended in steps and send the token ledger exactly what it says,
+once, whatever the number of runs; a broken transcript changes nothing a hook answers.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hook_runs import AGENT_A, SESSION_A, hook
+
+from coordd_client import Client
+from coordd_client.identity import host_agent
+from support import DaemonProcess, git_repo
+
+CODEX_SESSION = "019d1afb-b2c7-7e21-9f00-0000000000c5"
+CODEX_AGENT = host_agent("codex", CODEX_SESSION)
+
+
+@pytest.fixture
+def repo(workdir: Path) -> Path:
+    return git_repo(workdir / "repo").resolve()
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def claude_line(message: str, request: str, block: int, **usage: int) -> str:
+    """One assistant line: Claude Code writes one per content block of a response."""
+    return json.dumps({
+        "type": "assistant", "uuid": f"{message}-{block}", "requestId": request,
+        "timestamp": now(), "sessionId": SESSION_A,
+        "message": {"id": message, "model": "claude-sonnet-4-5", "role": "assistant",
+                    "usage": {"input_tokens": usage.get("i", 0), "output_tokens": usage.get("o", 0),
+                              "cache_creation_input_tokens": usage.get("cc", 0),
+                              "cache_read_input_tokens": usage.get("cr", 0)}},
+    })  # fmt: skip
+
+
+def turn(repo: Path, transcript: Path, session: str = SESSION_A, **more: str) -> str:
+    return json.dumps({
+        "session_id": session, "transcript_path": str(transcript), "cwd": str(repo),
+        "hook_event_name": "UserPromptSubmit", "prompt": "go on", **more,
+    })  # fmt: skip
+
+
+def run(event: str, host: str, stdin: str, daemon: DaemonProcess) -> str:
+    done = hook(event, host, stdin, daemon.socket_path)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def totals(daemon: DaemonProcess, repo: Path, **filters: Any) -> tuple[int, int, int, int]:
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        t = client.cost(**filters).totals
+    return (t.input, t.output, t.cache_creation, t.cache_read)
+
+
+def test_claude_usage_is_read_in_steps_and_counted_once(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("parser").task
+        a.claim(task.id)
+    transcript = workdir / "session.jsonl"
+    user = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 5000}})
+    partial = claude_line("msg_3", "req_3", 0, i=7, o=70, cc=0, cr=700)
+    transcript.write_text(
+        "\n".join([
+            user,
+            claude_line("msg_1", "req_1", 0, i=3, o=40, cc=1000, cr=20000),
+            claude_line("msg_1", "req_1", 1, i=3, o=40, cc=1000, cr=20000),  # same response
+            claude_line("msg_2", "req_2", 0, i=5, o=60, cc=200, cr=21000),
+        ]) + "\n" + partial[:40]  # the host is still writing this line
+    )  # fmt: skip
+    quiet = run("deliver", "claude", turn(repo, transcript), daemon)
+    assert totals(daemon, repo, task_id=task.id) == (8, 100, 1200, 41000)
+    with transcript.open("a") as handle:
+        handle.write(partial[40:] + "\n" + claude_line("msg_4", "req_4", 0, i=1, o=1) + "\n")
+    assert run("deliver", "claude", turn(repo, transcript), daemon) == quiet
+    expected = (16, 171, 1200, 41700)
+    assert totals(daemon, repo, task_id=task.id) == expected
+    # Again, and again from the start with the offset forgotten: counted once.
+    run("deliver", "claude", turn(repo, transcript), daemon)
+    for state in (daemon.socket_path.parent / "state" / "coordd" / "usage").glob("*.json"):
+        state.unlink()
+    run("deliver", "claude", turn(repo, transcript), daemon)
+    assert totals(daemon, repo, task_id=task.id) == expected
+    assert totals(daemon, repo) == expected  # nothing unattributed: the tab held the task
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        rows = client.cost(task_id=task.id).rows
+        assert [(r.agent, r.model, r.entries) for r in rows] == [(AGENT_A, "claude-sonnet-4-5", 4)]
+        reports = client.events_since(types=["usage.reported"]).events
+        assert [e.usage.recorded for e in reports if e.usage] == [2, 2]  # one event a report
+
+
+def test_codex_token_counts_are_read_from_its_rollout(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    with Client(daemon.socket_path, agent=CODEX_AGENT, project=str(repo)) as c:
+        task = c.post("lexer").task
+        c.claim(task.id)
+
+    def count(total: int, i: int, cached: int, o: int) -> str:
+        info = {
+            "total_token_usage": {"total_tokens": total},
+            "last_token_usage": {
+                "input_tokens": i,
+                "cached_input_tokens": cached,
+                "output_tokens": o,
+                "reasoning_output_tokens": 0,
+            },
+        }
+        return json.dumps({"timestamp": now(), "type": "event_msg",
+                           "payload": {"type": "token_count", "info": info}})  # fmt: skip
+
+    rollout = workdir / "rollout-2026-12-06T07-00-00-x.jsonl"
+    context = json.dumps({"timestamp": now(), "type": "turn_context",
+                          "payload": {"model": "gpt-5-codex", "cwd": str(repo)}})  # fmt: skip
+    rate_only = json.dumps({"timestamp": now(), "type": "event_msg",
+                            "payload": {"type": "token_count", "info": None}})  # fmt: skip
+    rollout.write_text(
+        "\n".join([context, count(1100, 1000, 800, 100), count(1100, 1000, 800, 100), rate_only])
+        + "\n"
+    )
+    stdin = turn(repo, rollout, CODEX_SESSION, model="gpt-5-codex")
+    run("deliver", "codex", stdin, daemon)
+    assert totals(daemon, repo, task_id=task.id) == (200, 100, 0, 800)
+    with rollout.open("a") as handle:
+        handle.write(count(3400, 2000, 1900, 300) + "\n")
+    run("deliver", "codex", stdin, daemon)
+    run("deliver", "codex", stdin, daemon)
+    assert totals(daemon, repo, task_id=task.id) == (300, 400, 0, 2700)
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        (row,) = client.cost(task_id=task.id).rows
+    assert (row.agent, row.model, row.entries) == (CODEX_AGENT, "gpt-5-codex", 2)
+
+
+def test_a_broken_transcript_changes_nothing_a_hook_answers(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    plain = json.dumps({"session_id": SESSION_A, "cwd": str(repo),
+                        "hook_event_name": "UserPromptSubmit", "prompt": "go"})  # fmt: skip
+    expected = run("deliver", "claude", plain, daemon)
+    for broken in (workdir / "missing.jsonl", workdir):  # absent; a directory
+        assert run("deliver", "claude", turn(repo, broken), daemon) == expected
+    garbage = workdir / "garbage.jsonl"
+    garbage.write_bytes(b'\x00\xff{"usage": [\n{"type": "assistant", "message": 3, "usage": 1}\n')
+    assert run("deliver", "claude", turn(repo, garbage), daemon) == expected
+    log = daemon.socket_path.parent / "state" / "coordd" / "usage" / "usage.log"
+    assert "usage not reported" in log.read_text()
+    assert totals(daemon, repo) == (0, 0, 0, 0)
