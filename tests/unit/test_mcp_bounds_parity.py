@@ -58,6 +58,7 @@ def tool_methods() -> dict[str, str]:
         TALK_TOOLS_PY,
         TOOLS_PY.with_name("slot_tools.py"),
         TOOLS_PY.with_name("landing_tools.py"),
+        TOOLS_PY.with_name("usage_tools.py"),
     )
     for node in (n for path in tool_modules for n in ast.walk(ast.parse(path.read_text()))):
         if not isinstance(node, ast.AsyncFunctionDef) or node.name.startswith("_"):

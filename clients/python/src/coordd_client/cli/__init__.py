@@ -45,6 +45,7 @@ COMMAND_GROUPS = (
     "top",
     "web",
     "export",
+    "cost",  # issue 48: the token ledger
 )
 #: The groups `coord hook ...` needs (its own); everything else loads them all.
 HOOK_GROUPS = ("hooks",)

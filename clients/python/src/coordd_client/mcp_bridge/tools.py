@@ -17,7 +17,13 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from coordd_client import methods
-from coordd_client.mcp_bridge import landing_tools, message_tools, results, slot_tools
+from coordd_client.mcp_bridge import (
+    landing_tools,
+    message_tools,
+    results,
+    slot_tools,
+    usage_tools,
+)
 from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge.board import board_result
 from coordd_client.mcp_bridge.bridge import Bridge
@@ -46,6 +52,7 @@ def register(server: MCPServer, bridge: Bridge) -> None:
     message_tools.register(server, bridge)  # issue 34: messages and release requests
     slot_tools.register(server, bridge)  # issue 35: slots and ports
     landing_tools.register(server, bridge)  # issue 35: the landing queue
+    usage_tools.register(server, bridge)  # issue 48: the token ledger
 
 
 async def _board_reached(bridge: Bridge) -> tuple[str | None, str | None]:

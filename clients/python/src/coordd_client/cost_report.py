@@ -1,0 +1,92 @@
+"""A ledger answer summed per task, per agent and per model, with the dollar estimate
+(issue 48): the one shape `coord cost --json` and the MCP `task_cost` give, and the
+table `coord cost` prints. Token counts are the ledger's; every dollar is labelled
+`est.` (`prices.py` says why)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from coordd_client import prices
+from coordd_client.protocol.wire_usage import CostResult, CostRow
+
+Counts = tuple[int, int, int, int]
+#: The label every dollar figure carries: it is a price table's guess, not a bill.
+ESTIMATE = "est."
+
+
+def _counts(row: CostRow) -> Counts:
+    return (row.input, row.output, row.cache_creation, row.cache_read)
+
+
+def _add(a: Counts, b: Counts) -> Counts:
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3])
+
+
+def summarize(result: CostResult, table: prices.Prices) -> dict[str, Any]:
+    """{"by_task", "by_agent", "by_model", "totals", "usd_est", "unpriced", "more"}: each
+    group a list of {key, input, output, cache_creation, cache_read, total, usd_est},
+    largest first; `usd_est` None where a model of the group has no price."""
+    unpriced = sorted(
+        {row.model for row in result.rows if prices.price_of(table, row.model) is None}
+    )
+
+    def group(key: Callable[[CostRow], Any]) -> list[dict[str, Any]]:
+        sums: dict[Any, tuple[Counts, float | None]] = {}
+        for row in result.rows:
+            counts, usd = sums.get(key(row), ((0, 0, 0, 0), 0.0))
+            cost = prices.estimate(table, row.model, _counts(row))
+            usd = None if usd is None or cost is None else usd + cost
+            sums[key(row)] = (_add(counts, _counts(row)), usd)
+        out = [_entry(k, counts, usd) for k, (counts, usd) in sums.items()]
+        return sorted(out, key=lambda e: (-e["total"], str(e["key"])))
+
+    by_model = group(lambda row: row.model)
+    usd: float | None = 0.0
+    for entry in by_model:
+        usd = None if usd is None or entry["usd_est"] is None else usd + entry["usd_est"]
+    t = result.totals
+    return {
+        "by_task": group(lambda row: row.task_id),
+        "by_agent": group(lambda row: row.agent),
+        "by_model": by_model,
+        "totals": _entry(None, (t.input, t.output, t.cache_creation, t.cache_read), usd),
+        "unpriced": unpriced,
+        "more": result.more,
+    }
+
+
+def _entry(key: Any, counts: Counts, usd: float | None) -> dict[str, Any]:
+    return {
+        "key": key,
+        **dict(zip(prices.KINDS, counts, strict=True)),
+        "total": sum(counts),
+        "usd_est": None if usd is None else round(usd, 4),
+    }
+
+
+def tokens(n: int) -> str:
+    """A count the way people read them: 812, 45.3k, 2.10M."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"
+
+
+def dollars(usd: float | None) -> str:
+    return "?" if usd is None else f"${usd:,.2f} {ESTIMATE}"
+
+
+def table(title: str, entries: Sequence[dict[str, Any]], name: Callable[[Any], str]) -> str:
+    """One group as aligned text: the key, each kind, the total and the estimate."""
+    head = [title, "INPUT", "OUTPUT", "CACHE-W", "CACHE-R", "TOTAL", "USD"]
+    rows = [
+        [name(e["key"]), *(tokens(e[k]) for k in (*prices.KINDS, "total")), dollars(e["usd_est"])]
+        for e in entries
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in
+                       enumerate(zip(r, widths, strict=True))) for r in [head, *rows]]  # fmt: skip
+    return "\n".join(line.rstrip() for line in lines)

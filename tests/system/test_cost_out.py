@@ -1,0 +1,93 @@
+"""The token ledger out (issue 48): `coord cost` and the MCP `task_cost` against a real
+daemon, on usage reported through the wire: token counts exactly the sums reported,
+dollars labelled as an estimate, the price table overridden by `.coord/config.json`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client as MCPClient
+from mcp.client.stdio import StdioServerParameters
+
+from coordd_client import Client
+from support import COORD, DaemonProcess, coord_env, git_repo
+
+
+def usage(key: str, model: str, **counts: int) -> dict[str, Any]:
+    return {"id": key, "at": "2026-12-06T07:00:00Z", "model": model, **counts}
+
+
+def seed(daemon: DaemonProcess, repo: Path) -> int:
+    """Two tabs, one task held by the first, two models; one call unattributed."""
+    with Client(daemon.socket_path, agent="claude-a", project=str(repo)) as a:
+        task = a.post("parser").task
+        a.claim(task.id)
+        a.report_usage("claude", [
+            usage("1", "claude-sonnet-4-5", input=1000, output=2000, cache_read=1_000_000),
+            usage("2", "claude-opus-4-1", input=10, output=100),
+        ])  # fmt: skip
+    with Client(daemon.socket_path, agent="codex-b", project=str(repo)) as b:
+        b.report_usage("codex", [usage("1", "gpt-5-codex", input=500, output=50)])
+    return task.id
+
+
+def coord(daemon: DaemonProcess, repo: Path, *args: str) -> str:
+    done = subprocess.run([COORD, *args], cwd=repo, env=coord_env(daemon.socket_path),
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_coord_cost_gives_the_sums_and_an_estimate_labelled_as_one(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    repo = git_repo(workdir / "repo").resolve()
+    task = seed(daemon, repo)
+    one = json.loads(coord(daemon, repo, "cost", "--task", str(task), "--json"))
+    totals = one["totals"]
+    assert (totals["input"], totals["output"], totals["cache_read"]) == (1010, 2100, 1_000_000)
+    # Sonnet: 1000 * 3 + 2000 * 15 + 1e6 * 0.3 = 333,000 per million; Opus 4.1:
+    # 10 * 15 + 100 * 75 = 7,650: $0.34065 in all, rounded to 4 places.
+    assert totals["usd_est"] == 0.3406
+    assert {e["key"] for e in one["by_model"]} == {"claude-sonnet-4-5", "claude-opus-4-1"}
+    everything = json.loads(coord(daemon, repo, "cost", "--json"))
+    assert [e["key"] for e in everything["by_task"]] == [task, None]
+    assert {e["key"]: e["total"] for e in everything["by_agent"]} == {
+        "claude-a": 1_003_110, "codex-b": 550,
+    }  # fmt: skip
+    text = coord(daemon, repo, "cost")
+    assert "#1 parser" in text and "unattributed" in text and "est." in text
+    # The repository's prices win over the defaults, row by row.
+    (repo / ".coord").mkdir()
+    free_sonnet = {"input": 0, "output": 0, "cache_read": 0}
+    config = {"prices": {"claude-sonnet-4": free_sonnet, "gpt-5": {"input": 1000}}}
+    (repo / ".coord" / "config.json").write_text(json.dumps(config))
+    cheaper = json.loads(coord(daemon, repo, "cost", "--task", str(task), "--json"))
+    assert cheaper["totals"]["usd_est"] == pytest.approx(0.00765, abs=1e-4)  # Opus only
+    codex = json.loads(coord(daemon, repo, "cost", "--json", "--model", "gpt-5-codex"))
+    assert codex["totals"]["usd_est"] == pytest.approx(0.5 + 50 * 10 / 1e6, abs=1e-4)
+    # A model no row prices has no estimate, not $0.
+    with Client(daemon.socket_path, agent="claude-a", project=str(repo)) as a:
+        a.report_usage("claude", [usage("3", "mystery-1", output=5)])
+    text = coord(daemon, repo, "cost")
+    assert "no price for mystery-1" in text
+    unpriced = json.loads(coord(daemon, repo, "cost", "--json"))
+    assert unpriced["totals"]["usd_est"] is None and unpriced["unpriced"] == ["mystery-1"]
+
+
+async def test_the_task_cost_tool_gives_the_same_sums(daemon: DaemonProcess, workdir: Path) -> None:
+    repo = git_repo(workdir / "repo").resolve()
+    task = seed(daemon, repo)
+    environ = {**coord_env(daemon.socket_path), "COORD_PROJECT": str(repo), "COORD_AGENT": "tab"}
+    async with MCPClient(StdioServerParameters(command=COORD, args=["mcp"], env=environ)) as c:
+        result = await c.call_tool("task_cost", {"task_id": task})
+        assert not result.is_error, result.content
+        found = result.structured_content
+        assert found is not None
+        assert found["totals"]["total"] == 1_003_110 and found["totals"]["usd_est"] == 0.3406
+        refused = await c.call_tool("task_cost", {"since": "yesterday"})
+        assert refused.is_error
