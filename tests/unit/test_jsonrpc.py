@@ -170,6 +170,8 @@ def test_every_protocol_method_is_registered() -> None:
         # Sections 13 and 14 (issue 35).
         *("slot.acquire", "slot.release", "slot.list", "port.lease"),
         *("land.enqueue", "land.start", "land.finish", "land.list"),
+        # Section 15 (issue 48): the token ledger.
+        *("usage.report", "cost.query"),
     }
     assert set(METHODS) == expected
 
