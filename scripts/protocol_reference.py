@@ -75,6 +75,7 @@ FEATURE_DOCS: dict[str, tuple[str, str]] = {
     "unseen_recipients": ("1.2", "section 12: `never_seen`, `recipient_never_seen`"),
     "claim_request_key": ("1.2", "section 5a: `request_key`, `repeat`"),
     "token_ledger": ("1.2", "section 15"),
+    "token_budgets": ("1.2", "section 15: `budget` on `task.post`, `usage.budget`"),
 }
 
 MAX_INT = bounds.MAX_STORED_INT

@@ -204,3 +204,24 @@ def test_a_report_out_of_bounds_is_refused_with_invalid_params(
     assert refused.value.code == -32602
     assert words in refused.value.message
     assert a.cost().totals.input == 0
+
+
+def test_a_budget_is_warned_once_at_80_and_once_at_100_percent(board: Board) -> None:
+    with seat(board, "a") as a:
+        task = a.post("bounded", budget=100).task
+        free = a.post("unbounded").task
+        a.claim(task.id)
+        steps = [(70, []), (15, [80]), (5, []), (20, [100]), (50, [])]
+        for index, (tokens, crossed) in enumerate(steps):
+            result = a.report_usage("claude", [entry(f"b{index}", tick(board), input=tokens)])
+            assert [c.threshold for c in result.budgets] == crossed
+        a.claim(free.id)  # now it holds two: half of each call is the bounded task's
+        a.report_usage("claude", [entry("split", tick(board), output=10)])
+        (budget,) = a.cost(task_id=task.id).budgets
+        assert (budget.task_id, budget.tokens, budget.spent) == (task.id, 100, 165)
+        assert a.cost(task_id=free.id).budgets == []
+        # On the task's history, where a caller names the type.
+        history = a.events_since(task_id=task.id, types=["task.claimed", "usage.budget"]).events
+        crossings = [e.budget for e in history if e.type == "usage.budget"]
+        assert [(c.threshold, c.spent) for c in crossings if c] == [(80, 85), (100, 110)]
+        assert history[0].type == "task.claimed"

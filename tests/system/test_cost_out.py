@@ -79,6 +79,21 @@ def test_coord_cost_gives_the_sums_and_an_estimate_labelled_as_one(
     assert unpriced["totals"]["usd_est"] is None and unpriced["unpriced"] == ["mystery-1"]
 
 
+def test_coord_post_takes_a_budget_and_coord_cost_shows_it(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    repo = git_repo(workdir / "repo").resolve()
+    posted = json.loads(coord(daemon, repo, "--agent", "claude-a", "post", "big", "--budget",
+                              "1.5k", "--json"))  # fmt: skip
+    task = posted["task"]["id"]
+    with Client(daemon.socket_path, agent="claude-a", project=str(repo)) as a:
+        a.claim(task)
+        a.report_usage("claude", [usage("1", "claude-sonnet-4-5", input=300)])
+    shown = json.loads(coord(daemon, repo, "cost", "--task", str(task), "--json"))
+    assert shown["budgets"] == [{"task_id": task, "tokens": 1500, "spent": 300, "percent": 20.0}]
+    assert "budget: 300 of 1.5k tokens (20.0%)" in coord(daemon, repo, "cost", "--task", str(task))
+
+
 async def test_the_task_cost_tool_gives_the_same_sums(daemon: DaemonProcess, workdir: Path) -> None:
     repo = git_repo(workdir / "repo").resolve()
     task = seed(daemon, repo)

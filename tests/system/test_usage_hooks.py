@@ -155,3 +155,33 @@ def test_a_broken_transcript_changes_nothing_a_hook_answers(
     log = daemon.socket_path.parent / "state" / "coordd" / "usage" / "usage.log"
     assert "usage not reported" in log.read_text()
     assert totals(daemon, repo) == (0, 0, 0, 0)
+
+
+def test_a_budget_crossed_by_a_turn_reaches_the_tabs_context(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("bounded", budget=1000).task
+        a.claim(task.id)
+    transcript = workdir / "session.jsonl"
+    transcript.write_text(claude_line("m1", "r1", 0, i=10, o=840) + "\n")
+    said = json.loads(run("deliver", "claude", turn(repo, transcript), daemon))
+    context = said["hookSpecificOutput"]["additionalContext"]
+    assert f"task #{task.id} has used 80% of its token budget (850 of its 1,000" in context
+    assert run("deliver", "claude", turn(repo, transcript), daemon) == ""  # told once
+    with transcript.open("a") as handle:
+        handle.write(claude_line("m2", "r2", 0, o=200) + "\n")
+    # Crossed at Stop (no channel to the model there): told at the next prompt.
+    wake = hook(
+        "wake",
+        "claude",
+        turn(repo, transcript),
+        daemon.socket_path,
+        CLAUDE_CODE_SESSION_ATTENDED="0",
+    )  # a headless run: no wait after the report
+    assert wake.returncode == 0, wake.stderr
+    later = json.loads(run("deliver", "claude", turn(repo, workdir / "none.jsonl"), daemon))
+    assert (
+        "has used its whole token budget (1,050 of its 1,000"
+        in (later["hookSpecificOutput"]["additionalContext"])
+    )

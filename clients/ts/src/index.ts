@@ -15,5 +15,5 @@ import "./slots.js";
 import "./edits.js";
 import "./messages.js";
 // Issue 48: the token ledger (usage.report, cost.query).
-export type { Charge, CostResult, CostRow, UsageEntry, UsageReportResult, UsageTokens } from "./usage.js";
+export type { Budget, Charge, CostResult, CostRow, UsageEntry, UsageReportResult, UsageTokens } from "./usage.js";
 import "./usage.js";

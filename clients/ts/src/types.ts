@@ -91,7 +91,11 @@ export interface Event {
   message?: MessageRef | null;
   /** 1.2 `usage.reported` (section 15): what one usage report added to the ledger. */
   usage?: UsageRef | null;
+  /** 1.2 `usage.budget` (section 15): the budget a task's charges crossed. */
+  budget?: BudgetCrossing | null;
 }
+/** A task's charged tokens crossed `threshold` percent (80 or 100) of its budget. */
+export interface BudgetCrossing { task_id: number; tokens: number; spent: number; threshold: number }
 /** What a `usage.reported` event says: entries new to the ledger, their tokens, the tasks charged. */
 export interface UsageRef { host: string; session?: string | null; recorded: number; tokens: number; task_ids: Array<number | null> }
 /** What an event line shows of a `message.sent` event's message (`Message` has all). */
@@ -122,6 +126,8 @@ export interface PostParams {
   idempotency_key?: string;
   depends_on?: number[];
   assignee?: string;
+  /** 1.2 section 15 (feature `token_budgets`): tokens the task may cost, all kinds summed. */
+  budget?: number;
 }
 
 export interface ListParams {

@@ -7,14 +7,16 @@
  */
 
 import { CoorddClient, type CallOptions } from "./client.js";
+import type { BudgetCrossing } from "./types.js";
 
 export interface UsageTokens { input: number; output: number; cache_creation: number; cache_read: number }
 /** One model call as the host counted it; `id` is unique per host (the dedup key). */
 export interface UsageEntry extends Partial<UsageTokens> { id: string; at: string; model: string }
 export interface Charge extends UsageTokens { task_id: number | null }
-export interface UsageReportResult { recorded: number; duplicates: number; charges: Charge[]; seq?: number | null }
+export interface UsageReportResult { recorded: number; duplicates: number; charges: Charge[]; seq?: number | null; budgets?: BudgetCrossing[] }
 export interface CostRow extends UsageTokens { task_id: number | null; agent: string; model: string; entries: number }
-export interface CostResult { rows: CostRow[]; totals: UsageTokens; more?: boolean }
+export interface Budget { task_id: number; tokens: number; spent: number }
+export interface CostResult { rows: CostRow[]; totals: UsageTokens; more?: boolean; budgets?: Budget[] }
 
 declare module "./client.js" {
   interface CoorddClient {

@@ -85,6 +85,7 @@ export const EVENT_TYPES = [
   "land.landed",
   "land.failed",
   "usage.reported",
+  "usage.budget",
 ] as const;
 
 /** A task's members (section 4), in wire order. */
@@ -145,6 +146,7 @@ export const CLIENT_ERROR_KINDS = [
 export const BOUNDS = {
   agent: { minLength: 1, maxLength: 128, pattern: "^[^\\s\\x00-\\x1f\\x7f](?:[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$" },
   branch: { minLength: 1, maxLength: 255, pattern: "^[^\\s~^:?*\\[\\\\\\x00-\\x1f\\x7f]+$" },
+  budget: { minimum: 1, maximum: 1000000000000 },
   check_path: { minLength: 1, maxLength: 4096 },
   check_paths: { minLength: 1, maxLength: 256 },
   commit: { pattern: "^[0-9a-f]{40}(?:[0-9a-f]{24})?$" },
@@ -153,7 +155,7 @@ export const BOUNDS = {
   depends_on: { maxLength: 32 },
   edit_paths: { minLength: 1, maxLength: 256 },
   events_limit: { minimum: 1, maximum: 10000 },
-  event_type_list: { maxLength: 21 },
+  event_type_list: { maxLength: 22 },
   fence: { minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
   idempotency_key: { minLength: 1, maxLength: 128 },
   kind: { pattern: "^[a-z][a-z0-9_-]{0,31}$" },

@@ -27,6 +27,7 @@ FEATURES = (
     "unseen_recipients",  # issue 44: section 12, messages to names never seen
     "claim_request_key",  # issue 44 item 7: section 5a
     "token_ledger",  # issue 48: section 15
+    "token_budgets",  # issue 48: section 15, `budget` on task.post
 )
 
 #: The methods each feature brings, derived from the method table (each entry names

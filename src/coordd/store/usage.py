@@ -106,7 +106,59 @@ def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
         )  # fmt: skip
 
     tx.emit_untasked("usage.reported", p.project, encode)
-    return {"recorded": len(new), "duplicates": duplicates, "charges": charges, "seq": seq}
+    crossed = _check_budgets(tx, p.agent, [task for task in order if task is not None], projects)
+    return {
+        "recorded": len(new),
+        "duplicates": duplicates,
+        "charges": charges,
+        "seq": seq,
+        "budgets": crossed,
+    }
+
+
+#: The thresholds a `usage.budget` event is appended at, in percent of the budget.
+THRESHOLDS = (80, 100)
+_SPENT = "(input + output + cache_creation + cache_read)"
+
+
+def _check_budgets(
+    tx: Txn, agent: str, tasks: list[int], projects: dict[int, str]
+) -> list[dict[str, Any]]:
+    """For each task this report charged that has a budget: the highest threshold its
+    charges now reach, if no event said so yet; one `usage.budget` event for each, on
+    the task's history. What a budget can do is say so: the turn that crossed it was
+    already spent, and the tab decides what to do with the warning."""
+    if not tasks:
+        return []
+    args: dict[str, Any] = {}
+    ids = in_list("t", tasks, args)
+    found = tx.conn.execute(
+        f"SELECT b.task_id, b.tokens, b.warned, (SELECT CAST(SUM({_SPENT}) AS BIGINT)"
+        f" FROM usage_charges AS c WHERE c.task_id = b.task_id), t.event_seq"
+        f" FROM task_budgets AS b JOIN tasks AS t ON t.id = b.task_id"
+        f" WHERE b.task_id IN {ids} ORDER BY b.task_id",
+        args,
+    ).fetchall()
+    crossed: list[dict[str, Any]] = []
+    for task_id, tokens, warned, spent, event_seq in found:
+        reached = max((t for t in THRESHOLDS if (spent or 0) * 100 >= t * tokens), default=0)
+        if reached <= warned:
+            continue
+        tx.conn.execute("UPDATE task_budgets SET warned = ? WHERE task_id = ?", (reached, task_id))
+        crossing = {"task_id": task_id, "tokens": tokens, "spent": spent, "threshold": reached}
+        crossed.append(crossing)
+
+        def encode(event_seq: int, crossing: dict[str, Any] = crossing) -> bytes:
+            return _encoder.encode(
+                {"seq": event_seq, "at": tx.now_text, "type": "usage.budget",
+                 "task_id": crossing["task_id"], "agent": agent, "task": None,
+                 "project": projects[crossing["task_id"]], "budget": crossing}
+            )  # fmt: skip
+
+        tx.emit_untasked(
+            "usage.budget", projects[task_id], encode, task_id=task_id, prev_seq=event_seq
+        )
+    return crossed
 
 
 def _projects(conn: Db, tasks: set[int]) -> dict[int, str]:
@@ -152,4 +204,24 @@ def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
     ]  # fmt: skip
     total = conn.execute(f"SELECT {_SUMS} FROM usage_charges{where}", args).fetchone()
     totals = dict(zip(KINDS, total, strict=True))
-    return {"rows": rows, "totals": totals, "more": len(found) > limit}
+    tasks = sorted({row["task_id"] for row in rows if row["task_id"] is not None})
+    return {
+        "rows": rows,
+        "totals": totals,
+        "more": len(found) > limit,
+        "budgets": _budgets(conn, tasks),
+    }
+
+
+def _budgets(conn: Db, tasks: list[int]) -> list[dict[str, Any]]:
+    if not tasks:
+        return []
+    args: dict[str, Any] = {}
+    ids = in_list("t", tasks, args)
+    found = conn.execute(
+        f"SELECT b.task_id, b.tokens, (SELECT CAST(COALESCE(SUM({_SPENT}), 0) AS BIGINT)"
+        " FROM usage_charges AS c WHERE c.task_id = b.task_id)"
+        f" FROM task_budgets AS b WHERE b.task_id IN {ids} ORDER BY b.task_id",
+        args,
+    ).fetchall()
+    return [{"task_id": t, "tokens": tokens, "spent": spent} for t, tokens, spent in found]

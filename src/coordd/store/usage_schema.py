@@ -45,4 +45,11 @@ USAGE: tuple[str, ...] = (
     "CREATE INDEX usage_charges_task ON usage_charges (task_id) WHERE task_id IS NOT NULL",
     "CREATE INDEX usage_charges_project ON usage_charges (project, at)",
     "CREATE INDEX usage_charges_agent ON usage_charges (agent, at)",
+    # A task's token budget (`task.post`'s `budget`), and the highest threshold
+    # (80, 100) a `usage.budget` event has said it crossed, so each is said once.
+    """CREATE TABLE task_budgets (
+        task_id INTEGER PRIMARY KEY,
+        tokens INTEGER NOT NULL,
+        warned INTEGER NOT NULL DEFAULT 0
+    )""",
 )

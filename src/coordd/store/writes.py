@@ -78,6 +78,10 @@ def insert_task(
             "INSERT INTO task_deps (dependency, dependent) VALUES (?, ?)",
             [(dependency, row.id) for dependency in depends_on],
         )
+    if p.budget is not None:  # section 15: checked by `usage.report` as charges arrive
+        tx.conn.execute(
+            "INSERT INTO task_budgets (task_id, tokens) VALUES (?, ?)", (row.id, p.budget)
+        )
     tx.emit("task.posted", row, agent)
     tx.touch_agent(agent)
     return row, True

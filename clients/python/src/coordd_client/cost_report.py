@@ -54,6 +54,15 @@ def summarize(result: CostResult, table: prices.Prices) -> dict[str, Any]:
         "totals": _entry(None, (t.input, t.output, t.cache_creation, t.cache_read), usd),
         "unpriced": unpriced,
         "more": result.more,
+        "budgets": [
+            {
+                "task_id": b.task_id,
+                "tokens": b.tokens,
+                "spent": b.spent,
+                "percent": round(100 * b.spent / b.tokens, 1),
+            }
+            for b in result.budgets
+        ],
     }
 
 

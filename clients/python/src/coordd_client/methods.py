@@ -36,8 +36,10 @@ def post(
     idempotency_key: str | None = None,
     depends_on: Sequence[int] | None = None,
     assignee: str | None = None,
+    budget: int | None = None,
 ) -> Call[wire.PostResult]:
-    """`depends_on` and `assignee` need a 1.1 daemon (features `deps`, `assignee`)."""
+    """`depends_on` and `assignee` need a 1.1 daemon (features `deps`, `assignee`);
+    `budget` (tokens the task may cost) a 1.2 one with `token_budgets`."""
     params = {
         "title": title,
         "body": body,
@@ -50,6 +52,7 @@ def post(
         "idempotency_key": idempotency_key,
         "depends_on": list(depends_on) if depends_on else None,
         "assignee": _to(assignee),
+        "budget": budget,
     }
     return call("task.post", _announced(params))
 

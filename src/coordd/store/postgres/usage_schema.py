@@ -41,4 +41,9 @@ USAGE: tuple[str, ...] = (
     "CREATE INDEX usage_charges_task ON usage_charges (task_id) WHERE task_id IS NOT NULL",
     "CREATE INDEX usage_charges_project ON usage_charges (project, at)",
     "CREATE INDEX usage_charges_agent ON usage_charges (agent, at)",
+    """CREATE TABLE task_budgets (
+        task_id BIGINT PRIMARY KEY,
+        tokens BIGINT NOT NULL,
+        warned BIGINT NOT NULL DEFAULT 0
+    )""",
 )

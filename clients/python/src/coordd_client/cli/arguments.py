@@ -26,6 +26,23 @@ def task_id(text: str) -> int:
     return value
 
 
+_SCALE = {"": 1, "k": 1000, "m": 1_000_000, "g": 1_000_000_000}
+
+
+def tokens(text: str) -> int:
+    """A token count as people write one: `2000000`, `2M`, `500k`, `1.5M` (issue 48)."""
+    number, unit = text.strip().lower(), ""
+    if number[-1:] in _SCALE:
+        number, unit = number[:-1], number[-1]
+    try:
+        value = round(float(number) * _SCALE[unit])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a token count (2M, 500k)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("a budget is at least 1 token")
+    return value
+
+
 TASK_ID = arg("id", type=task_id, help="the task's id (42 or #42)")
 FENCE = arg("--fence", type=int, help="the fence your claim returned (refused if stale)")
 LEASE = arg("--lease", type=positive_float, help="seconds (default 600)")

@@ -107,6 +107,11 @@ def _human(summary: dict[str, Any], titles: dict[int, str]) -> str:
         f" {cost_report.dollars(totals['usd_est'])}"
         " (token counts as the hosts reported them; dollars estimated from list prices)",
     ]
+    for budget in summary["budgets"]:
+        parts.append(
+            f"#{budget['task_id']} budget: {cost_report.tokens(budget['spent'])} of"
+            f" {cost_report.tokens(budget['tokens'])} tokens ({budget['percent']}%)"
+        )
     unpriced = summary["unpriced"]
     if unpriced:
         parts.append(f"no price for {', '.join(map(str, unpriced))} (add it under"

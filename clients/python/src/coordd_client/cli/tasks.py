@@ -16,6 +16,7 @@ from coordd_client.cli.arguments import (
     STATE_CHOICES,
     TASK_ID,
     task_id,
+    tokens,
 )
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
@@ -54,6 +55,12 @@ OPEN_STATES = ["pending", "claimed"]
         dest="assignee",
         help="hand it to this agent: only they claim it (human: a gate for the user)",
     ),
+    arg(
+        "--budget",
+        type=tokens,
+        metavar="TOKENS",
+        help="tokens it may cost, all kinds (2M, 500k): warned at 80%% and 100%%",
+    ),
 )
 def post(ctx: Context) -> int:
     args = ctx.args
@@ -71,6 +78,7 @@ def post(ctx: Context) -> int:
             idempotency_key=args.key,
             depends_on=args.depends_on,
             assignee=args.assignee,
+            budget=args.budget,
         )
         elsewhere = blockers_elsewhere(client, [result.task], ctx.project, every=True)
         note_if_unseen(client, args.assignee, "only that name can claim it")

@@ -149,17 +149,23 @@ def _during_turn(call: Invocation, given: HookInput) -> int:
         reported.reached_board(agent)
     elif given.host != "cursor" and reported.first_unreachable_notice(agent):
         text = reported.unreachable_notice(failure)
-    _report_usage(call, given)
+    if _report_usage(call, given):  # a budget crossed: said in the turn's context
+        from coordd_client.hooks import usage
+
+        text = "\n".join(t for t in (text, usage.take_notices(agent)) if t)
     return deliver.respond(given, text)
 
 
-def _report_usage(call: Invocation, given: HookInput) -> None:
-    """Issue 48: what is new in the host's transcript, to the token ledger. Never raises,
-    and changes nothing the hook answers; imported only when there is a transcript."""
-    if isinstance(given.raw.get("transcript_path"), str):
-        from coordd_client.hooks import usage
+def _report_usage(call: Invocation, given: HookInput) -> bool:
+    """Issue 48: what is new in the host's transcript, to the token ledger; whether a
+    budget notice waits for the model. Never raises, and changes nothing else the hook
+    answers; imported only when there is a transcript."""
+    if not isinstance(given.raw.get("transcript_path"), str):
+        return False
+    from coordd_client.hooks import usage
 
-        usage.report_new_usage(lambda: call.socket, given)
+    usage.report_new_usage(lambda: call.socket, given)
+    return usage.has_notices(given.agent.value)
 
 
 def _session_end(call: Invocation, given: HookInput) -> int:

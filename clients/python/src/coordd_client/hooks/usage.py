@@ -121,9 +121,69 @@ def _send(
                 session=session,
             )
             try:
-                client.request(built.as_type(dict))
+                answer = client.request(built.as_type(dict))
             except MethodNotFound:
                 return  # a daemon without the ledger: nothing to keep for it
+            _keep_notices(given.agent.value, answer.get("budgets") or [])
+
+
+def _notices_file(agent: str) -> Path:
+    return state_dir() / "usage" / f"notices-{hashlib.sha1(agent.encode()).hexdigest()[:16]}.json"
+
+
+def _keep_notices(agent: str, crossings: list[dict[str, Any]]) -> None:
+    """A budget this tab's report crossed, kept until a hook that speaks to the model
+    (`take_notices`): the Stop and session-end hooks have no such channel."""
+    if not crossings:
+        return
+    file = _notices_file(agent)
+    kept = _load_list(file)
+    kept += [notice(c) for c in crossings if isinstance(c, dict)]
+    file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    file.write_text(json.dumps(kept[-20:]))
+
+
+def _load_list(file: Path) -> list[str]:
+    try:
+        found = json.loads(file.read_text())
+    except (OSError, ValueError):
+        return []
+    return [n for n in found if isinstance(n, str)] if isinstance(found, list) else []
+
+
+def has_notices(agent: str) -> bool:
+    try:
+        return _notices_file(agent).exists()
+    except OSError:
+        return False
+
+
+def take_notices(agent: str) -> str:
+    """The budget notices not yet told to this tab's model, each once; never raises."""
+    try:
+        file = _notices_file(agent)
+        found = _load_list(file)
+        if found:
+            file.unlink(missing_ok=True)
+        return "\n".join(found)
+    except OSError:
+        return ""
+
+
+def notice(crossing: dict[str, Any]) -> str:
+    """What the model is told when its task's charges cross a threshold of its budget."""
+    task, spent, tokens = crossing.get("task_id"), crossing.get("spent"), crossing.get("tokens")
+    used = f"{spent:,} of its {tokens:,}-token budget"
+    if crossing.get("threshold") == 100:
+        return (
+            f"coord: task #{task} has used its whole token budget ({used}). Stop, say"
+            " where the work stands (coord done, or a note on the task), and ask the"
+            " human before spending more on it."
+        )
+    return (
+        f"coord: task #{task} has used {crossing.get('threshold')}% of its token budget"
+        f" ({used}). Aim to finish within it, or tell the human it needs more."
+    )
 
 
 def _log(line: str) -> None:

@@ -217,6 +217,8 @@ class FollowUp(BaseModel):
     idempotency_key: IdempotencyKey | None = None
     depends_on: DependsOn | None = None
     assignee: Agent | None = None
+    #: Issue 48: tokens the follow-up may cost, as `post_task`'s `budget`.
+    budget: Annotated[int, field(bounds.BUDGET)] | None = None
 
     def params(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)

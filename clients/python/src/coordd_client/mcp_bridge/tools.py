@@ -145,11 +145,14 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         idempotency_key: m.IdempotencyKey | None = None,
         depends_on: m.DependsOn | None = None,
         assignee: m.Agent | None = None,
+        budget: Annotated[int, m.field(bounds.BUDGET, "tokens it may cost (all kinds)")]
+        | None = None,
     ) -> Annotated[CallToolResult, m.PostResult]:
         """Post work (kind bug, task, handoff, question...) or an announcement nobody claims:
         kind ack is always posted done (state "done" announces any kind). depends_on: ids
         it waits for; assignee: the one agent who may claim it ("human": the user, a gate
-        they approve or reject in coord web)."""
+        they approve or reject in coord web); budget: tokens it may cost, warned at 80% and
+        100% (issue 48)."""
         try:
             call = methods.post(
                 title,
@@ -161,6 +164,7 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
                 idempotency_key=idempotency_key or bridge.fresh_idempotency_key(),
                 depends_on=depends_on,
                 assignee=assignee,
+                budget=budget,
             )
         except CoordError as exc:  # an ack asked for as pending work (acks.announced)
             return results.refusal(exc)

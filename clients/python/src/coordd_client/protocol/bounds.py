@@ -211,5 +211,8 @@ USAGE_TOKENS = Bound(ge=0, le=100_000_000)
 #: finds more (its first read of a long transcript) sends them in chunks of this many.
 MAX_USAGE_ENTRIES = 256
 USAGE_ENTRIES = Bound(min_length=1, max_length=MAX_USAGE_ENTRIES)
+#: A task's token budget (`task.post`'s `budget`): all four kinds of token summed, as
+#: `cost.query`'s totals are. A trillion is far past any task; 0 is no budget.
+BUDGET = Bound(ge=1, le=10**12)
 #: `cost.query`'s `limit`: rows (task, agent, model) of one answer.
 COST_LIMIT = Bound(ge=1, le=10000)

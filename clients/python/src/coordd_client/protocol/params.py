@@ -64,6 +64,8 @@ SubscriptionId = Annotated[int, meta(bounds.SUBSCRIPTION_ID)]
 EventsLimit = Annotated[int, meta(bounds.EVENTS_LIMIT)]
 EventTypes = Annotated[list[EventType], meta(bounds.EVENT_TYPE_LIST)]
 StateFilter = State | Annotated[list[State], meta(bounds.STATE_LIST)]
+#: docs/PROTOCOL-1.2.md section 15: a task's token budget.
+Budget = Annotated[int, meta(bounds.BUDGET)]
 
 DEFAULT_PROJECT = "default"
 DEFAULT_KIND = "task"
@@ -133,6 +135,8 @@ class PostParams(Params):
     idempotency_key: IdempotencyKey | None = None
     depends_on: DependsOn | None = None
     assignee: Agent | None = None
+    #: docs/PROTOCOL-1.2.md section 15 (feature `token_budgets`): tokens the task may cost.
+    budget: Budget | None = None
 
 
 class GetParams(Params):

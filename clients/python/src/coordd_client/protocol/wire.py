@@ -46,6 +46,8 @@ EventType = Literal[
     "land.failed",
     # docs/PROTOCOL-1.2.md section 15 (issue 48): one per usage report that recorded anything
     "usage.reported",
+    # section 15: a task's charged tokens crossed 80% or 100% of its budget
+    "usage.budget",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 #: The 1.2 event types a daemon appends only with a feature (`server.info.features`);
@@ -55,7 +57,10 @@ FEATURE_OF_EVENT: dict[str, str] = {
     "message.sent": "messages",
     **{t: "slots" for t in ("slot.granted", "slot.released")},
     **{t: "landing_queue" for t in EVENT_TYPES if t.startswith("land.")},
+    # Appended by `usage.report`, so the ledger's feature: a daemon with `token_budgets`
+    # serves both (a flag that brings no method names no event type).
     "usage.reported": "token_ledger",
+    "usage.budget": "token_ledger",
 }
 
 
@@ -167,6 +172,17 @@ class UsageRef(msgspec.Struct, frozen=True, kw_only=True):
     task_ids: list[int | None]
 
 
+class BudgetCrossing(msgspec.Struct, frozen=True, kw_only=True):
+    """1.2 `usage.budget` (section 15): a task's charged tokens crossed a threshold."""
+
+    task_id: int
+    #: The task's budget, and the tokens charged to it so far (all kinds).
+    tokens: int
+    spent: int
+    #: 80 or 100: the percentage crossed.
+    threshold: int
+
+
 class Event(msgspec.Struct, frozen=True, kw_only=True):
     """One committed state change (PROTOCOL.md section 7)."""
 
@@ -195,6 +211,8 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     message: MessageRef | None = None
     #: 1.2 `usage.reported` (section 15): what the report recorded.
     usage: UsageRef | None = None
+    #: 1.2 `usage.budget` (section 15): the budget crossed, and how far.
+    budget: BudgetCrossing | None = None
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import msgspec
 
+from coordd_client.protocol.wire import BudgetCrossing
+
 
 class Tokens(msgspec.Struct, frozen=True, kw_only=True):
     input: int = 0
@@ -33,6 +35,9 @@ class UsageReportResult(msgspec.Struct, frozen=True, kw_only=True):
     charges: list[Charge]
     #: The `usage.reported` event's seq; None when nothing was new (no event).
     seq: int | None = None
+    #: Budgets this report carried past 80% or 100% (feature `token_budgets`): what the
+    #: reporting hook tells its tab's model.
+    budgets: list[BudgetCrossing] = []
 
 
 class CostRow(Tokens, frozen=True, kw_only=True):
@@ -45,9 +50,19 @@ class CostRow(Tokens, frozen=True, kw_only=True):
     entries: int
 
 
+class Budget(msgspec.Struct, frozen=True, kw_only=True):
+    """A task's token budget and what has been charged to it (whatever the filters)."""
+
+    task_id: int
+    tokens: int
+    spent: int
+
+
 class CostResult(msgspec.Struct, frozen=True, kw_only=True):
     rows: list[CostRow]
     #: The sums over every row matched, `limit` or not.
     totals: Tokens
     #: More rows matched than `limit`.
     more: bool = False
+    #: The budgets of the tasks in `rows` that have one (feature `token_budgets`).
+    budgets: list[Budget] = []
