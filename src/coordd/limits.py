@@ -128,12 +128,13 @@ class Limits:
     unseen_message_max_age_s: float = 7 * 24 * 3600.0
 
     # --- the token ledger (docs/PROTOCOL-1.2.md section 15, issue 48) -----------------
-    #: Claim and release events one `usage.report` may walk back through to find what
-    #: its agent held when each entry was spent (`store/attribution.py`). A hook
-    #: reports each turn, so it walks a handful; a first read of a days-old
-    #: transcript on a busy board would hold the writer for each event, so past this
-    #: many its older entries are charged as unattributed instead of guessed.
-    usage_attribution_events: int = 20_000
+    #: Events (of every type) one `usage.report` may walk back through to find what
+    #: its agent held when each entry was spent (`store/attribution.py`), in windows
+    #: of primary-key ranges. A hook reports each turn, so it walks the last few
+    #: hundred; a first read of a days-old transcript on a busy board would hold the
+    #: writer for a scan of the whole log, so past this many its older entries are
+    #: charged as unattributed instead of guessed.
+    usage_attribution_events: int = 200_000
 
     # --- background duties ---------------------------------------------------------------
     #: The reaper's period: PROTOCOL.md asks for at least once a second.

@@ -1,16 +1,21 @@
 """docs/PROTOCOL-1.2.md section 15 on the store (`store/usage.py`, `store/attribution.py`):
 a usage entry counted once, charged to what its agent held when it was spent (one
-task, several split evenly, none, a hand-over), and the bounds refused as -32602.
+task, several split evenly, none, a hand-over, a claim in the report's own write
+group), the walk back bounded, budgets warned once, and the bounds refused as -32602.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
+from coordd.store import attribution, claims, group, transaction, usage, writes
 from coordd.store.usage import split
 from coordd_client.protocol.errors import InvalidParams
+from coordd_client.protocol.params import ClaimParams, PostParams
+from coordd_client.protocol.params_usage import UsageEntry, UsageReportParams
 from coordd_client.protocol.wire_usage import CostRow
 from store.board import Board, Seat
 
@@ -225,3 +230,49 @@ def test_a_budget_is_warned_once_at_80_and_once_at_100_percent(board: Board) -> 
         crossings = [e.budget for e in history if e.type == "usage.budget"]
         assert [(c.threshold, c.spent) for c in crossings if c] == [(80, 85), (100, 110)]
         assert history[0].type == "task.claimed"
+
+
+def _post_many(tx: transaction.Txn, count: int) -> None:
+    for index in range(count):
+        writes.post_task(tx, PostParams(title=f"noise {index}", project=PROJECT, agent="z"))
+
+
+def test_the_walk_back_crosses_windows_of_other_events_and_stops_at_its_cap(
+    board: Board,
+) -> None:
+    with seat(board, "a") as a:
+        task = a.post("held").task
+        a.claim(task.id)
+        held = tick(board)
+        board.run(_post_many, 2500)  # more events than one window of seqs
+        a.complete(task.id)
+        after = tick(board)
+        board.run(_post_many, 2500)
+        now = board.now_text
+        instants = [held, after]
+        assert board.read(attribution.held_at, "a", instants, now) == [(task.id,), ()]
+        # Past the cap the instant is unknown: unattributed, not guessed.
+        capped = partial(attribution.held_at, limit=3000)
+        assert board.read(capped, "a", instants, now) == [None, ()]
+        result = a.report_usage("claude", [entry("late", held, input=5)])
+        assert [(c.task_id, c.input) for c in result.charges] == [(task.id, 5)]
+
+
+def test_a_claim_in_the_same_write_group_as_the_report_counts_from_its_instant(
+    board: Board,
+) -> None:
+    """The group stores its events at its end: the claim's row is already changed when
+    the report runs, and its event must count too, or the earlier call is its task's."""
+    with seat(board, "a") as a:
+        task = a.post("raced").task
+        before = tick(board)
+        claim = ClaimParams(id=task.id, agent="a")
+        report = UsageReportParams(
+            agent="a", project=PROJECT, host="claude",
+            entries=[UsageEntry(id="early", at=before, model="m", input=9)],
+        )  # fmt: skip
+        done = board.group(
+            group.Call(claims.claim_task, (claim,)), group.Call(usage.report, (report,))
+        )
+        assert [error for _, error in done.results] == [None, None]
+        assert charged(a) == {None: (9, 0, 0, 0)}

@@ -16,6 +16,7 @@ is the one that needs the task's history chain (`prev_seq`) to find its claimer.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -23,13 +24,14 @@ import msgspec
 
 from coordd.limits import Limits
 from coordd.store.sql import Db
-from coordd.store.transaction import LEAVES_CLAIM, in_list
+from coordd.store.transaction import LEAVES_CLAIM, CommittedEvent, in_list
 
 _CLAIMED = "task.claimed"
 #: Events that start or end a claim: the only ones the walk reads.
 _HOLD_TYPES: tuple[str, ...] = (_CLAIMED, *sorted(LEAVES_CLAIM))
-#: Events read per statement, newest first.
-_BATCH = 512
+#: Seqs one statement reads back through (a range of the primary key, whatever the
+#: types in it: a log of mostly `file.edited` costs a range scan, not a search).
+_WINDOW = 2048
 #: Steps back along one task's history chain to find who a cancel ended.
 _CHAIN_STEPS = 32
 #: Events that say the task was not held just before them (so a cancel ended no claim).
@@ -56,18 +58,26 @@ class _Event(NamedTuple):
 
 
 class _Unknown:
-    """The walk stopped at `Limits.usage_attribution_events`: older instants are unknown."""
+    """The walk reached `Limits.usage_attribution_events`: older instants are unknown."""
 
 
 def held_at(
-    conn: Db, agent: str, instants: Sequence[str], now: str, limit: int | None = None
+    conn: Db,
+    agent: str,
+    instants: Sequence[str],
+    now: str,
+    *,
+    limit: int | None = None,
+    unstored: Sequence[CommittedEvent] = (),
 ) -> list[tuple[int, ...] | None]:
     """For each instant (`format_time` text), the ids of the tasks `agent` held then,
     ascending; None where the walk would pass `limit` events (unattributed, not a guess).
 
     An event at exactly an instant counts as before it: a call made in the very
     microsecond of a claim is charged to the claimed task. An instant after `now`
-    (a host's clock ahead of the daemon's) is taken as `now`.
+    (a host's clock ahead of the daemon's) is taken as `now`. `unstored`: this write
+    group's earlier events, which the table does not hold yet (a claim committed in
+    the same group as the report is already in `tasks`, so its event must be too).
     """
     cap = Limits.usage_attribution_events if limit is None else limit
     #: task id -> when the hold ends (a live claim's lease end), or None: past the
@@ -81,7 +91,16 @@ def held_at(
         ).fetchall()
     }
     answers: list[tuple[int, ...] | None] = [None] * len(instants)
-    events = _newest_first(conn, cap)
+    if not instants:
+        return answers
+    events = itertools.chain(
+        (
+            _Event(e.seq, e.at, e.type, e.task_id, e.data, e.prev_seq)
+            for e in reversed(unstored)
+            if e.type in _HOLD_TYPES
+        ),
+        _newest_first(conn, cap, min(*instants, now)),
+    )
     pending: _Event | _Unknown | None = next(events, None)
     for index in sorted(range(len(instants)), key=lambda i: instants[i], reverse=True):
         instant = min(instants[index], now)
@@ -96,28 +115,33 @@ def held_at(
     return answers
 
 
-def _newest_first(conn: Db, cap: int) -> Iterator[_Event | _Unknown]:
-    """The claim events of the log, newest first, in batches; `_Unknown` after `cap`."""
+def _newest_first(conn: Db, cap: int, oldest: str) -> Iterator[_Event | _Unknown]:
+    """The claim events of the log, newest first, a window of seqs at a time, until a
+    window starts before `oldest` (the earliest instant asked about: nothing older
+    can matter); `_Unknown` once `cap` seqs were walked with that still ahead."""
+    row = conn.execute(conn.last_seq_sql).fetchone()
+    high = (row[0] if row and row[0] is not None else 0) + 1
     args: dict[str, Any] = {}
     types = in_list("t", _HOLD_TYPES, args)
-    before: int | None = None
-    walked = 0
-    while True:
-        where = "" if before is None else " AND seq < :before"
-        rows = conn.execute(
-            f"SELECT seq, at, type, task_id, data, prev_seq FROM events WHERE type IN {types}"
-            f"{where} ORDER BY seq DESC LIMIT {_BATCH}",
-            {**args, "before": before},
-        ).fetchall()
-        for row in rows:
-            if walked == cap:
-                yield _Unknown()
-                return
-            walked += 1
-            yield _Event(*row)
-        if len(rows) < _BATCH:
+    while high > 1:
+        if cap <= 0:
+            yield _Unknown()
             return
-        before = rows[-1][0]
+        low = max(1, high - min(_WINDOW, cap))
+        cap -= high - low
+        rows = conn.execute(
+            f"SELECT seq, at, type, task_id, data, prev_seq FROM events WHERE seq >= :low"
+            f" AND seq < :high AND type IN {types} ORDER BY seq DESC",
+            {**args, "low": low, "high": high},
+        ).fetchall()
+        for found in rows:
+            yield _Event(*found)
+        first = conn.execute(
+            "SELECT at FROM events WHERE seq >= :low ORDER BY seq LIMIT 1", {"low": low}
+        ).fetchone()
+        if first is None or first[0] < oldest:
+            return  # this window began before every instant asked about
+        high = low
 
 
 def _undo(conn: Db, held: dict[int, str | None], agent: str, event: _Event) -> None:

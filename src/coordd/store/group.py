@@ -144,7 +144,9 @@ def _run(
     seen: dict[str, datetime] = {}
     fault: Exception | None = None
     for step in steps:
-        txn = transaction.Txn(store.db, now, agents_seen, next_seq, group_seen=seen)
+        txn = transaction.Txn(
+            store.db, now, agents_seen, next_seq, group_seen=seen, group_events=events
+        )
         try:
             if isolated:
                 store.savepoint()

@@ -148,6 +148,10 @@ class Txn:
     #: them to the group if the command succeeds, and to its cache only after COMMIT,
     #: so a write that was rolled back is never remembered.
     seen: dict[str, datetime] = field(default_factory=dict)
+    #: The events this group's earlier commands appended, not yet stored (the group
+    #: stores them all at its end): read only, by the one reader that must see the
+    #: log as it will be, the token ledger's attribution (`store/attribution.py`).
+    group_events: Sequence[CommittedEvent] = ()
 
     def __post_init__(self) -> None:
         self.now_text = _format_instant(self.now)

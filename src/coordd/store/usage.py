@@ -59,7 +59,9 @@ def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
     if not new:
         return {"recorded": 0, "duplicates": duplicates, "charges": [], "seq": None}
     instants = [instant(entry.at) for entry in new]
-    holdings = attribution.held_at(tx.conn, p.agent, instants, tx.now_text)
+    holdings = attribution.held_at(
+        tx.conn, p.agent, instants, tx.now_text, unstored=tx.group_events
+    )
     projects = _projects(tx.conn, {task for held in holdings for task in held or ()})
     tx.conn.executemany(
         "INSERT INTO usage_entries (host, entry_id, agent, session, project, model, at,"
