@@ -243,8 +243,53 @@ def profile_text(socket: Path, event: str, coord: Sequence[str], top: int = 25) 
     return "\n".join([head, *rows[:top]])
 
 
+def _assistant_line(n: int) -> str:
+    """One Claude Code assistant line with usage, as its transcript has them (issue 48)."""
+    usage = {"input_tokens": 3, "output_tokens": 400, "cache_creation_input_tokens": 900,
+             "cache_read_input_tokens": 40_000}  # fmt: skip
+    return json.dumps({
+        "type": "assistant", "uuid": f"u{n}", "requestId": f"req_{n}",
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+        "message": {"id": f"msg_{n}", "model": "claude-sonnet-4-5", "usage": usage,
+                    "content": [{"type": "text", "text": "x" * 2000}]},
+    })  # fmt: skip
+
+
+def measure_usage(socket: Path, runs: int = 9) -> dict[str, float]:
+    """What the usage report adds to a hook (issue 48): `coord hook deliver` (each prompt)
+    without a transcript, and with one gaining one model call a run (read, parsed, sent),
+    on the quick path, each paired with a bare start. Keys `hook_deliver[_usage]_*`."""
+    coord = coord_script()
+    python = str(Path(coord[0]).parent / "python")
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        repo, env = make_world(Path(tmp), socket)
+        transcript = Path(tmp) / "session.jsonl"
+        transcript.write_text("".join(_assistant_line(n) + "\n" for n in range(200)))
+        base = {"session_id": SESSION, "cwd": str(repo), "hook_event_name": "UserPromptSubmit"}
+        plain = json.dumps(base)
+        reading = json.dumps({**base, "transcript_path": str(transcript)})
+        command = hook_command("deliver", coord)
+        _timed(command, reading, env, repo)  # the first read: the 200 calls so far
+        wait_for_quick(env)
+        pairs: dict[str, list[tuple[float, float]]] = {"": [], "_usage": []}
+        for n in range(runs):
+            for key, stdin in (("", plain), ("_usage", reading)):
+                if key:
+                    with transcript.open("a") as handle:
+                        handle.write(_assistant_line(1000 + n) + "\n")
+                b = _timed([python, "-c", "pass"], "", env, repo)
+                h = _timed(command, stdin, env, repo)
+                pairs[key].append((b, h))
+        out: dict[str, float] = {}
+        for key, measured in pairs.items():
+            out[f"hook_deliver{key}_p50_ms"] = statistics.median(h for _, h in measured) * 1000
+            out[f"hook_deliver{key}_ratio"] = statistics.median(h / b for b, h in measured)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    """A reduced run on a daemon of its own: `python -m bench.hooks [runs] [--profile]`."""
+    """A reduced run on a daemon of its own: `python -m bench.hooks [runs] [--profile]`;
+    `--usage`: only what the usage report adds to a hook (issue 48)."""
     from bench.harness import Daemon
 
     args = sys.argv[1:] if argv is None else argv
@@ -256,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="cbh", dir="/tmp") as workdir:
         daemon = Daemon(Path(workdir))
         try:
+            if "--usage" in args:
+                print(json.dumps(measure_usage(daemon.socket, runs=runs), indent=1))
+                return 0
             figures = measure_hooks(daemon.socket, runs=runs, installs=installs)
             figures |= measure_commands(daemon.socket, runs=runs)
             if "--profile" in args:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ from support import COORD, DaemonProcess, coord_env, git_repo
 
 
 def usage(key: str, model: str, **counts: int) -> dict[str, Any]:
-    return {"id": key, "at": "2026-12-06T07:00:00Z", "model": model, **counts}
+    """A model call made now (after the claims these tests make before reporting)."""
+    at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return {"id": key, "at": at, "model": model, **counts}
 
 
 def seed(daemon: DaemonProcess, repo: Path) -> int:

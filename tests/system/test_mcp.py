@@ -29,6 +29,7 @@ TOOLS = {
     # issue 34
     "send_message", "read_messages", "request_release", "answer_request",
     "acquire_slot", "release_slot", "lease_port", "land", "landing_queue",  # issue 35
+    "task_cost",  # issue 48
 }  # fmt: skip
 
 

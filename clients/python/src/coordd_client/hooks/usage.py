@@ -71,7 +71,10 @@ def _save(file: Path, state: dict[str, Any]) -> None:
 def _report(socket: Callable[[], Path], given: HookInput, path: str) -> None:
     from coordd_client.hooks import transcript
 
-    stat = os.stat(path)
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return  # not written yet (a session's first hook), or a host that names none
     file = _state_file(path)
     saved = _load(file)
     offset = saved.get("offset", 0)

@@ -27,6 +27,40 @@ from coordd_client.protocol.wire_usage import CostResult
 Instant = Annotated[str, m.field(bounds.USAGE_AT, "RFC 3339, e.g. 2026-12-06T07:00:00Z")]
 
 
+class CostGroup(msgspec.Struct, frozen=True, kw_only=True):
+    """One task (None: unattributed), agent or model: its tokens and the estimate."""
+
+    key: int | str | None
+    input: int
+    output: int
+    cache_creation: int
+    cache_read: int
+    total: int
+    usd_est: float | None
+
+
+class BudgetUse(msgspec.Struct, frozen=True, kw_only=True):
+    task_id: int
+    tokens: int
+    spent: int
+    percent: float
+
+
+class CostSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """`cost_report.summarize`'s document, declared for the tool's output schema."""
+
+    by_task: list[CostGroup]
+    by_agent: list[CostGroup]
+    by_model: list[CostGroup]
+    totals: CostGroup
+    unpriced: list[str]
+    more: bool
+    budgets: list[BudgetUse]
+
+
+Summary = m.from_wire(CostSummary)
+
+
 def register(server: MCPServer, bridge: Bridge) -> None:
     """Add the ledger's tool to `server`."""
 
@@ -41,7 +75,7 @@ def register(server: MCPServer, bridge: Bridge) -> None:
         until: Instant | None = None,
         limit: Annotated[int, m.field(bounds.COST_LIMIT, "rows (task, agent, model)")]
         | None = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, Summary]:
         """Tokens spent on a task (or this project), per task, per agent and per model, as
         the hooks reported them, with a dollar estimate (`usd_est`, list prices: a guess,
         not a bill). Use it to see what a task has cost so far before going on."""
