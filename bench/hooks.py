@@ -256,19 +256,21 @@ def _assistant_line(n: int) -> str:
 
 
 def measure_usage(socket: Path, runs: int = 9) -> dict[str, float]:
-    """What the usage report adds to a hook (issue 48): `coord hook deliver` (each prompt)
-    without a transcript, and with one gaining one model call a run (read, parsed, sent),
-    on the quick path, each paired with a bare start. Keys `hook_deliver[_usage]_*`."""
+    """What the usage report adds to a hook (issue 48): `coord hook post-tool` after an
+    edit (the hook of every tool call) without a transcript, and with one gaining one
+    model call a run (read, parsed, sent), on the quick path, each paired with a bare
+    start. Keys `hook_post_tool[_usage]_*`."""
     coord = coord_script()
     python = str(Path(coord[0]).parent / "python")
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         repo, env = make_world(Path(tmp), socket)
         transcript = Path(tmp) / "session.jsonl"
         transcript.write_text("".join(_assistant_line(n) + "\n" for n in range(200)))
-        base = {"session_id": SESSION, "cwd": str(repo), "hook_event_name": "UserPromptSubmit"}
-        plain = json.dumps(base)
-        reading = json.dumps({**base, "transcript_path": str(transcript)})
-        command = hook_command("deliver", coord)
+        edit = json.loads(payloads(repo)["post-tool"])
+        edit.pop("transcript_path")
+        plain = json.dumps(edit)
+        reading = json.dumps({**edit, "transcript_path": str(transcript)})
+        command = hook_command("post-tool", coord)
         _timed(command, reading, env, repo)  # the first read: the 200 calls so far
         wait_for_quick(env)
         pairs: dict[str, list[tuple[float, float]]] = {"": [], "_usage": []}
@@ -282,8 +284,8 @@ def measure_usage(socket: Path, runs: int = 9) -> dict[str, float]:
                 pairs[key].append((b, h))
         out: dict[str, float] = {}
         for key, measured in pairs.items():
-            out[f"hook_deliver{key}_p50_ms"] = statistics.median(h for _, h in measured) * 1000
-            out[f"hook_deliver{key}_ratio"] = statistics.median(h / b for b, h in measured)
+            out[f"hook_post_tool{key}_p50_ms"] = statistics.median(h for _, h in measured) * 1000
+            out[f"hook_post_tool{key}_ratio"] = statistics.median(h / b for b, h in measured)
     return out
 
 

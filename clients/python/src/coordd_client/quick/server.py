@@ -79,6 +79,10 @@ def _preload() -> None:
     """Every module a quick command runs, so a child imports nothing."""
     import coordd_client.hooks.entry
     import coordd_client.hooks.run
+    import coordd_client.hooks.transcript  # issue 48: a hook's usage report
+    import coordd_client.hooks.usage
+    import coordd_client.methods_usage
+    import coordd_client.protocol.wire_usage
     import coordd_client.summary  # noqa: F401
     from coordd_client import cli
 
