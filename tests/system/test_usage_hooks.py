@@ -185,3 +185,23 @@ def test_a_budget_crossed_by_a_turn_reaches_the_tabs_context(
         "has used its whole token budget (1,050 of its 1,000"
         in (later["hookSpecificOutput"]["additionalContext"])
     )
+
+
+def test_the_ledger_survives_a_daemon_restart_and_still_counts_once(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("durable").task
+        a.claim(task.id)
+    transcript = workdir / "session.jsonl"
+    transcript.write_text(claude_line("m1", "r1", 0, i=4, o=40, cr=400) + "\n")
+    run("deliver", "claude", turn(repo, transcript), daemon)
+    assert daemon.stop() == 0
+    daemon.start()
+    assert totals(daemon, repo, task_id=task.id) == (4, 40, 0, 400)
+    for state in (daemon.socket_path.parent / "state" / "coordd" / "usage").glob("*.json"):
+        state.unlink()  # the hook re-reads the whole transcript: still once
+    with transcript.open("a") as handle:
+        handle.write(claude_line("m2", "r2", 0, i=1, o=10) + "\n")
+    run("deliver", "claude", turn(repo, transcript), daemon)
+    assert totals(daemon, repo, task_id=task.id) == (5, 50, 0, 400)
