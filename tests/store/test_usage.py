@@ -276,3 +276,26 @@ def test_a_claim_in_the_same_write_group_as_the_report_counts_from_its_instant(
         )
         assert [error for _, error in done.results] == [None, None]
         assert charged(a) == {None: (9, 0, 0, 0)}
+
+
+def test_a_task_that_asks_for_it_is_released_when_its_budget_is_spent(board: Board) -> None:
+    with seat(board, "a") as a, seat(board, "b") as b:
+        task = a.post("bounded", budget=100, budget_release=True).task
+        reserved = a.claim(task.id).task
+        a.reserve(["src/**"], task_id=task.id)
+        crossed = a.report_usage("claude", [entry("over", tick(board), input=120)]).budgets
+        assert [(c.threshold, c.released) for c in crossed] == [(100, True)]
+        now = b.get(task.id).task
+        assert (now.state, now.claimed_by, now.fence) == ("pending", None, reserved.fence)
+        assert a.reservations().reservations == []  # ended with the claim
+        types = ["usage.budget", "task.released"]
+        history = a.events_since(task_id=task.id, types=types).events
+        assert [(e.type, e.of, e.reason) for e in history] == [
+            ("usage.budget", None, None),
+            ("task.released", "a", "its token budget is spent"),
+        ]
+        # What a spends now is its own, not the task's.
+        a.report_usage("claude", [entry("after", tick(board), input=7)])
+        assert charged(a, agent="a") == {task.id: (120, 0, 0, 0), None: (7, 0, 0, 0)}
+        with pytest.raises(InvalidParams, match="needs a `budget`"):
+            a.post("no budget", budget_release=True)

@@ -6,6 +6,7 @@ once, whatever the number of runs; a broken transcript changes nothing a hook an
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from hook_runs import AGENT_A, SESSION_A, hook
 
 from coordd_client import Client
 from coordd_client.identity import host_agent
-from support import DaemonProcess, git_repo
+from support import COORD, DaemonProcess, coord_env, git_repo
 
 CODEX_SESSION = "019d1afb-b2c7-7e21-9f00-0000000000c5"
 CODEX_AGENT = host_agent("codex", CODEX_SESSION)
@@ -205,3 +206,23 @@ def test_the_ledger_survives_a_daemon_restart_and_still_counts_once(
         handle.write(claude_line("m2", "r2", 0, i=1, o=10) + "\n")
     run("deliver", "claude", turn(repo, transcript), daemon)
     assert totals(daemon, repo, task_id=task.id) == (5, 50, 0, 400)
+
+
+def test_a_task_released_at_its_budget_tells_its_tab_it_holds_it_no_more(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    posted = subprocess.run(
+        [COORD, "--agent", AGENT_A, "post", "bounded", "--budget", "1k", "--budget-release",
+         "--json"],
+        cwd=repo, env=coord_env(daemon.socket_path), capture_output=True, text=True,
+        timeout=60, check=True,
+    )  # fmt: skip
+    task = json.loads(posted.stdout)["task"]["id"]
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        a.claim(task)
+    transcript = workdir / "session.jsonl"
+    transcript.write_text(claude_line("m1", "r1", 0, i=10, o=1200) + "\n")
+    said = json.loads(run("deliver", "claude", turn(repo, transcript), daemon))
+    assert "you no longer hold it" in said["hookSpecificOutput"]["additionalContext"]
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        assert client.get(task).task.state == "pending"

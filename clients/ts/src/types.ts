@@ -95,7 +95,7 @@ export interface Event {
   budget?: BudgetCrossing | null;
 }
 /** A task's charged tokens crossed `threshold` percent (80 or 100) of its budget. */
-export interface BudgetCrossing { task_id: number; tokens: number; spent: number; threshold: number }
+export interface BudgetCrossing { task_id: number; tokens: number; spent: number; threshold: number; released?: boolean }
 /** What a `usage.reported` event says: entries new to the ledger, their tokens, the tasks charged. */
 export interface UsageRef { host: string; session?: string | null; recorded: number; tokens: number; task_ids: Array<number | null> }
 /** What an event line shows of a `message.sent` event's message (`Message` has all). */
@@ -128,6 +128,8 @@ export interface PostParams {
   assignee?: string;
   /** 1.2 section 15 (feature `token_budgets`): tokens the task may cost, all kinds summed. */
   budget?: number;
+  /** With `budget`: release the holder's claim once it is spent. */
+  budget_release?: boolean;
 }
 
 export interface ListParams {

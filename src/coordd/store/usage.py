@@ -18,7 +18,7 @@ import msgspec
 from coordd.clock import format_time
 from coordd.store import attribution
 from coordd.store.sql import Db
-from coordd.store.transaction import Txn, in_list
+from coordd.store.transaction import CLEAR_CLAIM, ROW_COLUMNS, Txn, in_list, one_row
 from coordd_client.protocol import params_usage as U
 
 KINDS = ("input", "output", "cache_creation", "cache_read")
@@ -136,18 +136,19 @@ def _check_budgets(
     ids = in_list("t", tasks, args)
     found = tx.conn.execute(
         f"SELECT b.task_id, b.tokens, b.warned, (SELECT CAST(SUM({_SPENT}) AS BIGINT)"
-        f" FROM usage_charges AS c WHERE c.task_id = b.task_id), t.event_seq"
+        f" FROM usage_charges AS c WHERE c.task_id = b.task_id), t.event_seq, b.release"
         f" FROM task_budgets AS b JOIN tasks AS t ON t.id = b.task_id"
         f" WHERE b.task_id IN {ids} ORDER BY b.task_id",
         args,
     ).fetchall()
     crossed: list[dict[str, Any]] = []
-    for task_id, tokens, warned, spent, event_seq in found:
+    for task_id, tokens, warned, spent, event_seq, release in found:
         reached = max((t for t in THRESHOLDS if (spent or 0) * 100 >= t * tokens), default=0)
         if reached <= warned:
             continue
         tx.conn.execute("UPDATE task_budgets SET warned = ? WHERE task_id = ?", (reached, task_id))
-        crossing = {"task_id": task_id, "tokens": tokens, "spent": spent, "threshold": reached}
+        crossing = {"task_id": task_id, "tokens": tokens, "spent": spent, "threshold": reached,
+                    "released": False}  # fmt: skip
         crossed.append(crossing)
 
         def encode(event_seq: int, crossing: dict[str, Any] = crossing) -> bytes:
@@ -157,10 +158,36 @@ def _check_budgets(
                  "project": projects[crossing["task_id"]], "budget": crossing}
             )  # fmt: skip
 
+        holder = _holder(tx, task_id) if reached == 100 and release else None
+        crossing["released"] = holder is not None
         tx.emit_untasked(
             "usage.budget", projects[task_id], encode, task_id=task_id, prev_seq=event_seq
         )
+        if holder is not None:  # after the event that says why
+            _release(tx, task_id, agent, holder)
     return crossed
+
+
+def _holder(tx: Txn, task_id: int) -> str | None:
+    """Who holds the task now (None: done, failed or handed back: nothing to release)."""
+    held = tx.conn.execute(
+        "SELECT claimed_by FROM tasks WHERE id = ? AND state = 'claimed'", (task_id,)
+    ).fetchone()
+    return None if held is None else str(held[0])
+
+
+def _release(tx: Txn, task_id: int, agent: str, holder: str) -> None:
+    """The task's claim back to pending: `task.released` by the reporting agent, `of` the
+    holder (as `agent.release` says it), in this transaction; its reservations end with
+    it (`Txn.emit`)."""
+    row = one_row(
+        tx.conn,
+        f"UPDATE tasks SET state = 'pending', {CLEAR_CLAIM}, updated_at = ? WHERE id = ?"
+        f" RETURNING {ROW_COLUMNS}",
+        (tx.now_text, task_id),
+    )
+    assert row is not None
+    tx.emit("task.released", row, agent, of=holder, reason="its token budget is spent")
 
 
 def _projects(conn: Db, tasks: set[int]) -> dict[int, str]:

@@ -50,6 +50,7 @@ USAGE: tuple[str, ...] = (
     """CREATE TABLE task_budgets (
         task_id INTEGER PRIMARY KEY,
         tokens INTEGER NOT NULL,
-        warned INTEGER NOT NULL DEFAULT 0
+        warned INTEGER NOT NULL DEFAULT 0,
+        release INTEGER NOT NULL DEFAULT 0   -- 1: at 100% the holder's claim is released
     )""",
 )

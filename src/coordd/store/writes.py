@@ -80,7 +80,8 @@ def insert_task(
         )
     if p.budget is not None:  # section 15: checked by `usage.report` as charges arrive
         tx.conn.execute(
-            "INSERT INTO task_budgets (task_id, tokens) VALUES (?, ?)", (row.id, p.budget)
+            "INSERT INTO task_budgets (task_id, tokens, release) VALUES (?, ?, ?)",
+            (row.id, p.budget, 1 if p.budget_release else 0),
         )
     tx.emit("task.posted", row, agent)
     tx.touch_agent(agent)

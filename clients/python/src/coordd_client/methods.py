@@ -37,6 +37,7 @@ def post(
     depends_on: Sequence[int] | None = None,
     assignee: str | None = None,
     budget: int | None = None,
+    budget_release: bool | None = None,
 ) -> Call[wire.PostResult]:
     """`depends_on` and `assignee` need a 1.1 daemon (features `deps`, `assignee`);
     `budget` (tokens the task may cost) a 1.2 one with `token_budgets`."""
@@ -53,6 +54,7 @@ def post(
         "depends_on": list(depends_on) if depends_on else None,
         "assignee": _to(assignee),
         "budget": budget,
+        "budget_release": budget_release,
     }
     return call("task.post", _announced(params))
 

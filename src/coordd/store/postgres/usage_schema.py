@@ -44,6 +44,7 @@ USAGE: tuple[str, ...] = (
     """CREATE TABLE task_budgets (
         task_id BIGINT PRIMARY KEY,
         tokens BIGINT NOT NULL,
-        warned BIGINT NOT NULL DEFAULT 0
+        warned BIGINT NOT NULL DEFAULT 0,
+        release BIGINT NOT NULL DEFAULT 0
     )""",
 )

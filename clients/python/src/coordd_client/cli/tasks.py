@@ -61,6 +61,12 @@ OPEN_STATES = ["pending", "claimed"]
         metavar="TOKENS",
         help="tokens it may cost, all kinds (2M, 500k): warned at 80%% and 100%%",
     ),
+    arg(
+        "--budget-release",
+        action="store_true",
+        default=None,
+        help="with --budget: release the holder's claim once it is spent",
+    ),
 )
 def post(ctx: Context) -> int:
     args = ctx.args
@@ -79,6 +85,7 @@ def post(ctx: Context) -> int:
             depends_on=args.depends_on,
             assignee=args.assignee,
             budget=args.budget,
+            budget_release=args.budget_release,
         )
         elsewhere = blockers_elsewhere(client, [result.task], ctx.project, every=True)
         note_if_unseen(client, args.assignee, "only that name can claim it")

@@ -177,6 +177,12 @@ def notice(crossing: dict[str, Any]) -> str:
     """What the model is told when its task's charges cross a threshold of its budget."""
     task, spent, tokens = crossing.get("task_id"), crossing.get("spent"), crossing.get("tokens")
     used = f"{spent:,} of its {tokens:,}-token budget"
+    if crossing.get("threshold") == 100 and crossing.get("released"):
+        return (
+            f"coord: task #{task} has used its whole token budget ({used}), and it asked"
+            " for its claim to be released then: you no longer hold it. Stop work on"
+            " it, say where it stands (a note on the task), and ask the human."
+        )
     if crossing.get("threshold") == 100:
         return (
             f"coord: task #{task} has used its whole token budget ({used}). Stop, say"

@@ -219,6 +219,7 @@ class FollowUp(BaseModel):
     assignee: Agent | None = None
     #: Issue 48: tokens the follow-up may cost, as `post_task`'s `budget`.
     budget: Annotated[int, field(bounds.BUDGET)] | None = None
+    budget_release: bool | None = None
 
     def params(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)

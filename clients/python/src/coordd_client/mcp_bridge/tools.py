@@ -147,12 +147,13 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         assignee: m.Agent | None = None,
         budget: Annotated[int, m.field(bounds.BUDGET, "tokens it may cost (all kinds)")]
         | None = None,
+        budget_release: bool | None = None,
     ) -> Annotated[CallToolResult, m.PostResult]:
         """Post work (kind bug, task, handoff, question...) or an announcement nobody claims:
         kind ack is always posted done (state "done" announces any kind). depends_on: ids
         it waits for; assignee: the one agent who may claim it ("human": the user, a gate
         they approve or reject in coord web); budget: tokens it may cost, warned at 80% and
-        100% (issue 48)."""
+        100% (issue 48); budget_release: release its holder's claim at 100%."""
         try:
             call = methods.post(
                 title,
@@ -165,6 +166,7 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
                 depends_on=depends_on,
                 assignee=assignee,
                 budget=budget,
+                budget_release=budget_release,
             )
         except CoordError as exc:  # an ack asked for as pending work (acks.announced)
             return results.refusal(exc)

@@ -135,8 +135,15 @@ class PostParams(Params):
     idempotency_key: IdempotencyKey | None = None
     depends_on: DependsOn | None = None
     assignee: Agent | None = None
-    #: docs/PROTOCOL-1.2.md section 15 (feature `token_budgets`): tokens the task may cost.
+    #: docs/PROTOCOL-1.2.md section 15 (feature `token_budgets`): tokens the task may cost,
+    #: and whether its holder's claim is released once they are spent.
     budget: Budget | None = None
+    budget_release: bool | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.budget_release and self.budget is None:
+            raise ValueError("`budget_release` needs a `budget` - at `$.budget_release`")
 
 
 class GetParams(Params):

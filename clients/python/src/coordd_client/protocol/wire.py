@@ -181,6 +181,9 @@ class BudgetCrossing(msgspec.Struct, frozen=True, kw_only=True):
     spent: int
     #: 80 or 100: the percentage crossed.
     threshold: int
+    #: At 100%, the task asked for it (`budget_release`) and its holder's claim was
+    #: released in the same transaction.
+    released: bool = False
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True):
