@@ -95,6 +95,10 @@ def test_coord_post_takes_a_budget_and_coord_cost_shows_it(
     shown = json.loads(coord(daemon, repo, "cost", "--task", str(task), "--json"))
     assert shown["budgets"] == [{"task_id": task, "tokens": 1500, "spent": 300, "percent": 20.0}]
     assert "budget: 300 of 1.5k tokens (20.0%)" in coord(daemon, repo, "cost", "--task", str(task))
+    # The audit trail carries the facts, not the estimate.
+    trail = coord(daemon, repo, "export")
+    assert "- cost: 300 tokens (input 300, output 0, cache writes 0, cache reads 0)," in trail
+    assert "budget 1.5k" in trail and "$" not in trail
 
 
 async def test_the_task_cost_tool_gives_the_same_sums(daemon: DaemonProcess, workdir: Path) -> None:

@@ -32,7 +32,7 @@ from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
 from coordd_client.protocol.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
 from coordd_client.protocol.wire_messages import MessageEvent, RequestState
-from coordd_client.render import clean, clean_block, parse_time, usage_words
+from coordd_client.render import budget_words, clean, clean_block, parse_time, usage_words
 
 
 class _RawPage(msgspec.Struct):
@@ -225,6 +225,8 @@ def board_step(event: Event) -> str:
             line += f", at {_code(landing.commit[:12])}"
     elif event.usage is not None:
         line += f" {_md(usage_words(event.usage))} by {_code(event.agent or '-')}"
+    elif event.budget is not None:
+        line += f" {_md(budget_words(event.budget))}"
     elif event.paths is not None:
         line += " " + ", ".join(_code(p) for p in event.paths)
         if event.worktree:
@@ -235,9 +237,14 @@ def board_step(event: Event) -> str:
     return line + (f": {_md(reason)}" if reason else "")
 
 
-def task_section(task: Task, events: Sequence[Event], messages: Sequence[MessageEvent] = ()) -> str:
-    """One task as Markdown: heading, facts, body, the history in order (with the
-    messages on its thread), the result."""
+def task_section(
+    task: Task,
+    events: Sequence[Event],
+    messages: Sequence[MessageEvent] = (),
+    cost: str | None = None,
+) -> str:
+    """One task as Markdown: heading, facts (with what it cost, from the token ledger,
+    issue 48), body, the history in order (with the messages on its thread), the result."""
     lines = [
         f"## #{task.id} {_md(task.title)}",
         "",
@@ -249,6 +256,8 @@ def task_section(task: Task, events: Sequence[Event], messages: Sequence[Message
         lines.append(f"- assigned to {_code(task.assignee)}")
     if task.depends_on:
         lines.append("- depends on " + ", ".join(f"#{i}" for i in task.depends_on))
+    if cost:
+        lines.append(f"- cost: {cost}")
     if task.body:
         lines += ["", _fenced(clean_block(task.body))]
     lines += ["", "### History", ""]
@@ -274,16 +283,44 @@ def write_markdown(
     ends += span.until.isoformat() if span.until else "now"
     out.write(f"# coord audit trail: {scope}\n\n{ends}\n\n".encode())
     written = 0
+    costs = task_costs(client, project=project, task_id=task_id)
     for task in _tasks(client, project=project, task_id=task_id):
         events = in_range(task_history(client, task.id), span)
         messages = [m for m in thread(client, task.id) if span.admits(m.at)]
         if not events and not messages and (span.since or span.until):
             continue
-        out.write(task_section(task, events, messages).encode())
+        out.write(task_section(task, events, messages, costs.get(task.id)).encode())
         written += 1
     if task_id is None:
         _write_board_events(client, out, project=project, span=span)
     return written
+
+
+def task_costs(client: Client, *, project: str | None, task_id: int | None) -> dict[int, str]:
+    """{task: its tokens in words}, from one `cost.query` (issue 48): facts only, no
+    dollars (an estimate has no place in an audit trail); {} from a daemon without
+    the ledger."""
+    if not client.supports("token_ledger"):
+        return {}
+    from coordd_client.cost_report import tokens
+
+    answer = client.cost(project=project, task_id=task_id, limit=10000)
+    sums: dict[int, list[int]] = {}
+    for row in answer.rows:
+        if row.task_id is not None:
+            kinds = sums.setdefault(row.task_id, [0, 0, 0, 0])
+            for index, count in enumerate((row.input, row.output, row.cache_creation,
+                                           row.cache_read)):  # fmt: skip
+                kinds[index] += count
+    budgets = {budget.task_id: budget.tokens for budget in answer.budgets}
+    out: dict[int, str] = {}
+    for task, (i, o, w, r) in sums.items():
+        words = f"{tokens(i + o + w + r)} tokens (input {i}, output {o}, cache writes {w},"
+        words += f" cache reads {r})"
+        if task in budgets:
+            words += f", budget {tokens(budgets[task])}"
+        out[task] = words
+    return out
 
 
 class _Kind(msgspec.Struct):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from coordd_client.advice import reason_text, when
-from coordd_client.protocol.wire import Event, Reservation, Task, UsageRef
+from coordd_client.protocol.wire import BudgetCrossing, Event, Reservation, Task, UsageRef
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
 #: twins), the Unicode line and paragraph separators, and the bidirectional
@@ -232,7 +232,18 @@ def subject(event: Event) -> str:
         return ", ".join(event.paths[:3]) + (" ..." if len(event.paths) > 3 else "") + where
     if event.usage is not None:
         return usage_words(event.usage)
+    if event.budget is not None:
+        return budget_words(event.budget)
     return ""
+
+
+def budget_words(crossing: BudgetCrossing) -> str:
+    """A `usage.budget` event: which task, how far past which threshold."""
+    words = (
+        f"#{crossing.task_id} reached {crossing.threshold}% of its token budget"
+        f" ({crossing.spent:,} of {crossing.tokens:,})"
+    )
+    return words + (", claim released" if crossing.released else "")
 
 
 def usage_words(usage: UsageRef) -> str:
