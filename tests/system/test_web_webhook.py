@@ -242,3 +242,44 @@ def test_retries_keep_each_receivers_order(daemon: DaemonProcess, tmp_path: Path
     seqs = [seq for _, seq in flaky.seen]
     assert seqs[:3] == [seqs[0]] * 3 and seqs[2:] == sorted(seqs[2:])
     assert log.read_text().count("answered 503") == 2
+
+
+def test_a_budget_crossing_reaches_a_receiver_that_chose_it(daemon: DaemonProcess) -> None:
+    """Issue 48: `--notify-on usage.budget` names an event no page subscribes to."""
+    got: queue.Queue[bytes] = queue.Queue()
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.put(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hook = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    web = start_web(
+        daemon.socket_path, PROJECT, "--webhook", hook, "--notify-on", "usage.budget",
+        env={"COORD_WEBHOOK_SECRET": SECRET},
+    )  # fmt: skip
+    try:
+        with daemon.client() as client:
+            task = client.post("bounded", project=PROJECT, budget=100).task
+            client.claim(task.id, "worker")
+            at = client.get(task.id).task.updated_at  # the claim's instant: held then
+            client.report_usage(
+                "claude", [{"id": "1", "at": at, "model": "m", "input": 90}],
+                agent="worker", project=PROJECT,
+            )  # fmt: skip
+        body = json.loads(got.get(timeout=WAIT_S))
+    finally:
+        web.stop()
+        receiver.shutdown()
+        receiver.server_close()
+    assert got.empty()
+    assert body["kind"] == "usage.budget"
+    assert body["event"]["budget"] == {
+        "task_id": task.id, "tokens": 100, "spent": 90, "threshold": 80, "released": False,
+    }  # fmt: skip

@@ -274,6 +274,10 @@ class ReceiverQueue:
         sys.stderr.flush()
 
 
+#: The token ledger's events (docs/PROTOCOL-1.2.md section 15) a receiver may choose.
+LEDGER_TYPES = ("usage.budget", "usage.reported")
+
+
 class Notifier:
     """Every receiver's queue, fed by one event feed."""
 
@@ -300,5 +304,9 @@ class Notifier:
             for queue in self.queues:
                 nursery.start_soon(queue.run)
             # The page's types: task events, messages, slots and landings (1.2's events
-            # with no task reach only a subscriber that names them).
-            await Feed(site.socket, site.project, offer, status, LIVE_TYPES).run(after_seq)
+            # with no task reach only a subscriber that names them); and the ledger's
+            # that a receiver chose (issue 48: `--notify-on usage.budget`), named only
+            # then, since a daemon without the ledger refuses them in `types`.
+            chosen = {kind for queue in self.queues for kind in queue.hook.kinds}
+            types = (*LIVE_TYPES, *sorted(t for t in LEDGER_TYPES if t in chosen))
+            await Feed(site.socket, site.project, offer, status, types).run(after_seq)
