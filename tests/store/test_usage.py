@@ -195,6 +195,7 @@ def test_cost_filters_by_model_agent_and_time(board: Board) -> None:
         ({"entries": [entry("e", "2026-01-01T00:00:00Z", output=100_000_001)]}, "<= 100000000"),
         ({"entries": [entry("e", "yesterday")]}, "entries[0].at"),
         ({"entries": [entry("e", "2026-13-01T00:00:00Z")]}, "not a valid instant"),
+        ({"entries": [entry("e", "0001-01-01T00:00:00+01:00")]}, "not a valid instant"),
         ({"entries": [entry("bad id", "2026-01-01T00:00:00Z")]}, "entries[0].id"),
         ({"host": "Claude Code"}, "$.host"),
         ({"entries": [{**entry("e", "2026-01-01T00:00:00Z"), "price": 1}]}, "price"),

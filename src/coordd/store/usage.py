@@ -42,6 +42,8 @@ def split(amount: int, ways: int) -> list[int]:
 
 
 def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
+    """`usage.report`: the entries new to the ledger recorded and charged, one event,
+    and the budgets they carried past a threshold (module docstring)."""
     tx.touch_agent(p.agent)
     unique: dict[str, U.UsageEntry] = {}
     for entry in p.entries:

@@ -8,7 +8,7 @@ from `coordd_client.protocol.bounds`.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated
 
 import msgspec
@@ -31,8 +31,10 @@ def check_instant(text: str, field: str, *, nested: bool = False) -> None:
     """A pattern cannot refuse month 13 or 25:00; `datetime` can. In an entry msgspec
     appends the entry's path (`- at $.entries[3]`) itself."""
     try:
-        datetime.fromisoformat(text)
-    except ValueError:
+        moment = datetime.fromisoformat(text)
+        if moment.tzinfo is not None:
+            moment.astimezone(UTC)  # as the store writes it: overflows before year 1
+    except (ValueError, OverflowError):  # month 13; year 1 an hour east of UTC
         where = "" if nested else f" - at `$.{field}`"
         raise ValueError(f"`{field}` is not a valid instant: {text!r}{where}") from None
 
