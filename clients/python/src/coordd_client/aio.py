@@ -19,22 +19,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import trio
 
-from coordd_client import methods, methods_edits
+from coordd_client import methods, methods_edits, methods_messages, methods_slots
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
-
-if TYPE_CHECKING:
-    from coordd_client import methods_messages, methods_slots
-else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
-    methods_slots = methods.later_module("methods_slots")
-    methods_messages = methods.later_module("methods_messages")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -286,8 +280,7 @@ class AsyncClient:
     record_edit = _async(methods_edits.record_edit)
     record_read = _async(methods_edits.record_read)
     recent_edits = _async(methods_edits.recent_edits)
-    # 1.2 section 12 (issue 34): messages and release requests; builders load at
-    # first use (`methods.later_module`), so a hook that never talks keeps its imports.
+    # 1.2 section 12 (issue 34): messages and release requests.
     send_message = _async(methods_messages.send_message)
     read_messages = _async(methods_messages.read_messages)
     ack_messages = _async(methods_messages.ack_messages)
@@ -295,7 +288,7 @@ class AsyncClient:
     get_message = _async(methods_messages.get_message)
     request_release = _async(methods_messages.request_release)
     answer_request = _async(methods_messages.answer_request)
-    # Issue 35: slots, ports and the landing queue; their builders load at first use.
+    # Issue 35: slots, ports and the landing queue.
     acquire_slot = _async(methods_slots.acquire_slot)
     release_slots = _async(methods_slots.release_slots)
     slots = _async(methods_slots.slots)
