@@ -24,7 +24,7 @@ from typing import Any
 from coordd_client.advice import plural
 from coordd_client.doctor.findings import Finding
 from coordd_client.doctor.hostenv import Surface, probe_env, would_autostart
-from coordd_client.mcp_bridge.probe import Reached, mcp_sdk_missing, probe_all
+from coordd_client.doctor.mcp_probe import Reached, mcp_sdk_missing, probe_all
 from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons
 
 SECTION = "boards"

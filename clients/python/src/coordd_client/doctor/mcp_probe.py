@@ -2,8 +2,10 @@
 
 `coord doctor` (`doctor/boards.py`) compares the board each host's server reaches
 with the shell's (issue 43). Driving a server takes the MCP SDK's client, under trio:
-both come with the `mcp` extra, so this lives in the bridge's package, and is
-imported only where the doctor probes (`mcp_sdk_missing` says when it cannot).
+both come with the `mcp` extra, imported inside the functions that drive it
+(`mcp_sdk_missing` says when they cannot). A doctor's module, beside the host
+environment it reads (`hostenv.py`): in the bridge's package it made a circle,
+`doctor` -> `doctor.boards` -> `mcp_bridge.probe` -> `doctor.hostenv` (issue 45).
 """
 
 from __future__ import annotations
