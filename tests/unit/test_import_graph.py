@@ -1,5 +1,5 @@
 """The import graph of the daemon (`src/coordd`) and the client (`coordd_client`): no
-circle, no arrow back up (issue 45, "Done means").
+circle, no arrow back up, no module over 400 lines (issue 45, "Done means").
 
 Every import counts, at any depth (a function's own `import` as much as the top of the
 file), except under `if TYPE_CHECKING:`, which never runs. Importing `a.b.c` also runs
@@ -32,6 +32,7 @@ APPS = frozenset(
     {"cli", "hooks", "quick", "mcp_relay", "mcp_bridge", "setup", "doctor", "tui", "web"}
     | {"landing", "entry"}
 )
+MAX_LINES = 400
 
 
 def modules() -> dict[str, Path]:
@@ -188,3 +189,12 @@ def test_no_arrow_points_back_up() -> None:
         if room(target) not in ALLOWED[room(source)] | {"face"}
     )
     assert wrong == []
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {
+        name: count
+        for name, path in modules().items()
+        if (count := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
