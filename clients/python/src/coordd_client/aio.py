@@ -23,7 +23,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import trio
 
-from coordd_client import methods, methods_edits, methods_messages, methods_slots
+from coordd_client import claim_retry, methods, methods_edits, methods_messages, methods_slots
+from coordd_client.discovery import discover
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
@@ -76,8 +77,6 @@ async def _open_resolved(
     except DaemonUnavailable:
         if socket_is_explicit(socket_path):
             raise
-        from coordd_client.discovery import discover
-
         found = await trio.to_thread.run_sync(partial(discover, tried=path))
         if found is None:
             raise
@@ -213,8 +212,6 @@ class AsyncClient:
     async def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
         if call.method in methods.KEYED_METHODS and await self.supports("claim_request_key"):
-            from coordd_client import claim_retry  # a hook that never claims loads none of it
-
             return await claim_retry.retrying_async(
                 claim_retry.keyed(call), self._request_once, self._on_new_connection, trio.sleep
             )

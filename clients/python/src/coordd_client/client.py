@@ -22,7 +22,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
-from coordd_client import methods, methods_edits, methods_messages, methods_slots
+from coordd_client import claim_retry, methods, methods_edits, methods_messages, methods_slots
+from coordd_client.discovery import discover
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import (
     CoordError,
@@ -91,8 +92,6 @@ class Client:
         except DaemonUnavailable:
             if not self._may_discover:
                 raise
-            from coordd_client.discovery import discover  # only when the socket fails
-
             found = discover(tried=self.socket_path)
             if found is None:
                 raise
@@ -126,8 +125,6 @@ class Client:
     def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
         if call.method in methods.KEYED_METHODS and self.supports("claim_request_key"):
-            from coordd_client import claim_retry  # a hook that never claims loads none of it
-
             return claim_retry.retrying(claim_retry.keyed(call), self._request_once)
         return self._request_once(call)
 

@@ -60,6 +60,8 @@ from collections.abc import Mapping
 
 import msgspec
 
+from coordd_client import tabs
+from coordd_client.human import human_agent
 from coordd_client.repository import main_worktree
 
 AGENT_ENV = "COORD_AGENT"
@@ -122,8 +124,6 @@ def identify(
         if folder and "${" not in folder:
             return Resolved(cursor_agent(folder), f"the Cursor window's folder {folder}")
     if use_tabs:
-        from coordd_client import tabs
-
         tab = tabs.find(env, of=process)
         if tab is not None:
             return Resolved(tab.agent, f"this tab ({tab.host} process {tab.process})")
@@ -151,12 +151,8 @@ def last_resort(environ: Mapping[str, str], terminal: str | None = None) -> Reso
     without one); None reads it.
     """
     if terminal is None:
-        from coordd_client.tabs import session_id
-
-        terminal = controlling_terminal(session_id())
+        terminal = controlling_terminal(tabs.session_id())
     if terminal != "session":
-        from coordd_client.human import human_agent
-
         return Resolved(human_agent(environ), f"your terminal ({terminal}): the person here")
     return Resolved(terminal_session_agent(environ), "the terminal session")
 
@@ -183,9 +179,7 @@ def terminal_session_agent(environ: Mapping[str, str] | None = None) -> str:
     """
     env = os.environ if environ is None else environ
     user = slug(env.get("USER") or env.get("LOGNAME") or _login_name())
-    from coordd_client.tabs import session_id
-
-    leader = session_id()
+    leader = tabs.session_id()
     _, start = process_name_and_start(leader)
     digest = hashlib.sha1(f"{leader}:{start}".encode()).hexdigest()[:4]
     return f"{user}-{controlling_terminal(leader)}-{leader}-{digest}"
@@ -224,9 +218,7 @@ def slug(text: str) -> str:
 
 def process_name_and_start(pid: int) -> tuple[str, str]:
     """A process's short name and start time, or placeholders if it cannot be read."""
-    from coordd_client.tabs import process  # the one reader of the process table
-
-    found = process(pid)
+    found = tabs.process(pid)
     return (found.name.lstrip("-"), found.started) if found else ("session", "?")
 
 
