@@ -24,7 +24,7 @@ from typing import Any
 from coordd_client.advice import plural
 from coordd_client.doctor.findings import Finding
 from coordd_client.doctor.hostenv import Surface, probe_env, would_autostart
-from coordd_client.doctor.mcp_probe import Reached, mcp_sdk_missing, probe_all
+from coordd_client.mcp_bridge.probe import Reached, mcp_sdk_missing, probe_all
 from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons
 
 SECTION = "boards"
@@ -77,7 +77,7 @@ def check_boards(
     split = len(events) > 1
     keep = kept_board(counted, shell_board) if split else shell_board
     missing = mcp_sdk_missing()
-    reached = [] if missing else probe_all(surfaces)
+    reached = [] if missing else probe_all(surfaces, probe_env)
     if missing:
         findings.append(Finding(SECTION, "mcp servers", True, missing, skipped=True))
     for surface, answer in zip(surfaces, reached, strict=True):
