@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from coordd_client import Client
-from coordd_client.human import human_agent
+from coordd_client.human import answering_as, human_agent, inbox_names, is_former_name
 from support import COORD, DaemonProcess, coord, coord_env, in_terminal
 
 PROJECT = "/home/ada/shop"
@@ -56,3 +56,73 @@ def test_the_tabs_are_not_told_the_person_is_another_agent(daemon: DaemonProcess
     others = after[: next(i for i, x in enumerate(after) if x[:2] != "  ")]
     assert others == ["  codex-2: holds nothing"], context
     assert f"The human ({ADA}) holds 1 reservation" in context
+
+
+#: A name rule 7 gave ada's terminal before a terminal was the person's.
+FORMER = "ada-pts3-4242-1a2b"
+#: A session with no terminal (a cron job of ada's): not the person, then or now.
+CRON = "ada-session-977-0f3c"
+
+
+def test_former_terminal_names_are_the_persons_and_sessions_are_not() -> None:
+    ada = {"USER": "ada", "LOGNAME": "ada"}
+    assert is_former_name(FORMER, ada) and is_former_name("ada-tty1-300-beef", ada)
+    assert not is_former_name(CRON, ada)
+    assert not is_former_name("bob-pts3-4242-1a2b", ada)  # another user's terminal
+    assert not is_former_name("ada-pts3-4242-1a2b-x", ada)
+    known = [CRON, "claude-1", FORMER, ADA]
+    assert inbox_names(ADA, known, ada) == [ADA, FORMER]
+    assert inbox_names("claude-1", known, ada) == ["claude-1"]  # only the person's inbox
+    assert answering_as(FORMER, ADA, ada) == FORMER
+    assert answering_as(CRON, ADA, ada) == ADA
+
+
+def test_mail_to_a_former_terminal_name_reaches_the_one_inbox(daemon: DaemonProcess) -> None:
+    """A question asked and a file reserved from ada's terminal before the rule: the
+    answer and the release request, addressed to the old name, reach her one inbox, she
+    answers the request from her terminal today, and a cron job's mail stays its own."""
+    with Client(daemon.socket_path, agent=FORMER, project=PROJECT) as before:
+        asked = before.send_message("which table first?", to="claude-1", kind="question")
+        before.reserve(["src/a.py"])
+    with Client(daemon.socket_path, agent=CRON, project=PROJECT) as cron:
+        cron.heartbeat()
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        tab.send_message("orders first", reply_to=asked.message.id)
+        request = tab.request_release(patterns=["src/a.py"], body="for #4").request
+        tab.send_message("nightly report", to=CRON)
+    peeked = terminal(daemon, "inbox", "--peek")
+    assert "orders first" in peeked and f"#{request.id} from claude-1" in peeked, peeked
+    assert "nightly report" not in peeked
+    answered = terminal(daemon, "answer", str(request.id), "deny", "--reason", "mine today")
+    assert f"answered request #{request.id}" in answered, answered
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        told = [m.body for m in tab.read_messages().messages]
+        assert told[-1] == f"denied: src/a.py stays with {FORMER} (mine today)"
+    read = terminal(daemon, "inbox")  # shown, so acknowledged for every name of hers
+    assert "orders first" in read, read
+    with Client(daemon.socket_path, project=PROJECT) as client:
+        assert client.read_messages(agent=FORMER).messages == []
+        assert [m.body for m in client.read_messages(agent=CRON).messages] == ["nightly report"]
+
+
+def test_top_reads_the_former_names_inbox_and_acknowledges_each(daemon: DaemonProcess) -> None:
+    """`coord top`'s Messages tab (and so `k`) covers the person's former names, as this
+    process's user: `tui.messages.inbox` is what the tab shows."""
+    from coordd_client.human import _shell_user
+    from coordd_client.tui import messages
+
+    me = human_agent()
+    former = f"{_shell_user(None)}-pts7-5151-00aa"
+    with Client(daemon.socket_path, agent=former, project=PROJECT) as before:
+        asked = before.send_message("ready?", to="claude-1", kind="question")
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        tab.send_message("yes", reply_to=asked.message.id)
+        tab.send_message("and you?", to=me)
+    with Client(daemon.socket_path, project=PROJECT) as client:
+        known = [a.agent for a in client.agents().agents]
+        shown = messages.inbox(client, me, PROJECT, known)
+        assert [m.body for m in shown.messages] == ["yes", "and you?"]
+        assert set(shown.acks) == {me, former}
+        for name, up_to in shown.acks.items():
+            client.ack_messages(up_to, agent=name)
+        assert messages.inbox(client, me, PROJECT, known).messages == []

@@ -15,9 +15,14 @@ surface lands in the same "waiting for you" list.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from coordd_client.render import clean
+
+if TYPE_CHECKING:
+    from coordd_client.protocol.wire_messages import Message
 
 #: The assignee word that means "the person at this machine".
 HUMAN = "human"
@@ -47,3 +52,52 @@ def is_human(agent: str) -> bool:
 def resolve_assignee(name: str | None) -> str | None:
     """`human` becomes `human-<user>`; every other name (and None) is kept as given."""
     return human_agent() if name == HUMAN else name
+
+
+#: What follows `<user>-` in a name rule 7 gave a terminal session before issue 47:
+#: the terminal (`pts3`, `tty1`, `tty4.64`), the session leader's pid, 4 hex digits.
+_FORMER_TERMINAL = re.compile(r"(?:pts\d+|tty\d+(?:\.\d+)?)-\d+-[0-9a-f]{4}")
+
+
+def _shell_user(environ: Mapping[str, str] | None) -> str:
+    """The user as rule 7 wrote it into a session's name (`identity.terminal_session_agent`)."""
+    from coordd_client.identity import _login_name, slug
+
+    env = os.environ if environ is None else environ
+    return slug(env.get("USER") or env.get("LOGNAME") or _login_name())
+
+
+def is_former_name(agent: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether `agent` is a name this user's terminal had before it was the human's
+    (`ada-pts3-4242-1a2b`): one of the human's names, whose mail is the human's."""
+    prefix = f"{_shell_user(environ)}-"
+    rest = agent[len(prefix) :] if agent.startswith(prefix) else ""
+    return _FORMER_TERMINAL.fullmatch(rest) is not None
+
+
+def inbox_names(
+    agent: str, known: Iterable[str], environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """Whose unread messages `agent`'s inbox shows: its own, and when it is this user's
+    human, each former terminal name among the names the daemon `known`s (`agent.list`)."""
+    if agent != human_agent(environ):
+        return [agent]
+    return [agent, *sorted({n for n in known if n != agent and is_former_name(n, environ)})]
+
+
+def merged(inboxes: Iterable[Sequence[Message]]) -> list[Message]:
+    """Several names' unread messages as one inbox, oldest first, each message once (a
+    message to the project reaches each of the human's live names)."""
+    return sorted({m.id: m for found in inboxes for m in found}.values(), key=lambda m: m.id)
+
+
+def answering_as(
+    addressed_to: str | None, human: str, environ: Mapping[str, str] | None = None
+) -> str:
+    """The name the human answers a request as: the former name it was addressed to,
+    else the human's own (the daemon refuses an answer from any other name)."""
+    former = addressed_to is not None and is_former_name(addressed_to, environ)
+    if former and human == human_agent(environ):
+        assert addressed_to is not None
+        return addressed_to
+    return human

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 
-from coordd_client import render_messages
+import msgspec
+
+from coordd_client import human, render_messages
 from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, EXIT_TIMEOUT, Context
 from coordd_client.cli.registry import UsageError, arg, command
@@ -63,13 +65,32 @@ def inbox(ctx: Context) -> int:
             found = client.wait_messages(args.wait, agent=ctx.agent)
         else:
             found = client.read_messages(agent=ctx.agent)
+        former = _former_inboxes(client, ctx.agent)
         if found.messages and not args.peek:
             client.ack_messages(found.messages[-1].id, agent=ctx.agent)
-    human = "\n".join(render_messages.message_line(m) for m in found.messages)
+        for name, theirs in former:  # the human's former terminal names (`human.py`)
+            if not args.peek:
+                client.ack_messages(theirs.messages[-1].id, agent=name)
+        if former:
+            every = [found.messages, *(theirs.messages for _, theirs in former)]
+            more = found.more or any(theirs.more for _, theirs in former)
+            found = msgspec.structs.replace(found, messages=human.merged(every), more=more)
+    said = "\n".join(render_messages.message_line(m) for m in found.messages)
     if found.more:
-        human += "\n(more unread: run coord inbox again)"
-    ctx.emit(found, human or "no unread messages")
+        said += "\n(more unread: run coord inbox again)"
+    ctx.emit(found, said or "no unread messages")
     return EXIT_OK if found.messages else EXIT_EMPTY
+
+
+def _former_inboxes(client: Client, agent: str) -> list[tuple[str, InboxResult]]:
+    """The unread messages of the human's former terminal names, each name with any:
+    the human's inbox is theirs too (`human.py`); for any other agent, none (and no
+    `agent.list` asked)."""
+    if agent != human.human_agent():
+        return []
+    known = [a.agent for a in client.agents().agents]
+    found = [(name, client.read_messages(agent=name)) for name in human.inbox_names(agent, known)]
+    return [(name, theirs) for name, theirs in found[1:] if theirs.messages]
 
 
 @command(
@@ -157,12 +178,15 @@ def answer(ctx: Context) -> int:
     if bool(args.patterns) != (args.decision == "narrow"):
         raise UsageError("answer: PATTERNs go with narrow, and only with it")
     with ctx.client() as client:
+        agent = ctx.agent
+        if agent == human.human_agent():  # a request to a former name is answered as it
+            agent = human.answering_as(client.get_message(args.id).message.to, agent)
         result = client.answer_request(
             args.id,
             args.decision,
             patterns=args.patterns or None,
             reason=args.reason,
-            agent=ctx.agent,
+            agent=agent,
         )
     told = f"answered request #{args.id} ({result.answer.body}); {result.answer.to} is told"
     if result.released:  # a pattern ends whole: say what the holder no longer holds

@@ -214,7 +214,7 @@ class TopApp(MessageActions):
         2+ worktrees."""
         self.follower.status = "demo"
         self._edited_elsewhere = edited_elsewhere
-        self._show_messages(messages.Inbox(inbox or [], None))
+        self._show_messages(messages.Inbox(inbox or [], {}))
         self.model.load(tasks, 0)
         self.model.feed.extend(events or ())
         # After the first layout: a RichLog line is cut to the log's width when written.
@@ -354,7 +354,7 @@ class TopApp(MessageActions):
                 agents = client.agents().agents
                 elsewhere = edits.edited_in_several_worktrees(client, self.project)
                 leases = slot_leases(client, self.project)
-                inbox = messages.inbox(client, self.agent, self.project)
+                inbox = messages.inbox(client, self.agent, self.project, (a.agent for a in agents))
         except CoordError:
             return
         self._edited_elsewhere = elsewhere  # shown at the next frame's status line

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordd_client import approvals, render
+from coordd_client import approvals, human, render
 from coordd_client.advice import plural
 from coordd_client.aio import AsyncClient
 from coordd_client.approvals import Facts
@@ -303,13 +303,16 @@ async def _answer(site: Site, client: AsyncClient, form: Form, target: str) -> O
         decision,
         patterns=patterns,
         reason=approvals.answer_reason(decision, asked, form.get("reason", "").strip()),
-        agent=site.human,
+        agent=human.answering_as(asked.to, site.human),  # a former name's request: as it
     )
     return Outcome(f"answered #{done.request.id}: {decision}", "/messages")
 
 
 async def _ack(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
-    await client.ack_messages(_message_id(form["up_to"]), agent=site.human)
+    up_to = _message_id(form["up_to"])
+    known = [a.agent for a in (await client.agents()).agents]
+    for name in human.inbox_names(site.human, known):  # the human's and its former names
+        await client.ack_messages(up_to, agent=name)
     return Outcome("read", "/messages")
 
 
