@@ -126,3 +126,27 @@ def test_top_reads_the_former_names_inbox_and_acknowledges_each(daemon: DaemonPr
         for name, up_to in shown.acks.items():
             client.ack_messages(up_to, agent=name)
         assert messages.inbox(client, me, PROJECT, known).messages == []
+
+
+async def test_the_mcp_board_tells_the_person_apart_too(daemon: DaemonProcess) -> None:
+    """The MCP `board` tool, like the session-start context: the person (by their name,
+    and by a former terminal name of theirs) is not among `other_agents`; what they hold
+    is said in `the_human`."""
+    from mcp import Client as MCPClient
+    from test_mcp import call, server
+
+    with Client(daemon.socket_path, agent=ADA, project=PROJECT) as ada:
+        ada.reserve(["src/expiry2.py"])
+    with Client(daemon.socket_path, agent=FORMER, project=PROJECT) as before:
+        held = before.post("the old terminal's task").task
+        before.claim(held.id, FORMER)
+    with Client(daemon.socket_path, agent="codex-2", project=PROJECT) as codex:
+        codex.post("migrate the schema")
+    tab = server(daemon.socket_path, project=PROJECT, COORD_AGENT="claude-1", USER="ada")
+    async with MCPClient(tab) as c:
+        board = await call(c, "board")
+    assert [a["agent"] for a in board["other_agents"]] == ["codex-2"]
+    assert board["the_human"] == [
+        f"The human ({FORMER}) holds #{held.id}",
+        f"The human ({ADA}) holds 1 reservation",
+    ]

@@ -75,6 +75,12 @@ def is_former_name(agent: str, environ: Mapping[str, str] | None = None) -> bool
     return _FORMER_TERMINAL.fullmatch(rest) is not None
 
 
+def is_person(agent: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the tabs are to be told `agent` is a person, not another agent: a human's
+    name (`human-<user>`, any user's) or a former terminal name of this user's."""
+    return is_human(agent) or is_former_name(agent, environ)
+
+
 def inbox_names(
     agent: str, known: Iterable[str], environ: Mapping[str, str] | None = None
 ) -> list[str]:
