@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 
 from coordd_client import Client
-from coordd_client.human import answering_as, human_agent, inbox_names, is_former_name
+from coordd_client.human import (
+    answering_as,
+    human_agent,
+    inbox_names,
+    is_former_name,
+    merged,
+)
 from support import COORD, DaemonProcess, coord, coord_env, in_terminal
 
 PROJECT = "/home/ada/shop"
@@ -150,3 +156,37 @@ async def test_the_mcp_board_tells_the_person_apart_too(daemon: DaemonProcess) -
         f"The human ({FORMER}) holds #{held.id}",
         f"The human ({ADA}) holds 1 reservation",
     ]
+
+
+async def test_the_webs_inbox_covers_the_former_names(daemon: DaemonProcess) -> None:
+    """`coord web`'s `/messages` inbox (`web.messages.inbox`), as this process's user: the
+    human's and a former terminal name's unread messages, oldest first."""
+    from coordd_client.aio import AsyncClient
+    from coordd_client.human import _shell_user
+    from coordd_client.web import messages
+
+    me = human_agent()
+    former = f"{_shell_user(None)}-pts9-6161-00bb"
+    with Client(daemon.socket_path, agent=former, project=PROJECT) as before:
+        before.heartbeat()
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        tab.send_message("to the old terminal", to=former)
+        tab.send_message("to the person", to=me)
+    async with AsyncClient.connect(daemon.socket_path) as client:
+        shown = await messages.inbox(client, me)
+    assert [m.body for m in shown] == ["to the old terminal", "to the person"]
+
+
+def test_a_message_to_several_of_the_persons_names_is_shown_once() -> None:
+    """A message to the project reaches each of the person's live names: one inbox shows it once."""
+    from coordd_client.protocol.wire_messages import Message
+
+    def message(id_: int, body: str) -> Message:
+        return Message(
+            id=id_, seq=id_, project=PROJECT, sender="claude-1", kind="message",
+            audience="project", to=None, task_id=None, reply_to=None, body=body,
+            created_at="2026-12-06T07:00:00Z", open=False, request=None,
+        )  # fmt: skip
+
+    everyone, mine = message(4, "to everyone"), message(5, "to the old terminal")
+    assert [m.id for m in merged([[everyone], [everyone, mine]])] == [4, 5]
