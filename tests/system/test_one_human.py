@@ -190,3 +190,17 @@ def test_a_message_to_several_of_the_persons_names_is_shown_once() -> None:
 
     everyone, mine = message(4, "to everyone"), message(5, "to the old terminal")
     assert [m.id for m in merged([[everyone], [everyone, mine]])] == [4, 5]
+
+
+def test_the_person_writes_to_a_chosen_few(daemon: DaemonProcess) -> None:
+    """`coord msg --to A --to B`: one message each (the overseer composer's ticked names);
+    no `--to` is every live tab of the project."""
+    for tab in ("claude-1", "codex-2", "claude-3"):
+        with Client(daemon.socket_path, agent=tab, project=PROJECT) as client:
+            client.heartbeat()
+    sent = terminal(daemon, "msg", "--to", "claude-1", "--to", "codex-2", "hold off on main")
+    assert sent.splitlines() == ["sent #1 to claude-1", "sent #2 to codex-2"], sent
+    with Client(daemon.socket_path, project=PROJECT) as client:
+        for tab, got in (("claude-1", ["hold off on main"]), ("codex-2", ["hold off on main"])):
+            assert [m.body for m in client.read_messages(agent=tab).messages] == got
+        assert client.read_messages(agent="claude-3").messages == []

@@ -26,28 +26,37 @@ from coordd_client.render import parse_time
     "send a message: to an agent, on a task's thread, as a reply, or to everyone here",
     "coord msg --to codex-3 'I need src/auth/** after #42; ping me when done'",
     arg("body", metavar="TEXT", help=f"1..{bounds.MESSAGE_BODY.max_length} characters"),
-    arg("--to", metavar="AGENT", help="one agent (default: everyone live in this project)"),
+    arg(
+        "--to",
+        metavar="AGENT",
+        action="append",
+        help="an agent; again for a few (default: everyone live in this project)",
+    ),
     arg("--task", type=task_id, help="on this task's thread (its holder, assignee, creator...)"),
     arg("--reply", type=int, metavar="ID", help="a reply to message ID (goes to its sender)"),
     arg("--question", action="store_true", help="a question: shown open until answered"),
     arg("--key", metavar="KEY", help="an idempotency key: a repeat sends nothing more"),
 )
 def msg(ctx: Context) -> int:
+    """One message, or with several `--to` one to each (a chosen few: what mcp_agent_mail's
+    overseer composer gives by ticking names; the protocol sends to one agent or all)."""
     args = ctx.args
     with ctx.client() as client:
-        result = client.send_message(
-            args.body,
-            to=args.to,
-            task_id=args.task,
-            reply_to=args.reply,
-            kind="question" if args.question else None,
-            agent=ctx.agent,
-            project=ctx.project,
-            idempotency_key=args.key,
-        )
-    whom = ", ".join(result.recipients) or "nobody live yet (kept for whoever reads it)"
-    sent = "sent" if result.created else "already sent"
-    ctx.emit(result, f"{sent} #{result.message.id} to {whom}")
+        for to in args.to or [None]:
+            several = args.key is not None and len(args.to or ()) > 1
+            result = client.send_message(
+                args.body,
+                to=to,
+                task_id=args.task,
+                reply_to=args.reply,
+                kind="question" if args.question else None,
+                agent=ctx.agent,
+                project=ctx.project,
+                idempotency_key=f"{args.key}:{to}" if several else args.key,
+            )
+            whom = ", ".join(result.recipients) or "nobody live yet (kept for whoever reads it)"
+            sent = "sent" if result.created else "already sent"
+            ctx.emit(result, f"{sent} #{result.message.id} to {whom}")
     return EXIT_OK
 
 
