@@ -114,11 +114,11 @@ def test_mail_to_a_former_terminal_name_reaches_the_one_inbox(daemon: DaemonProc
 def test_top_reads_the_former_names_inbox_and_acknowledges_each(daemon: DaemonProcess) -> None:
     """`coord top`'s Messages tab (and so `k`) covers the person's former names, as this
     process's user: `tui.messages.inbox` is what the tab shows."""
-    from coordd_client.human import _shell_user
+    from coordd_client.human import shell_user
     from coordd_client.tui import messages
 
     me = human_agent()
-    former = f"{_shell_user(None)}-pts7-5151-00aa"
+    former = f"{shell_user()}-pts7-5151-00aa"
     with Client(daemon.socket_path, agent=former, project=PROJECT) as before:
         asked = before.send_message("ready?", to="claude-1", kind="question")
     with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
@@ -162,11 +162,11 @@ async def test_the_webs_inbox_covers_the_former_names(daemon: DaemonProcess) -> 
     """`coord web`'s `/messages` inbox (`web.messages.inbox`), as this process's user: the
     human's and a former terminal name's unread messages, oldest first."""
     from coordd_client.aio import AsyncClient
-    from coordd_client.human import _shell_user
+    from coordd_client.human import shell_user
     from coordd_client.web import messages
 
     me = human_agent()
-    former = f"{_shell_user(None)}-pts9-6161-00bb"
+    former = f"{shell_user()}-pts9-6161-00bb"
     with Client(daemon.socket_path, agent=former, project=PROJECT) as before:
         before.heartbeat()
     with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
@@ -204,3 +204,13 @@ def test_the_person_writes_to_a_chosen_few(daemon: DaemonProcess) -> None:
         for tab, got in (("claude-1", ["hold off on main"]), ("codex-2", ["hold off on main"])):
             assert [m.body for m in client.read_messages(agent=tab).messages] == got
         assert client.read_messages(agent="claude-3").messages == []
+
+
+def test_the_former_names_user_is_spelled_as_rule_7_spells_it() -> None:
+    """`human.shell_user` repeats `identity.terminal_session_agent`'s spelling of the user
+    (the hooks that use it do not load `identity`): the two must agree."""
+    from coordd_client.human import shell_user
+    from coordd_client.identity import terminal_session_agent
+
+    for env in ({"USER": "Ada Lovelace"}, {"LOGNAME": "bob"}, {}):
+        assert terminal_session_agent(env).startswith(f"{shell_user(env)}-"), env

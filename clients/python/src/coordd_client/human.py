@@ -9,7 +9,24 @@ agent that wants a person to approve something assigns a task to it (an
 approval gate) or messages it. Agents say `--to human` (CLI) or `assignee:
 "human"` / `to: "human"` (MCP, the Python clients): the builders in
 `methods.py` turn that word into this user's name, so a gate posted from any
-surface lands in the same "waiting for you" list.
+surface lands in the same "waiting for you" list (the TypeScript client has the
+same rule in `clients/ts/src/human.ts`).
+
+**Former names.** Before a terminal was the human's, rule 7 named each terminal
+session `<user>-<terminal>-<leader pid>-<4 hex>` (`ada-pts3-4242-1a2b`). Those
+names stay on the board (the daemon never forgets one), and mail still reaches
+them: the answer to a question the person asked from that terminal, a reply to
+it later, a release request for a file it reserved. A name of this user's with a
+terminal in it (`pts<N>`, `tty<N>`) had a controlling terminal, so by today's rule
+it was the person: it is one of the human's names (`is_former_name`). The
+human's inbox on every human surface (`coord inbox`, `coord top`, `coord web`)
+reads its unread messages beside `human-<user>`'s (`inbox_names`, `merged`) and
+marks them read with them; a request addressed to it is answered as it
+(`answering_as`), since the daemon takes an answer only from the name asked; and
+the tabs are not told it is another agent (`is_person`). A `<user>-session-...`
+name had no terminal (cron, a service, a detached script) and still has none: it
+is no person's, and its mail stays its own (`coord inbox --agent NAME`). The rule
+is the client's, from the name alone: the daemon knows nothing of people.
 """
 
 from __future__ import annotations
@@ -18,8 +35,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
-
-from coordd_client.render import clean
 
 if TYPE_CHECKING:
     from coordd_client.protocol.wire_messages import Message
@@ -41,6 +56,8 @@ def human_agent(environ: Mapping[str, str] | None = None) -> str:
         import getpass
 
         user = getpass.getuser()
+    from coordd_client.render import clean  # not at import: `identity` loads this module
+
     return f"{HUMAN_PREFIX}{clean(user)}"
 
 
@@ -57,20 +74,34 @@ def resolve_assignee(name: str | None) -> str | None:
 #: What follows `<user>-` in a name rule 7 gave a terminal session before issue 47:
 #: the terminal (`pts3`, `tty1`, `tty4.64`), the session leader's pid, 4 hex digits.
 _FORMER_TERMINAL = re.compile(r"(?:pts\d+|tty\d+(?:\.\d+)?)-\d+-[0-9a-f]{4}")
+_FORMER_TAIL = re.compile(r"-(?:pts\d+|tty\d+(?:\.\d+)?)-\d+-[0-9a-f]{4}$")
 
 
-def _shell_user(environ: Mapping[str, str] | None) -> str:
-    """The user as rule 7 wrote it into a session's name (`identity.terminal_session_agent`)."""
-    from coordd_client.identity import _login_name, slug
-
+def shell_user(environ: Mapping[str, str] | None = None) -> str:
+    """The user as rule 7 writes it into a session's name (`ada` of `ada-session-...`),
+    and wrote it into a terminal's before issue 47: `identity.terminal_session_agent`'s
+    spelling (its `slug` of `$USER`, `$LOGNAME` or the login name), said again here
+    because the hooks that tell the person apart do not load `identity`
+    (tests/system/test_hook_imports.py); tests/system/test_one_human.py holds the two
+    spellings equal."""
     env = os.environ if environ is None else environ
-    return slug(env.get("USER") or env.get("LOGNAME") or _login_name())
+    user = env.get("USER") or env.get("LOGNAME")
+    if not user:
+        try:
+            import pwd
+
+            user = pwd.getpwuid(os.getuid()).pw_name
+        except (ImportError, KeyError):
+            user = "user"
+    return re.sub(r"[^a-z0-9_.]+", "-", user.lower()).strip("-") or "proc"
 
 
 def is_former_name(agent: str, environ: Mapping[str, str] | None = None) -> bool:
     """Whether `agent` is a name this user's terminal had before it was the human's
     (`ada-pts3-4242-1a2b`): one of the human's names, whose mail is the human's."""
-    prefix = f"{_shell_user(environ)}-"
+    if _FORMER_TAIL.search(agent) is None:
+        return False  # the common case, decided without asking who the user is
+    prefix = f"{shell_user(environ)}-"
     rest = agent[len(prefix) :] if agent.startswith(prefix) else ""
     return _FORMER_TERMINAL.fullmatch(rest) is not None
 
@@ -102,8 +133,6 @@ def answering_as(
 ) -> str:
     """The name the human answers a request as: the former name it was addressed to,
     else the human's own (the daemon refuses an answer from any other name)."""
-    former = addressed_to is not None and is_former_name(addressed_to, environ)
-    if former and human == human_agent(environ):
-        assert addressed_to is not None
-        return addressed_to
-    return human
+    if addressed_to is None or human != human_agent(environ):
+        return human
+    return addressed_to if is_former_name(addressed_to, environ) else human
