@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordd_client import render
-from coordd_client.human import is_human
+from coordd_client.human import is_person
 from coordd_client.protocol.wire_messages import Message
 
 #: A message's body in a context line: enough for a question, not a page of someone's diff.
@@ -34,7 +34,7 @@ def summary(body: str, limit: int = LINE_CHARS) -> str:
 def message_line(message: Message) -> str:
     """`#12 from codex-3 (question, task #42): is the lexer in scope?`; a person's
     `#13 from human-ada (the human): leave the parser to codex`."""
-    notes = ["the human"] if is_human(message.sender) else []
+    notes = ["the human"] if is_person(message.sender) else []
     request = message.request
     if request is not None:
         asked = (
@@ -66,8 +66,8 @@ def new_messages(messages: Sequence[Message]) -> str:
     first, with `HUMAN_FIRST` under them."""
     if not messages:
         return ""
-    ordered = sorted(messages, key=lambda m: not is_human(m.sender))  # stable: by id after
-    after = f"\n{HUMAN_FIRST}" if is_human(ordered[0].sender) else ""
+    ordered = sorted(messages, key=lambda m: not is_person(m.sender))  # stable: by id after
+    after = f"\n{HUMAN_FIRST}" if is_person(ordered[0].sender) else ""
     if len(ordered) == 1:
         return f"coord: 1 new message {message_line(ordered[0])}{after}"
     # Shown here, they are read: the next hook and `coord inbox` do not repeat them.
