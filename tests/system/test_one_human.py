@@ -214,3 +214,30 @@ def test_the_former_names_user_is_spelled_as_rule_7_spells_it() -> None:
 
     for env in ({"USER": "Ada Lovelace"}, {"LOGNAME": "bob"}, {}):
         assert terminal_session_agent(env).startswith(f"{shell_user(env)}-"), env
+
+
+def test_the_web_offers_the_answer_to_a_request_made_to_a_former_name() -> None:
+    """The issue's "waiting on root-session-7632-6c09": a request to the person's former
+    terminal name gets the Approve and Deny forms on `/messages`, as one to `human-<user>`
+    does; one to another agent still waits on it."""
+    from coordd_client.human import shell_user
+    from coordd_client.protocol.wire_messages import Message, RequestState
+    from coordd_client.web.message_pages import _answers
+
+    me, former = human_agent(), f"{shell_user()}-pts3-4242-1a2b"
+
+    def request_to(holder: str) -> Message:
+        state = RequestState(
+            holder=holder, patterns=["src/a.py"], task_id=None, status="open",
+            expires_at="2026-12-06T08:00:00Z",
+        )  # fmt: skip
+        return Message(
+            id=7, seq=7, project=PROJECT, sender="claude-1", kind="request", audience="agent",
+            to=holder, task_id=None, reply_to=None, body="for #4",
+            created_at="2026-12-06T07:00:00Z", open=True, request=state,
+        )  # fmt: skip
+
+    for holder in (me, former):
+        shown = _answers(request_to(holder), me, "csrf")
+        assert "Approve" in shown and "Deny" in shown and "waiting on" not in shown, holder
+    assert "waiting on codex-2" in _answers(request_to("codex-2"), me, "csrf")
