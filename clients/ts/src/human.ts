@@ -18,8 +18,17 @@ export const HUMAN_PREFIX = `${HUMAN}-`;
 
 /** `human-<user>`, the user read as Python's `getpass.getuser` reads it. */
 export function humanAgent(env: NodeJS.ProcessEnv = process.env): string {
-  const user = ["LOGNAME", "USER", "LNAME", "USERNAME"].map((k) => env[k]).find((v) => v) ?? os.userInfo().username;
+  const user = ["LOGNAME", "USER", "LNAME", "USERNAME"].map((k) => env[k]).find((v) => v) ?? loginName();
   return `${HUMAN_PREFIX}${user.replace(/[\u0000-\u001f\u007f]/g, "")}`;
+}
+
+/** The login name from the password database; "user" where there is none (a uid with no entry). */
+function loginName(): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return "user";
+  }
 }
 
 /** Whether `agent` is a person's name by this rule (any user's). */
