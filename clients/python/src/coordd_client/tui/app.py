@@ -205,7 +205,7 @@ class TopApp(SidePanes, ViewKeys):
         2+ worktrees."""
         self.follower.status = "demo"
         self._edited_elsewhere = edited_elsewhere
-        self._show_messages(messages.Inbox(inbox or [], None))
+        self._show_messages(messages.Inbox(inbox or [], {}))
         self.model.load(tasks, 0)
         self.model.feed.extend(events or ())
         # After the first layout: a RichLog line is cut to the log's width when written.

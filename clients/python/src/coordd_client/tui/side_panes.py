@@ -42,7 +42,7 @@ class SidePanes(MessageActions):
                 agents = client.agents().agents
                 elsewhere = edits.edited_in_several_worktrees(client, self.project)
                 leases = slot_leases(client, self.project)
-                inbox = messages.inbox(client, self.agent, self.project)
+                inbox = messages.inbox(client, self.agent, self.project, (a.agent for a in agents))
         except CoordError:
             return
         self._edited_elsewhere = elsewhere  # shown at the next frame's status line
