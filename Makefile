@@ -30,6 +30,12 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 run: $(STAMP)
 	$(BIN)/coordd serve
 
+## Workers `make test` runs the suite on (pytest-xdist). Most of a test's time is a daemon,
+## a host or a browser starting and answering, so more workers than the machine's 2 cores
+## keep both busy; the tests that share the machine's /tmp/coordd-<uid> socket run on one
+## (tests/support.py: SHARED_TMP_SOCKET). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 4
+
 ## The whole suite (unit, integration, system, then the TypeScript client's); `make soak` is long.
 ## The team-mode cases need PostgreSQL's server packages: scripts/ensure-postgres.sh says how;
 ## coord web's browser tests need chromium: scripts/ensure-chromium.sh; the disk-fault test
@@ -38,7 +44,7 @@ test: $(STAMP) $(TS_STAMP) $(HOSTS_STAMP)
 	scripts/ensure-postgres.sh
 	scripts/ensure-chromium.sh
 	scripts/ensure-fiu.sh
-	$(BIN)/python -m pytest -q -m "not soak"
+	$(BIN)/python -m pytest -q -m "not soak" -n $(TEST_WORKERS) --dist loadgroup
 	cd $(TS) && COORDD_PYTHON=$(abspath $(BIN))/python npm test --silent
 
 ## The unit and integration tiers alone (in-process daemons; about 70 s of CPU): the loop while editing.

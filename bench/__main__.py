@@ -32,7 +32,7 @@ from bench.harness import (
     worker_command,
     writer_stats,
 )
-from bench.hooks import measure_commands, measure_hooks
+from bench.hooks import measure_commands, measure_hooks, over_target
 from bench.hosts import measure_hosts
 from bench.idle import measure_idle_costs, measure_waiters, measure_wakeups
 from bench.mcp import measure_mcp
@@ -295,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             extra.update(measure_guard_worst(daemon.socket, 2_000 if args.quick else 10_000))
             extra.update(measure_mcp(daemon.socket, claims=100 if args.quick else 300))
             extra.update(measure_mcp_start(rounds=3 if args.quick else 9))
-            extra.update(measure_hooks(daemon.socket, runs=9 if args.quick else 21))
+            hooks = measure_hooks(daemon.socket, runs=9 if args.quick else 21)
+            extra.update(hooks)
+            extra["hook_ratios_over_target"] = float(len(over_target(hooks)))
             extra.update(measure_commands(daemon.socket, runs=9 if args.quick else 21))
             extra.update(measure_board_finding(daemon.socket, runs=9 if args.quick else 21))
             extra.update(measure_tab_wake(daemon.socket, rounds=4 if args.quick else 10))

@@ -21,9 +21,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from coordd_client import Client
 
 READY_TIMEOUT_S = 90.0
+
+#: The mark of a test that starts a daemon on the per-user /tmp/coordd-<uid> socket (the
+#: protocol's section 1 path with `$TMPDIR` unset), or runs what looks there (`coord doctor`
+#: probes it for an MCP client's default environment; the Inspector starts servers without
+#: `$TMPDIR`). That socket is one per machine, not per test, so `make test`'s workers run
+#: every such test on one worker, one after another (`--dist loadgroup`).
+SHARED_TMP_SOCKET = pytest.mark.xdist_group("shared-tmp-socket")
 
 
 def short_tmpdir(prefix: str = "cd") -> Path:

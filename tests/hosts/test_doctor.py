@@ -18,7 +18,9 @@ import pytest
 
 from hosts.codex_home import write_codex_home
 from hosts.world import CODEX, World, require
-from support import COORD
+from support import COORD, SHARED_TMP_SOCKET
+
+pytestmark = SHARED_TMP_SOCKET
 
 #: `claude mcp list` takes about 20 s on the 2-core machine (doctor allows it 60).
 DOCTOR_TIMEOUT_S = 150

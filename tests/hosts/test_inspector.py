@@ -14,7 +14,9 @@ from typing import Any
 
 from coordd_client import Client
 from hosts.world import INSPECTOR, World, require
-from support import COORD
+from support import COORD, SHARED_TMP_SOCKET
+
+pytestmark = SHARED_TMP_SOCKET
 
 
 def inspect(world: World, *arguments: str) -> tuple[list[dict[str, Any]], str]:

@@ -28,7 +28,9 @@ from hosts.fake_openai import FakeResponsesAPI
 from hosts.test_claude import claude_p, set_up
 from hosts.test_codex import answer, patch
 from hosts.world import World
-from support import COORD, daemon_pids, serve_by_default, stop_pid
+from support import COORD, SHARED_TMP_SOCKET, daemon_pids, serve_by_default, stop_pid
+
+pytestmark = SHARED_TMP_SOCKET
 
 VARIABLES = ("XDG_STATE_HOME", "XDG_RUNTIME_DIR", "TMPDIR")
 #: Seconds the user's daemon has to start and announce itself on a loaded machine.

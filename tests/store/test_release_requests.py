@@ -59,7 +59,10 @@ def test_deny_and_narrow(board: Board) -> None:
         assert result.released == ["src/**"]
         assert not holder.reservations(project=PROJECT, agent="holder").reservations
         bodies = [m.body for m in asker.read_messages().messages]
-        assert bodies == ["denied (mid-refactor)", "narrowed: you have src/docs/**"]
+        assert bodies == [
+            "denied: src/** stays with holder (mid-refactor)",
+            "narrowed: you have src/docs/**",
+        ]
 
 
 def test_refusals(board: Board) -> None:

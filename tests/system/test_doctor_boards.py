@@ -21,7 +21,9 @@ import pytest
 
 from coordd_client import Client
 from coordd_client.protocol.rendezvous import live_daemons
-from support import COORD, DaemonProcess, git_repo
+from support import COORD, SHARED_TMP_SOCKET, DaemonProcess, git_repo
+
+pytestmark = SHARED_TMP_SOCKET
 
 #: The doctor starts a few MCP servers (each imports the SDK: a second or more, loaded).
 DOCTOR_TIMEOUT_S = 180

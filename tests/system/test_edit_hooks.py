@@ -24,7 +24,7 @@ from hook_runs import AGENT_A, AGENT_B, SESSION_A, SESSION_B, hook, payload
 from coordd_client import Client
 from coordd_client.identity import host_agent
 from coordd_client.protocol.wire import Reservation
-from support import DaemonProcess, coord, git_repo
+from support import SHARED_TMP_SOCKET, DaemonProcess, coord, git_repo
 
 
 @pytest.fixture
@@ -233,6 +233,7 @@ def test_the_advisory_switch_is_per_repository(daemon: DaemonProcess, repo: Path
     assert [r.pattern for r in held(daemon, AGENT_A)] == ["src/x.py"]
 
 
+@SHARED_TMP_SOCKET
 def test_doctor_names_a_switch_the_hooks_pass_over(
     daemon: DaemonProcess, repo: Path, workdir: Path
 ) -> None:

@@ -177,3 +177,22 @@ def test_a_request_nobody_answers_says_it_expired(daemon: DaemonProcess, repo: P
                   socket=daemon.socket_path, env={"COORD_PROJECT": str(repo)})  # fmt: skip
     assert asked.returncode == 2, asked.stderr  # no answer: the timeout's exit status
     assert "expired unanswered" in asked.stdout, asked.stdout
+
+
+def test_the_humans_message_comes_first_and_says_it_outranks(
+    daemon: DaemonProcess, repo: Path
+) -> None:
+    """Issue 47, matching mcp_agent_mail's Human Overseer: a person's message reaches the
+    tab marked as the human's, before another agent's sent earlier, with the line that
+    puts it before the tab's own task (docs/WATCHING.md, "What the human is given")."""
+    from coordd_client.render_messages import HUMAN_FIRST
+
+    agents = send(daemon, repo, "src/auth is mine until #42")
+    person = send(daemon, repo, "stop the migration and revert it", sender="human-ada")
+    context = json.loads(deliver(daemon, repo))["hookSpecificOutput"]["additionalContext"]
+    assert context.splitlines() == [
+        "coord: 2 new messages (reply: coord msg --reply ID):",
+        f"  #{person} from human-ada (the human): stop the migration and revert it",
+        f"  #{agents} from codex-3: src/auth is mine until #42",
+        HUMAN_FIRST,
+    ]

@@ -31,7 +31,17 @@ from mcp import Client as MCPClient
 from mcp.client.stdio import StdioServerParameters
 
 from coordd_client.protocol.rendezvous import live_daemons, users_board
-from support import CALLER_VARS, COORD, daemon_pids, git_repo, serve_by_default, stop_pid
+from support import (
+    CALLER_VARS,
+    COORD,
+    SHARED_TMP_SOCKET,
+    daemon_pids,
+    git_repo,
+    serve_by_default,
+    stop_pid,
+)
+
+pytestmark = SHARED_TMP_SOCKET
 
 #: Which of the three variables the user set to a directory of their own (else unset).
 COMBINATIONS: list[tuple[bool, bool, bool]] = [

@@ -149,11 +149,11 @@ def test_the_human_denies_with_a_reason_and_replies(daemon: DaemonProcess) -> No
     with Client(daemon.socket_path, agent="codex-2", project=PROJECT) as client:
         denied = client.get_message(request.id).message.request
         # The answer that reaches the requester's tab says what it was denied.
-        kept = f"docs/** stays with {HUMAN}: still editing"
-        assert denied is not None and (denied.status, denied.reason) == ("denied", kept)
+        said = "still editing"
+        assert denied is not None and (denied.status, denied.reason) == ("denied", said)
         assert client.reservations(project=PROJECT).reservations[0].agent == HUMAN
         bodies = [(m.sender, m.body) for m in client.read_messages().messages]
-        assert (HUMAN, f"denied ({kept})") in bodies
+        assert (HUMAN, f"denied: docs/** stays with {HUMAN} ({said})") in bodies
         assert (HUMAN, "yes, [/] all of it") in bodies
 
 

@@ -17,7 +17,15 @@ import pytest
 from hook_runs import AGENT_A, SESSION_A, SESSION_B, hook, hook_env, payload
 
 from coordd_client import Client
-from support import COORD, DaemonProcess, FakeHost, coord, git_repo, run_as_new_tab
+from support import (
+    COORD,
+    SHARED_TMP_SOCKET,
+    DaemonProcess,
+    FakeHost,
+    coord,
+    git_repo,
+    run_as_new_tab,
+)
 
 UNCHECKED = "allowed UNCHECKED"
 
@@ -118,6 +126,7 @@ def test_a_repository_can_refuse_what_cannot_be_checked(workdir: Path, repo: Pat
     assert "as COORD_GUARD_STRICT=1" in decision["permissionDecisionReason"]
 
 
+@SHARED_TMP_SOCKET
 def test_a_wrong_value_is_passed_over_and_named_by_doctor(workdir: Path, repo: Path) -> None:
     absent = workdir / "absent.sock"
     configure(repo, unreachable="refuse")

@@ -189,6 +189,19 @@ def test_gates_approved_and_rejected_as_the_human_unblock_or_stop_their_dependen
         last = client.events_since(after_seq=0, task_id=rejected).events[-1]
         assert (last.type, last.agent) == ("task.failed", human)
         assert client.get(after_rejected).task.blocked_by == [rejected]
+        # The asker's tab is told by a message (which reaches and wakes it), with the
+        # human's reason: not only a task state it would have to wait on.
+        told = client.read_messages(agent="claude-asker").messages
+        assert [(m.sender, m.to, m.task_id, m.body) for m in told] == [
+            (
+                human, "claude-asker", approved,
+                f'approved gate #{approved} "ship the migration?": its dependents may go',
+            ),
+            (
+                human, "claude-asker", rejected,
+                f'rejected gate #{rejected} "drop the old column?": not before the backup',
+            ),
+        ]  # fmt: skip
     page.goto(web.base + "/")
     page.wait_for_selector("#status[data-state=live]", timeout=WAIT_MS)
     assert page.locator("#waiting h2").inner_text() == "Waiting for you (0)"

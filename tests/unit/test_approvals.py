@@ -76,12 +76,11 @@ def test_a_claim_asked_for_is_named_by_its_task() -> None:
     )
 
 
-def test_a_denial_tells_the_requester_what_stays_where() -> None:
+def test_the_reason_sent_is_the_persons_own_words() -> None:
     asked = request(["src/db/**"])
-    assert approvals.answer_reason("deny", asked, "mid-refactor") == (
-        "src/db/** stays with human-ada: mid-refactor"
-    )
-    assert approvals.answer_reason("deny", asked) == "src/db/** stays with human-ada"
-    # The daemon's approve and narrow answers name what was handed over already.
+    # The daemon's answer says what was decided (a deny: what stays where); the
+    # reason is the person's words only, so the tab never reads it twice.
+    assert approvals.answer_reason("deny", asked, "mid-refactor") == "mid-refactor"
+    assert approvals.answer_reason("deny", asked) is None
     assert approvals.answer_reason("approve", asked, "") is None
     assert approvals.answer_reason("approve", asked, "go") == "go"

@@ -17,10 +17,10 @@ from coordd_client.identity import (
     host_agent,
     identify,
     last_resort,
-    main_worktree,
     resolve_agent,
     resolve_project,
 )
+from coordd_client.repository import main_worktree
 from coordd_client.worktree import board_path
 from support import git_repo
 
@@ -184,7 +184,7 @@ def test_git_exporting_its_repository_does_not_mislead_a_directorys_answers(
 def test_the_worktree_read_from_git_files_is_gits_own_answer(tmp_path: Path) -> None:
     """`worktree_and_main` reads git's files where it can (issue 46: no git process per
     quick call); in every layout it must say what `git rev-parse` says, or ask git."""
-    from coordd_client import identity
+    from coordd_client import repository
 
     repo = git_repo(tmp_path / "repo")
     (repo / "sub" / "deep").mkdir(parents=True)
@@ -199,11 +199,11 @@ def test_the_worktree_read_from_git_files_is_gits_own_answer(tmp_path: Path) -> 
     places = [repo, repo / "sub", repo / "sub" / "deep", linked, linked / "in", nested, bare,
               plain, repo / ".git"]  # fmt: skip
     for place in places:
-        out = identity.git_output(
+        out = repository.git_output(
             place, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"
         )
-        read = identity._from_git_files(str(place))
-        if isinstance(read, identity._AskGit):
+        read = repository._from_git_files(str(place))
+        if isinstance(read, repository._AskGit):
             continue  # git's judgement: the caller asks it
         if out is None:
             assert read is None, place
@@ -214,4 +214,4 @@ def test_the_worktree_read_from_git_files_is_gits_own_answer(tmp_path: Path) -> 
         assert read == (top, str(common.parent) if common.name == ".git" else top), place
     # The common layouts are read, not asked: that is the point.
     for place in (repo / "sub" / "deep", linked / "in", nested):
-        assert not isinstance(identity._from_git_files(str(place)), identity._AskGit), place
+        assert not isinstance(repository._from_git_files(str(place)), repository._AskGit), place

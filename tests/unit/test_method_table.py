@@ -28,6 +28,7 @@ from coordd_client.protocol.method_table import (
     Call,
     Rpc,
 )
+from coordd_client.protocol.params import NoParams
 from parity import builder_methods
 
 BUILDER_MODULES = (methods, methods_edits, methods_messages, methods_slots, methods_usage)
@@ -136,10 +137,10 @@ def test_a_call_derives_changed_params_and_another_result_type() -> None:
     assert waits.waits_s == 5.0
 
 
-def test_a_calls_result_type_is_imported_only_when_asked_for() -> None:
+def test_a_calls_result_type_is_read_from_its_entry_when_asked_for() -> None:
     made = TABLE["slot.list"].call({})
-    assert made._result_type is None  # not resolved at build
+    assert made._result_type is None  # read from the entry when asked for
     from coordd_client.protocol import wire_slots
 
     assert made.result_type is wire_slots.SlotList
-    assert Rpc("x.z", "params.NoParams", None).result_type() is dict
+    assert Rpc("x.z", NoParams, None).result_type() is dict

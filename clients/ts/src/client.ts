@@ -8,6 +8,7 @@ import { EventEmitter } from "node:events";
 import net from "node:net";
 
 import { withAnnouncements } from "./acks.js";
+import { resolveHuman } from "./human.js";
 import { CLAIM_REQUEST_KEY, newRequestKey, retryingClaim } from "./claims.js";
 import {
   CoorddError,
@@ -135,6 +136,7 @@ export class CoorddClient extends EventEmitter {
 
   /** Any method, by name: the result object, or the error class of its kind. */
   call<R = unknown>(method: string, params?: object, options: CallOptions = {}): Promise<R> {
+    params = resolveHuman(method, params); // `human` is this user's `human-<user>` (human.ts)
     const id = this.nextId++;
     const request = { jsonrpc: "2.0", id, method, ...(params !== undefined ? { params: clean(params) } : {}) };
     return this.send<R>([id], request, options, waitOf(params)).then((answers) => {
@@ -152,7 +154,7 @@ export class CoorddClient extends EventEmitter {
       jsonrpc: "2.0",
       id: ids[n],
       method: item.method,
-      ...(item.params !== undefined ? { params: clean(item.params) } : {}),
+      ...(item.params !== undefined ? { params: clean(resolveHuman(item.method, item.params) as object) } : {}),
     }));
     const waits = Math.max(...items.map((item) => waitOf(item.params)));
     return this.send(ids, requests, options, waits);

@@ -1,5 +1,6 @@
 /** One error class per kind of PROTOCOL.md section 3, each carrying the error's `data`. */
 
+import { refusal } from "./advice.js";
 import type { ErrorKind } from "./wire.js";
 
 export type ErrorData = { kind?: string; [key: string]: unknown };
@@ -10,6 +11,8 @@ export class CoorddError extends Error {
     message: string,
     readonly code: number,
     readonly data: ErrorData = {},
+    /** The daemon's own words, when `message` says them in this client's terms (advice.ts). */
+    readonly wireMessage: string = message,
   ) {
     super(message);
   }
@@ -71,7 +74,7 @@ export class DaemonUnavailable extends CoorddError {
   }
 }
 
-type ErrorClass = new (message: string, code: number, data: ErrorData) => CoorddError;
+type ErrorClass = new (message: string, code: number, data: ErrorData, wireMessage?: string) => CoorddError;
 
 /** Every kind a daemon sends (wire.ts's ERROR_KINDS): the compiler refuses a missing or an extra one. */
 const BY_KIND: Record<ErrorKind, ErrorClass> = {
@@ -110,7 +113,8 @@ export function errorFromWire(error: { code: number; message: string; data?: Err
   const kind = typeof data.kind === "string" ? data.kind : undefined;
   const known = kind !== undefined && Object.hasOwn(BY_KIND, kind) ? BY_KIND[kind as ErrorKind] : undefined;
   const cls = known ?? BY_CODE[error.code] ?? CoorddError;
-  return new cls(error.message, error.code, data);
+  const said = refusal(kind ?? "", error.message, data);
+  return new cls(said, error.code, data, error.message);
 }
 
 /** Client side: the socket is another user's, so it is not our daemon. */

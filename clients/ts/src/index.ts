@@ -1,5 +1,7 @@
 /** coordd-client: a client for the coordd daemon, for IDE plugins and other Node hosts. */
 
+export { clock, explain, left, refusal, when } from "./advice.js";
+export { HUMAN, HUMAN_PREFIX, humanAgent, isHuman, resolveHuman } from "./human.js";
 export { ackOf, ackTags, announced, isAnnouncement, linkTag } from "./acks.js";
 export { CoorddClient, DEFAULT_TIMEOUT_MS, type BatchAnswer, type BatchItem, type CallOptions, type ConnectOptions } from "./client.js";
 export * from "./errors.js";

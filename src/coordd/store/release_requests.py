@@ -132,10 +132,19 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
     status = {"approve": "approved", "deny": "denied", "narrow": "narrowed"}[p.decision]
     given = [r["pattern"] for r in granted]
     what = f"task #{state['task_id']}" if task is not None else ", ".join(given)
+    # A deny says what stays where, as an approve says what moved: the requester's
+    # tab reads this line (issue 47: every approval, and its refusal, says what), and
+    # the human's reason follows in their own words.
+    one = state["task_id"] is not None or len(state["patterns"] or ()) == 1
+    kept = (
+        f"task #{state['task_id']}"
+        if state["task_id"] is not None
+        else ", ".join(state["patterns"] or ())
+    )
     text = {
         "approve": f"approved: {what} is yours now",
         "narrow": f"narrowed: you have {what}",
-        "deny": "denied",
+        "deny": f"denied: {kept} {'stays' if one else 'stay'} with {p.agent}",
     }[p.decision] + (f" ({p.reason})" if p.reason else "")
     reply = insert_message(
         tx, project=project, sender=p.agent, kind="answer", audience="agent",

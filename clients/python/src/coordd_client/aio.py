@@ -19,23 +19,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import trio
 
-from coordd_client import methods, methods_edits
+from coordd_client import (
+    claim_retry,
+    methods,
+    methods_edits,
+    methods_messages,
+    methods_slots,
+    methods_usage,
+)
+from coordd_client.discovery import discover
 from coordd_client.protocol.errors import DaemonUnavailable, ProtocolError
 from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import require_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
-
-if TYPE_CHECKING:
-    from coordd_client import methods_messages, methods_slots, methods_usage
-else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
-    methods_slots = methods.later_module("methods_slots")
-    methods_messages = methods.later_module("methods_messages")
-    methods_usage = methods.later_module("methods_usage")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -83,8 +84,6 @@ async def _open_resolved(
     except DaemonUnavailable:
         if socket_is_explicit(socket_path):
             raise
-        from coordd_client.discovery import discover
-
         found = await trio.to_thread.run_sync(partial(discover, tried=path))
         if found is None:
             raise
@@ -220,8 +219,6 @@ class AsyncClient:
     async def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
         if call.method in methods.KEYED_METHODS and await self.supports("claim_request_key"):
-            from coordd_client import claim_retry  # a hook that never claims loads none of it
-
             return await claim_retry.retrying_async(
                 claim_retry.keyed(call), self._request_once, self._on_new_connection, trio.sleep
             )
@@ -287,8 +284,7 @@ class AsyncClient:
     record_edit = _async(methods_edits.record_edit)
     record_read = _async(methods_edits.record_read)
     recent_edits = _async(methods_edits.recent_edits)
-    # 1.2 section 12 (issue 34): messages and release requests; builders load at
-    # first use (`methods.later_module`), so a hook that never talks keeps its imports.
+    # 1.2 section 12 (issue 34): messages and release requests.
     send_message = _async(methods_messages.send_message)
     read_messages = _async(methods_messages.read_messages)
     ack_messages = _async(methods_messages.ack_messages)
@@ -296,7 +292,7 @@ class AsyncClient:
     get_message = _async(methods_messages.get_message)
     request_release = _async(methods_messages.request_release)
     answer_request = _async(methods_messages.answer_request)
-    # Issue 35: slots, ports and the landing queue; their builders load at first use.
+    # Issue 35: slots, ports and the landing queue.
     acquire_slot = _async(methods_slots.acquire_slot)
     release_slots = _async(methods_slots.release_slots)
     slots = _async(methods_slots.slots)

@@ -130,14 +130,25 @@ def gate_result(human: str, task: Task) -> str:
     return f'approved by {human}: "{_line(task.title, 120)}"'
 
 
+def gate_answer(decision: str, task: Task, reason: str = "") -> str:
+    """The message the asker of a gate is sent when a person decides it, so its tab
+    is told (and an idle one woken) with the decision and the person's reason, not
+    only a task state it would have to wait on: `rejected gate #6 "Ship 1.4?":
+    not on a Friday`."""
+    said = f'{decision} gate #{task.id} "{_line(task.title, 120)}"'
+    if reason:
+        return f"{said}: {_line(reason, MAX_REASON_CHARS)}"
+    return said + (": its dependents may go" if decision == "approved" else "")
+
+
 def answer_reason(decision: str, message: Message, said: str = "") -> str | None:
-    """The reason sent with an answer, so the message that reaches the requester's tab
-    names what was decided: the daemon's approve and narrow say what was handed over
-    ("approved: src/x.py is yours now"), its deny says only "denied (<reason>)"."""
-    if decision != "deny" or message.request is None:
-        return said or None
-    kept = f"{asked_for(message)} {_stay(message)} with {render.clean(message.request.holder)}"
-    return (kept + (f": {said}" if said else ""))[:MAX_REASON_CHARS]
+    """The reason sent with an answer: the person's own words, or None. The daemon's
+    answer says what was decided (approve and narrow: what was handed over, "approved:
+    src/x.py is yours now"; deny: what stays where, "denied: src/x.py stays with
+    human-ada"), the same for every surface that answers (CLI, MCP, top, web, the TS
+    client), and the reason follows it in brackets."""
+    del decision, message  # the daemon words the decision; kept for the callers' shape
+    return said[:MAX_REASON_CHARS] or None
 
 
 def facts_text(facts: Facts) -> str:

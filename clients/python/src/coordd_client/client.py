@@ -18,11 +18,19 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
-from coordd_client import methods, methods_edits
+from coordd_client import (
+    claim_retry,
+    methods,
+    methods_edits,
+    methods_messages,
+    methods_slots,
+    methods_usage,
+)
+from coordd_client.discovery import discover
 from coordd_client.protocol import wire
 from coordd_client.protocol.errors import (
     CoordError,
@@ -35,13 +43,6 @@ from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, Frame
 from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
 from coordd_client.protocol.peercred import connect_same_user
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
-
-if TYPE_CHECKING:
-    from coordd_client import methods_messages, methods_slots, methods_usage
-else:  # builders of 1.2 features, imported at first call: a hook that never uses them pays nothing
-    methods_slots = methods.later_module("methods_slots")
-    methods_messages = methods.later_module("methods_messages")
-    methods_usage = methods.later_module("methods_usage")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -98,8 +99,6 @@ class Client:
         except DaemonUnavailable:
             if not self._may_discover:
                 raise
-            from coordd_client.discovery import discover  # only when the socket fails
-
             found = discover(tried=self.socket_path)
             if found is None:
                 raise
@@ -133,8 +132,6 @@ class Client:
     def request(self, call: methods.Call[R]) -> R:
         call = methods.with_defaults(call, self.agent, self.project)
         if call.method in methods.KEYED_METHODS and self.supports("claim_request_key"):
-            from coordd_client import claim_retry  # a hook that never claims loads none of it
-
             return claim_retry.retrying(claim_retry.keyed(call), self._request_once)
         return self._request_once(call)
 
@@ -248,8 +245,7 @@ class Client:
     record_edit = _sync(methods_edits.record_edit)
     record_read = _sync(methods_edits.record_read)
     recent_edits = _sync(methods_edits.recent_edits)
-    # 1.2 section 12 (issue 34): messages and release requests; builders load at
-    # first use (`methods.later_module`), so a hook that never talks keeps its imports.
+    # 1.2 section 12 (issue 34): messages and release requests.
     send_message = _sync(methods_messages.send_message)
     read_messages = _sync(methods_messages.read_messages)
     ack_messages = _sync(methods_messages.ack_messages)
@@ -257,7 +253,7 @@ class Client:
     get_message = _sync(methods_messages.get_message)
     request_release = _sync(methods_messages.request_release)
     answer_request = _sync(methods_messages.answer_request)
-    # Issue 35: slots, ports and the landing queue; their builders load at first use.
+    # Issue 35: slots, ports and the landing queue.
     acquire_slot = _sync(methods_slots.acquire_slot)
     release_slots = _sync(methods_slots.release_slots)
     slots = _sync(methods_slots.slots)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coordd_client import prices
+from coordd_client.client import Client
 from coordd_client.protocol.wire_usage import CostResult, CostRow
 
 Counts = tuple[int, int, int, int]
@@ -99,3 +100,28 @@ def table(title: str, entries: Sequence[dict[str, Any]], name: Callable[[Any], s
     lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in
                        enumerate(zip(r, widths, strict=True))) for r in [head, *rows]]  # fmt: skip
     return "\n".join(line.rstrip() for line in lines)
+
+
+def task_costs(client: Client, *, project: str | None, task_id: int | None) -> dict[int, str]:
+    """{task: its tokens in words}, from one `cost.query` (issue 48): facts only, no
+    dollars (an estimate has no place in an audit trail); {} from a daemon without
+    the ledger."""
+    if not client.supports("token_ledger"):
+        return {}
+    answer = client.cost(project=project, task_id=task_id, limit=10000)
+    sums: dict[int, list[int]] = {}
+    for row in answer.rows:
+        if row.task_id is not None:
+            kinds = sums.setdefault(row.task_id, [0, 0, 0, 0])
+            for index, count in enumerate((row.input, row.output, row.cache_creation,
+                                           row.cache_read)):  # fmt: skip
+                kinds[index] += count
+    budgets = {budget.task_id: budget.tokens for budget in answer.budgets}
+    out: dict[int, str] = {}
+    for task, (i, o, w, r) in sums.items():
+        words = f"{tokens(i + o + w + r)} tokens (input {i}, output {o}, cache writes {w},"
+        words += f" cache reads {r})"
+        if task in budgets:
+            words += f", budget {tokens(budgets[task])}"
+        out[task] = words
+    return out

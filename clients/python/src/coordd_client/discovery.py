@@ -34,6 +34,7 @@ from pathlib import Path
 
 import msgspec
 
+from coordd_client import tabs
 from coordd_client.protocol.errors import CoordError, DaemonUnavailable, SeveralBoards
 from coordd_client.protocol.framing import FrameDecoder, FrameError
 from coordd_client.protocol.paths import (
@@ -119,8 +120,6 @@ def live_boards(
 def preferred_board(environ: Mapping[str, str] | None = None) -> str | None:
     """The board this surface means when several are live: its tab's (the board the
     tab's first session start reached), else the user's board (`rendezvous.users_board`)."""
-    from coordd_client import tabs  # only when several boards are live: hooks pay nothing
-
     tab = tabs.find(environ)
     if tab is not None and tab.board is not None:
         return tab.board

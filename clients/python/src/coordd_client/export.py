@@ -29,6 +29,7 @@ import msgspec
 
 from coordd_client import methods
 from coordd_client.client import Client
+from coordd_client.cost_report import task_costs
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
 from coordd_client.protocol.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
 from coordd_client.protocol.wire_messages import MessageEvent, RequestState
@@ -283,7 +284,7 @@ def write_markdown(
     ends += span.until.isoformat() if span.until else "now"
     out.write(f"# coord audit trail: {scope}\n\n{ends}\n\n".encode())
     written = 0
-    costs = task_costs(client, project=project, task_id=task_id)
+    costs = task_costs(client, project=project, task_id=task_id)  # issue 48
     for task in _tasks(client, project=project, task_id=task_id):
         events = in_range(task_history(client, task.id), span)
         messages = [m for m in thread(client, task.id) if span.admits(m.at)]
@@ -294,33 +295,6 @@ def write_markdown(
     if task_id is None:
         _write_board_events(client, out, project=project, span=span)
     return written
-
-
-def task_costs(client: Client, *, project: str | None, task_id: int | None) -> dict[int, str]:
-    """{task: its tokens in words}, from one `cost.query` (issue 48): facts only, no
-    dollars (an estimate has no place in an audit trail); {} from a daemon without
-    the ledger."""
-    if not client.supports("token_ledger"):
-        return {}
-    from coordd_client.cost_report import tokens
-
-    answer = client.cost(project=project, task_id=task_id, limit=10000)
-    sums: dict[int, list[int]] = {}
-    for row in answer.rows:
-        if row.task_id is not None:
-            kinds = sums.setdefault(row.task_id, [0, 0, 0, 0])
-            for index, count in enumerate((row.input, row.output, row.cache_creation,
-                                           row.cache_read)):  # fmt: skip
-                kinds[index] += count
-    budgets = {budget.task_id: budget.tokens for budget in answer.budgets}
-    out: dict[int, str] = {}
-    for task, (i, o, w, r) in sums.items():
-        words = f"{tokens(i + o + w + r)} tokens (input {i}, output {o}, cache writes {w},"
-        words += f" cache reads {r})"
-        if task in budgets:
-            words += f", budget {tokens(budgets[task])}"
-        out[task] = words
-    return out
 
 
 class _Kind(msgspec.Struct):

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from coordd_client.acks import announced
+from coordd_client.human import resolve_assignee
 from coordd_client.protocol import method_table, wire
 from coordd_client.protocol.method_table import call
 
@@ -61,23 +63,17 @@ def post(
 
 def _announced(params: dict[str, Any]) -> dict[str, Any]:
     """`params` with the one rule of an acknowledgement applied (`acks.announced`: an
-    ack is posted done, never as work); imported only for a post that names a kind,
-    since a hook pays for every module it loads."""
+    ack is posted done, never as work), for a post that names a kind."""
     if params.get("kind") is None:
         return params
-    from coordd_client.acks import announced
-
     return announced(params)
 
 
 def _to(assignee: str | None) -> str | None:
     """`human` as an assignee (or a message's `to`, `methods_messages`) is this user's
-    `human-<user>` (`human.py`, the one rule); imported only when asked for, since a
-    hook pays for every module it loads."""
+    `human-<user>` (`human.py`, the one rule)."""
     if assignee != "human":
         return assignee
-    from coordd_client.human import resolve_assignee
-
     return resolve_assignee(assignee)
 
 
@@ -109,43 +105,6 @@ PROJECT_METHODS = method_table.PROJECT_METHODS
 
 #: An explicit JSON null, for the one param where null differs from omitted.
 JSON_NULL = msgspec.Raw(b"null")
-
-
-def later(module: str, name: str) -> Any:
-    """Builder `name` of a feature's module (`methods_messages`, issue 34; `methods_slots`,
-    issue 35), imported on its first call: the clients offer it without loading it, so
-    `coord hook`, which loads the clients on every edit, pays nothing for it
-    (tests/system/test_hook_imports.py counts the modules)."""
-
-    def builder(*args: Any, **kwargs: Any) -> Call[Any]:
-        import importlib  # not at the top: a hook that never calls one does not load it
-
-        made: Call[Any] = getattr(importlib.import_module(f"coordd_client.{module}"), name)(
-            *args, **kwargs
-        )
-        return made
-
-    builder.__name__ = name
-    return builder
-
-
-class _LaterModule:
-    """A feature's builder module whose attributes are `later` builders: a client class
-    names them as `methods_messages.send_message` once, typed by the real module under
-    TYPE_CHECKING, without importing it."""
-
-    def __init__(self, module: str) -> None:
-        self._module = module
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return later(self._module, name)
-
-
-def later_module(module: str) -> Any:
-    """`module`'s builders, each imported on its first call (see `later`)."""
-    return _LaterModule(module)
 
 
 def _clean(params: dict[str, Any]) -> dict[str, Any]:

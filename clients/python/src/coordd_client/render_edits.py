@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from coordd_client.advice import when
+
 if TYPE_CHECKING:
     from coordd_client.protocol.wire_edits import FileEdit
 
@@ -19,6 +21,4 @@ def other_line(edit: FileEdit, project: str, now: float | None = None) -> str:
     where = os.path.basename(edit.worktree.rstrip("/")) or edit.worktree
     if edit.worktree.rstrip("/") == project.rstrip("/"):
         where = f"{where} (the main worktree)"
-    from coordd_client.advice import when  # here: only when another agent edited it
-
     return f"coord: {edit.agent} has also edited {edit.path} in {where}, {when(edit.at, now)}"

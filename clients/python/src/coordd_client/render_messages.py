@@ -11,10 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordd_client import render
+from coordd_client.human import is_person
 from coordd_client.protocol.wire_messages import Message
 
 #: A message's body in a context line: enough for a question, not a page of someone's diff.
 LINE_CHARS = 300
+
+#: Said under a tab's new messages when one is the person's (issue 47: what mcp_agent_mail's
+#: Human Overseer preamble and high importance give, docs/WATCHING.md). A person's word
+#: outranks another agent's: the model is told so, and their messages come first.
+HUMAN_FIRST = (
+    "The human's message comes first: do what they ask before going on with your task,"
+    " then go back to it unless they said otherwise."
+)
 
 
 def summary(body: str, limit: int = LINE_CHARS) -> str:
@@ -23,8 +32,9 @@ def summary(body: str, limit: int = LINE_CHARS) -> str:
 
 
 def message_line(message: Message) -> str:
-    """`#12 from codex-3 (question, task #42): is the lexer in scope?`"""
-    notes = []
+    """`#12 from codex-3 (question, task #42): is the lexer in scope?`; a person's
+    `#13 from human-ada (the human): leave the parser to codex`."""
+    notes = ["the human"] if is_person(message.sender) else []
     request = message.request
     if request is not None:
         asked = (
@@ -52,13 +62,15 @@ def message_line(message: Message) -> str:
 
 
 def new_messages(messages: Sequence[Message]) -> str:
-    """`1 new message from codex-3: ...`, or a count and one line each."""
+    """`1 new message from codex-3: ...`, or a count and one line each; the human's
+    first, with `HUMAN_FIRST` under them."""
     if not messages:
         return ""
-    if len(messages) == 1:
-        only = messages[0]
-        return f"coord: 1 new message {message_line(only)}"
+    ordered = sorted(messages, key=lambda m: not is_person(m.sender))  # stable: by id after
+    after = f"\n{HUMAN_FIRST}" if is_person(ordered[0].sender) else ""
+    if len(ordered) == 1:
+        return f"coord: 1 new message {message_line(ordered[0])}{after}"
     # Shown here, they are read: the next hook and `coord inbox` do not repeat them.
-    lines = [f"coord: {len(messages)} new messages (reply: coord msg --reply ID):"]
-    lines += [f"  {message_line(m)}" for m in messages]
-    return "\n".join(lines)
+    lines = [f"coord: {len(ordered)} new messages (reply: coord msg --reply ID):"]
+    lines += [f"  {message_line(m)}" for m in ordered]
+    return "\n".join(lines) + after

@@ -21,7 +21,7 @@ import msgspec
 
 from coordd_client import presence, render
 from coordd_client.client import Client
-from coordd_client.human import is_human
+from coordd_client.human import is_person
 from coordd_client.paging import all_tasks, first_tasks
 from coordd_client.protocol.errors import MethodNotFound
 from coordd_client.protocol.wire import Event, Reservation, Task
@@ -117,8 +117,8 @@ def summarize(
     names = sorted({a.agent for a in seen if a.agent != agent} | set(holding))
     # The person is not another agent (issue 47 item 1): said apart, and only when
     # they hold something a tab could run into.
-    others = [name for name in names if not is_human(name)]
-    people = [name for name in names if is_human(name)]
+    others = [name for name in names if not is_person(name)]
+    people = [name for name in names if is_person(name)]
     acks = [e.task for e in recent if e.task is not None and e.type == "task.posted"]
     acks = [task for task in acks if task.kind == "ack"]
     header = (
@@ -131,7 +131,7 @@ def summarize(
         _assigned(for_me),
         _ready(ready, len(pending) if cut_short else None),
         _others(others, holding, reserved),
-        _people(people, holding, reserved),
+        people_lines(people, holding, reserved),
         _acks(acks[::-1][:ACKS_SHOWN]),
     ]
     hint = SHELL_HINT if shell_is_the_agent else TOOLS_HINT.format(agent=cut(agent, NAME_CHARS))
@@ -253,11 +253,12 @@ def _others(
     return lines
 
 
-def _people(
+def people_lines(
     people: list[str], holding: dict[str, list[int]], reserved: list[Reservation]
 ) -> list[str]:
     """The person at this machine, when they hold claims or reservations: not another
-    agent to coordinate with, but someone whose files a tab must not take."""
+    agent to coordinate with, but someone whose files a tab must not take (the
+    session-start context and the MCP `board`'s `the_human` say it alike)."""
     patterns: dict[str, int] = {}
     for r in reserved:
         patterns[r.agent] = patterns.get(r.agent, 0) + 1

@@ -7,7 +7,7 @@ about relative to the top level of *its own* worktree, whichever that is.
 
 A repository nested inside another (a plain nested clone, or a submodule)
 is a project of its own: a file in it belongs to the board an agent working
-in its directory is on (`identity.main_worktree` of that directory: the
+in its directory is on (`repository.main_worktree` of that directory: the
 nested repository's main worktree, a submodule's own top), and is named
 relative to the nested repository's top (`board_location`). Never the outer
 repository's board: there the same relative name is another file.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 
-from coordd_client.identity import worktree_and_main
+from coordd_client.repository import worktree_and_main
 
 
 @functools.lru_cache(maxsize=256)

@@ -12,7 +12,7 @@ host runs it before every edit of every tab, and the other groups' imports
 (setup, the TUI's and MCP's launchers, paging) are time it would pay for
 nothing (issue 32; `test_a_hook_loads_its_group_only` counts the modules). A
 plain `coord hook EVENT ...` does not even build the parser: `hooks.entry` reads it
-(`tests/system/test_hook_imports.py` counts what it loads).
+(`bench/hooks.py` times it).
 """
 
 from __future__ import annotations

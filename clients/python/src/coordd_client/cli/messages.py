@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 
-from coordd_client import render_messages
+import msgspec
+
+from coordd_client import human, render_messages
 from coordd_client.cli.arguments import positive_float, task_id
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, EXIT_TIMEOUT, Context
 from coordd_client.cli.registry import UsageError, arg, command
@@ -24,28 +26,37 @@ from coordd_client.render import parse_time
     "send a message: to an agent, on a task's thread, as a reply, or to everyone here",
     "coord msg --to codex-3 'I need src/auth/** after #42; ping me when done'",
     arg("body", metavar="TEXT", help=f"1..{bounds.MESSAGE_BODY.max_length} characters"),
-    arg("--to", metavar="AGENT", help="one agent (default: everyone live in this project)"),
+    arg(
+        "--to",
+        metavar="AGENT",
+        action="append",
+        help="an agent; again for a few (default: everyone live in this project)",
+    ),
     arg("--task", type=task_id, help="on this task's thread (its holder, assignee, creator...)"),
     arg("--reply", type=int, metavar="ID", help="a reply to message ID (goes to its sender)"),
     arg("--question", action="store_true", help="a question: shown open until answered"),
     arg("--key", metavar="KEY", help="an idempotency key: a repeat sends nothing more"),
 )
 def msg(ctx: Context) -> int:
+    """One message, or with several `--to` one to each (a chosen few: what mcp_agent_mail's
+    overseer composer gives by ticking names; the protocol sends to one agent or all)."""
     args = ctx.args
     with ctx.client() as client:
-        result = client.send_message(
-            args.body,
-            to=args.to,
-            task_id=args.task,
-            reply_to=args.reply,
-            kind="question" if args.question else None,
-            agent=ctx.agent,
-            project=ctx.project,
-            idempotency_key=args.key,
-        )
-    whom = ", ".join(result.recipients) or "nobody live yet (kept for whoever reads it)"
-    sent = "sent" if result.created else "already sent"
-    ctx.emit(result, f"{sent} #{result.message.id} to {whom}")
+        for to in args.to or [None]:
+            several = args.key is not None and len(args.to or ()) > 1
+            result = client.send_message(
+                args.body,
+                to=to,
+                task_id=args.task,
+                reply_to=args.reply,
+                kind="question" if args.question else None,
+                agent=ctx.agent,
+                project=ctx.project,
+                idempotency_key=f"{args.key}:{to}" if several else args.key,
+            )
+            whom = ", ".join(result.recipients) or "nobody live yet (kept for whoever reads it)"
+            sent = "sent" if result.created else "already sent"
+            ctx.emit(result, f"{sent} #{result.message.id} to {whom}")
     return EXIT_OK
 
 
@@ -63,13 +74,32 @@ def inbox(ctx: Context) -> int:
             found = client.wait_messages(args.wait, agent=ctx.agent)
         else:
             found = client.read_messages(agent=ctx.agent)
+        former = _former_inboxes(client, ctx.agent)
         if found.messages and not args.peek:
             client.ack_messages(found.messages[-1].id, agent=ctx.agent)
-    human = "\n".join(render_messages.message_line(m) for m in found.messages)
+        for name, theirs in former:  # the human's former terminal names (`human.py`)
+            if not args.peek:
+                client.ack_messages(theirs.messages[-1].id, agent=name)
+        if former:
+            every = [found.messages, *(theirs.messages for _, theirs in former)]
+            more = found.more or any(theirs.more for _, theirs in former)
+            found = msgspec.structs.replace(found, messages=human.merged(every), more=more)
+    said = "\n".join(render_messages.message_line(m) for m in found.messages)
     if found.more:
-        human += "\n(more unread: run coord inbox again)"
-    ctx.emit(found, human or "no unread messages")
+        said += "\n(more unread: run coord inbox again)"
+    ctx.emit(found, said or "no unread messages")
     return EXIT_OK if found.messages else EXIT_EMPTY
+
+
+def _former_inboxes(client: Client, agent: str) -> list[tuple[str, InboxResult]]:
+    """The unread messages of the human's former terminal names, each name with any:
+    the human's inbox is theirs too (`human.py`); for any other agent, none (and no
+    `agent.list` asked)."""
+    if agent != human.human_agent():
+        return []
+    known = [a.agent for a in client.agents().agents]
+    found = [(name, client.read_messages(agent=name)) for name in human.inbox_names(agent, known)]
+    return [(name, theirs) for name, theirs in found[1:] if theirs.messages]
 
 
 @command(
@@ -157,12 +187,15 @@ def answer(ctx: Context) -> int:
     if bool(args.patterns) != (args.decision == "narrow"):
         raise UsageError("answer: PATTERNs go with narrow, and only with it")
     with ctx.client() as client:
+        agent = ctx.agent
+        if agent == human.human_agent():  # a request to a former name is answered as it
+            agent = human.answering_as(client.get_message(args.id).message.to, agent)
         result = client.answer_request(
             args.id,
             args.decision,
             patterns=args.patterns or None,
             reason=args.reason,
-            agent=ctx.agent,
+            agent=agent,
         )
     told = f"answered request #{args.id} ({result.answer.body}); {result.answer.to} is told"
     if result.released:  # a pattern ends whole: say what the holder no longer holds

@@ -77,7 +77,7 @@ def check_boards(
     split = len(events) > 1
     keep = kept_board(counted, shell_board) if split else shell_board
     missing = mcp_sdk_missing()
-    reached = [] if missing else probe_all(surfaces)
+    reached = [] if missing else probe_all(surfaces, probe_env)
     if missing:
         findings.append(Finding(SECTION, "mcp servers", True, missing, skipped=True))
     for surface, answer in zip(surfaces, reached, strict=True):

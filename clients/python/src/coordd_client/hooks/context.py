@@ -150,7 +150,7 @@ def shell_note(host: str) -> str:
 
 def _shell_word(text: str) -> str:
     """`text` as one word for `bash` (`shlex.quote`'s rule, without loading `shlex` and
-    `re` into a hook: test_hook_imports counts every module)."""
+    `re` into a hook: `bench/hooks.py` times every hook)."""
     if text and all(c.isalnum() or c in "@%+=:,./-_" for c in text):
         return text
     return "'" + text.replace("'", "'\\''") + "'"

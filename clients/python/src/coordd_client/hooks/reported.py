@@ -92,7 +92,7 @@ def take_unread(client: Client, agent: str) -> str:
     (or the daemon predates messages).
 
     Read raw first: a hook with nothing to show (most of them) never loads the message
-    types or their rendering (`tests/system/test_hook_imports.py` counts modules).
+    types or their rendering (`bench/hooks.py` times each hook).
     """
     params = {"agent": agent, "limit": PER_DELIVERY}
     try:
@@ -124,7 +124,7 @@ def take_unread(client: Client, agent: str) -> str:
 # hook that finds the board gone tells the model and leaves a mark in the state
 # directory; the next hook that reaches the board removes it, so the next outage is
 # told again. (Here, not in a module of its own: every hook that needs it loads this
-# one anyway, and `tests/system/test_hook_imports.py` counts modules.)
+# one anyway.)
 
 
 def _outage_mark(agent: str) -> Path:

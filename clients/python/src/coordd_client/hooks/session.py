@@ -111,8 +111,7 @@ def end_session(socket: os.PathLike[str] | str, agent: str, project: str) -> End
                 reservations += client.unreserve(agent=agent, project=of_project).released
         if in_time():
             # Issue 35's leases, asked for through the method table without their builders
-            # and result types: a hook loads few modules (tests/system/test_hook_imports.py
-            # counts them).
+            # and result types (the raw page is all session end reads).
             try:
                 listed = call("slot.list", {"agent": agent}).as_type(_Leases)
                 leases = client.send(listed, timeout_s=client.timeout_s).leases

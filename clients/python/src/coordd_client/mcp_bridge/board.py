@@ -17,7 +17,15 @@ from typing import Any
 import msgspec
 from mcp.server.mcpserver import Context
 
-from coordd_client import methods, methods_edits, methods_messages, presence, render_messages
+from coordd_client import (
+    methods,
+    methods_edits,
+    methods_messages,
+    presence,
+    render_messages,
+    summary,
+)
+from coordd_client.human import is_person
 from coordd_client.mcp_bridge.bridge import Bridge
 from coordd_client.protocol import wire, wire_messages
 from coordd_client.protocol.errors import CoordError, MethodNotFound
@@ -136,8 +144,12 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
             "holding": holding.get(a.agent, [])[:5],
         }
         for a in seen
-        if a.agent != agent
+        if a.agent != agent and not is_person(a.agent)
     ]
+    # The person is not another agent (issue 47 item 1): said apart, as `summary` does.
+    named = {a.agent for a in seen} | set(holding)
+    people = sorted(name for name in named if name != agent and is_person(name))
+    the_human = summary.people_lines(people, holding, reserved.reservations)
     my_reservations = [r for r in reserved.reservations if r.agent == agent]
     elsewhere = await _edited_elsewhere(bridge, agent, project)
     hint = _hint(mine, ready, pending_cut or claimed_cut)
@@ -154,6 +166,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
             "ready_total": len(ready),
             "counts": counts,
             "other_agents": others[:AGENTS_SHOWN],
+            "the_human": the_human,
             "unread_messages": unread,
             "hint": hint,
         }
@@ -177,7 +190,11 @@ def fit(board: dict[str, Any], limit: int = BOARD_CHARS) -> dict[str, Any]:
     """`board` with rows dropped from its least useful lists until its JSON is at most
     `limit` characters; `"cut"` then says how many went (the totals still count them)."""
     dropped = 0
-    while len(_encoder.encode(board)) > limit:
+
+    def size() -> int:  # with the `"cut"` that will say what went, once anything has
+        return len(_encoder.encode(board)) + (len(f',"cut":{dropped}') if dropped else 0)
+
+    while size() > limit:
         name = next((n for n in _CUT_ORDER if board[n]), None)
         if name is None:
             break  # only the scalars are left: short by construction

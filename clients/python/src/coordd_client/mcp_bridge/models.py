@@ -191,6 +191,10 @@ class BoardResult(Out):
     ready_total: int
     counts: dict[str, int]
     other_agents: list[BoardAgent]
+    #: Issue 47: the person at this machine is no other agent; what they hold, when they
+    #: hold anything (`The human (human-ada) holds 1 reservation`), as the session-start
+    #: context says it.
+    the_human: list[str] = []
     #: Issue 34: the first unread messages, one line each (read_messages reads them).
     unread_messages: list[str] = []
     hint: str

@@ -4,15 +4,35 @@
 with the shell's (issue 43). Driving a server takes the MCP SDK's client, under trio:
 both come with the `mcp` extra, so this lives in the bridge's package, and is
 imported only where the doctor probes (`mcp_sdk_missing` says when it cannot).
+It knows a surface only by the shape below (`Launch`) and is given the environment
+to start it with: importing the doctor's `hostenv` made a circle through the
+doctor's package, `doctor` -> `doctor.boards` -> here -> `doctor.hostenv` (issue 45).
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from coordd_client.doctor.hostenv import Surface, probe_env
+
+class Launch(Protocol):
+    """How a surface's server is started (`doctor.hostenv.Surface` is one)."""
+
+    @property
+    def command(self) -> str: ...
+    @property
+    def args(self) -> list[str]: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def spawn(self) -> Hashable:
+        """What makes two surfaces the same process to start (probed once)."""
+        ...
+
+
+L = TypeVar("L", bound=Launch)
 
 #: The whole probe of one server: its start (the MCP SDK's import is most of a second,
 #: more on a loaded machine), the handshake and one `whoami`.
@@ -50,9 +70,14 @@ def mcp_sdk_missing() -> str | None:
     return None
 
 
-def probe_all(surfaces: list[Surface], timeout_s: float = PROBE_TIMEOUT_S) -> list[Reached]:
-    """Start every surface's server at once (as its host would) and ask its `whoami`;
-    surfaces that start the same command in the same environment are started once."""
+def probe_all(
+    surfaces: Sequence[L],
+    env_of: Callable[[L], dict[str, str]],
+    timeout_s: float = PROBE_TIMEOUT_S,
+) -> list[Reached]:
+    """Start every surface's server at once (as its host would, in `env_of(surface)`) and
+    ask its `whoami`; surfaces that start the same command in the same environment are
+    started once."""
     import trio
 
     distinct = list(dict.fromkeys(surface.spawn for surface in surfaces))
@@ -60,7 +85,8 @@ def probe_all(surfaces: list[Surface], timeout_s: float = PROBE_TIMEOUT_S) -> li
     found: dict[Any, Reached] = {}
 
     async def one(spawn: Any) -> None:
-        found[spawn] = await _probe(first[spawn], timeout_s)
+        surface = first[spawn]
+        found[spawn] = await _probe(surface, env_of(surface), timeout_s)
 
     async def every() -> None:
         async with trio.open_nursery() as nursery:
@@ -71,13 +97,13 @@ def probe_all(surfaces: list[Surface], timeout_s: float = PROBE_TIMEOUT_S) -> li
     return [found[surface.spawn] for surface in surfaces]
 
 
-async def _probe(surface: Surface, timeout_s: float) -> Reached:
+async def _probe(surface: Launch, env: dict[str, str], timeout_s: float) -> Reached:
     import trio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=surface.command, args=surface.args, env=probe_env(surface), cwd=surface.cwd
+        command=surface.command, args=surface.args, env=env, cwd=surface.cwd
     )
     with tempfile.TemporaryFile("w+") as errlog:
         result: Any = None

@@ -9,17 +9,26 @@ at start on a method missing here or an entry with no handler); the client build
 docs/PROTOCOL.md's reference (`scripts/protocol_reference.py`) and the parity tests
 are derived from it.
 
-Structs are named as `"module.Class"` of this package and imported on first use, so a
-hook that loads the clients on every edit does not load every params module
-(tests/system/test_hook_imports.py counts the modules).
+Each entry holds its params and result Structs themselves, imported here: the hooks'
+cost is measured in time by the benchmark (`bench/hooks.py`), and an everyday hook is
+served by a warm quick server that loaded all of this once (issue 46).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from coordd_client.protocol import params as P
+from coordd_client.protocol import params_edits as PE
+from coordd_client.protocol import params_messages as PM
+from coordd_client.protocol import params_slots as PS
+from coordd_client.protocol import params_usage as PU
+from coordd_client.protocol import wire as W
+from coordd_client.protocol import wire_edits as WE
+from coordd_client.protocol import wire_messages as WM
+from coordd_client.protocol import wire_slots as WS
+from coordd_client.protocol import wire_usage as WU
 from coordd_client.protocol.wire import FEATURE_OF_EVENT
 
 R = TypeVar("R")
@@ -45,8 +54,7 @@ class Call(Generic[R]):
     ) -> None:
         self.method = method
         self.params = params
-        #: None: the one the method table names, imported when first asked for, so a
-        #: hook that decodes as something else (`as_type`) never loads it.
+        #: None: the one the method table names, read from its entry when asked for.
         self._result_type = result_type
         #: Seconds the daemon may rightly take before answering (a wait's own timeout).
         self.waits_s = waits_s
@@ -72,25 +80,15 @@ class Call(Generic[R]):
         return f"Call({self.method!r}, {self.params!r})"
 
 
-def _resolve(name: str) -> type[Any]:
-    """`"module.Class"` of this package, imported now (not at import of the table)."""
-    module, _, cls = name.rpartition(".")
-    full = f"coordd_client.protocol.{module}"
-    if full not in sys.modules:
-        __import__(full)  # not importlib: a hook that never resolves one does not load it
-    found: type[Any] = getattr(sys.modules[full], cls)
-    return found
-
-
 @dataclass(frozen=True)
 class Rpc:
     """One RPC (PROTOCOL.md section 6, docs/PROTOCOL-1.2.md) and its traits."""
 
     name: str
-    #: Its params Struct, `"module.Class"` in `coordd_client.protocol`.
-    params: str
-    #: Its result Struct, likewise; None: the result is `{}`.
-    result: str | None
+    #: Its params Struct (`coordd_client.protocol.params*`).
+    params: type[Any]
+    #: Its result Struct (`coordd_client.protocol.wire*`); None: the result is `{}`.
+    result: type[Any] | None
     #: It takes a `project` that a client's default project fills in when omitted.
     project: bool = False
     #: It may wait long (its own `timeout_s` or `wait_s`) and ends with its connection.
@@ -108,132 +106,128 @@ class Rpc:
     keyed: bool = False
 
     def params_type(self) -> type[Any]:
-        return _resolve(self.params)
+        return self.params
 
     def result_type(self) -> type[Any]:
-        return dict if self.result is None else _resolve(self.result)
+        return dict if self.result is None else self.result
 
     def call(self, params: dict[str, Any] | None, *, waits_s: float = 0.0) -> Call[Any]:
         return Call(self.name, params, None, waits_s)
 
 
-_P, _E, _M, _S = "params.", "params_edits.", "params_messages.", "params_slots."
-_W, _WE, _WM, _WS = "wire.", "wire_edits.", "wire_messages.", "wire_slots."
-_U, _WU = "params_usage.", "wire_usage."
-
 #: Every RPC, protocol 1.0's first, then each feature's in the order its flag brought
 #: them (docs/PROTOCOL.md's feature table lists them so).
 ENTRIES: tuple[Rpc, ...] = (
-    Rpc("ping", _P + "NoParams", _W + "PingResult", inline=True),
-    Rpc("server.info", _P + "NoParams", _W + "ServerInfo"),
-    Rpc("task.post", _P + "PostParams", _W + "PostResult", project=True, writes=True),
-    Rpc("task.get", _P + "GetParams", _W + "TaskResult"),
-    Rpc("task.list", _P + "ListParams", _W + "ListResult", project=True, large=True),
-    Rpc("task.claim", _P + "ClaimParams", _W + "ClaimResult", writes=True, keyed=True),
+    Rpc("ping", P.NoParams, W.PingResult, inline=True),
+    Rpc("server.info", P.NoParams, W.ServerInfo),
+    Rpc("task.post", P.PostParams, W.PostResult, project=True, writes=True),
+    Rpc("task.get", P.GetParams, W.TaskResult),
+    Rpc("task.list", P.ListParams, W.ListResult, project=True, large=True),
+    Rpc("task.claim", P.ClaimParams, W.ClaimResult, writes=True, keyed=True),
     Rpc(
         "task.claim_next",
-        _P + "ClaimNextParams",
-        _W + "MaybeTaskResult",
+        P.ClaimNextParams,
+        W.MaybeTaskResult,
         project=True,
         writes=True,
         keyed=True,
     ),
-    Rpc("task.renew", _P + "RenewParams", _W + "TaskResult", writes=True),
-    Rpc("task.release", _P + "ReleaseParams", _W + "TaskResult", writes=True),
-    Rpc("task.complete", _P + "CompleteParams", _W + "CompleteResult", writes=True),
-    Rpc("task.fail", _P + "FailParams", _W + "TaskResult", writes=True),
-    Rpc("task.cancel", _P + "CancelParams", _W + "TaskResult", writes=True),
-    Rpc("task.reopen", _P + "ReopenParams", _W + "TaskResult", writes=True),
-    Rpc("task.wait", _P + "WaitParams", _W + "WaitResult", project=True, waits=True),
-    Rpc("agent.heartbeat", _P + "HeartbeatParams", _W + "HeartbeatResult", writes=True),
-    Rpc("agent.list", _P + "NoParams", _W + "AgentsResult"),
-    Rpc("events.since", _P + "EventsSinceParams", _W + "EventsResult", project=True, large=True),
-    Rpc("events.subscribe", _P + "SubscribeParams", _W + "SubscribeResult"),
-    Rpc("events.unsubscribe", _P + "UnsubscribeParams", None),
+    Rpc("task.renew", P.RenewParams, W.TaskResult, writes=True),
+    Rpc("task.release", P.ReleaseParams, W.TaskResult, writes=True),
+    Rpc("task.complete", P.CompleteParams, W.CompleteResult, writes=True),
+    Rpc("task.fail", P.FailParams, W.TaskResult, writes=True),
+    Rpc("task.cancel", P.CancelParams, W.TaskResult, writes=True),
+    Rpc("task.reopen", P.ReopenParams, W.TaskResult, writes=True),
+    Rpc("task.wait", P.WaitParams, W.WaitResult, project=True, waits=True),
+    Rpc("agent.heartbeat", P.HeartbeatParams, W.HeartbeatResult, writes=True),
+    Rpc("agent.list", P.NoParams, W.AgentsResult),
+    Rpc("events.since", P.EventsSinceParams, W.EventsResult, project=True, large=True),
+    Rpc("events.subscribe", P.SubscribeParams, W.SubscribeResult),
+    Rpc("events.unsubscribe", P.UnsubscribeParams, None),
     # 1.1 (PROTOCOL.md section 6)
-    Rpc("task.assign", _P + "AssignParams", _W + "TaskResult", writes=True, feature="assignee"),
+    Rpc("task.assign", P.AssignParams, W.TaskResult, writes=True, feature="assignee"),
     *(
-        Rpc(name, _P + params, _W + result, project=True, feature="reservations", **traits)
+        Rpc(name, params, result, project=True, feature="reservations", **traits)
         for name, params, result, traits in (
-            ("reservation.acquire", "AcquireParams", "ReservationsResult", {"waits": True}),
+            ("reservation.acquire", P.AcquireParams, W.ReservationsResult, {"waits": True}),
             (
                 "reservation.release",
-                "ReleaseReservationsParams",
-                "ReleasedResult",
+                P.ReleaseReservationsParams,
+                W.ReleasedResult,
                 {"writes": True},
             ),
-            ("reservation.check", "CheckParams", "CheckResult", {}),
-            ("reservation.list", "ListReservationsParams", "ReservationsResult", {"large": True}),
+            ("reservation.check", P.CheckParams, W.CheckResult, {}),
+            ("reservation.list", P.ListReservationsParams, W.ReservationsResult, {"large": True}),
         )
     ),
     # 1.2 (docs/PROTOCOL-1.2.md)
     Rpc(
         "agent.release",
-        _P + "ReleaseAgentParams",
-        _W + "ReleaseAgentResult",
+        P.ReleaseAgentParams,
+        W.ReleaseAgentResult,
         writes=True,
         feature="agent_release",
     ),
     *(
-        Rpc(name, _E + params, _WE + result, project=True, feature="file_edits", **traits)
+        Rpc(name, params, result, project=True, feature="file_edits", **traits)
         for name, params, result, traits in (
-            ("file.guard", "GuardParams", "GuardResult", {}),
-            ("file.record_edit", "RecordEditParams", "RecordResult", {"writes": True}),
-            ("file.record_read", "RecordReadParams", "RecordResult", {"writes": True}),
-            ("file.recent", "RecentParams", "RecentResult", {}),
+            ("file.guard", PE.GuardParams, WE.GuardResult, {}),
+            ("file.record_edit", PE.RecordEditParams, WE.RecordResult, {"writes": True}),
+            ("file.record_read", PE.RecordReadParams, WE.RecordResult, {"writes": True}),
+            ("file.recent", PE.RecentParams, WE.RecentResult, {}),
         )
     ),
     *(
-        Rpc(name, _M + params, _WM + result, feature="messages", **traits)
+        Rpc(name, params, result, feature="messages", **traits)
         for name, params, result, traits in (
-            ("message.send", "SendParams", "SendResult", {"project": True, "writes": True}),
-            ("message.read", "ReadParams", "InboxResult", {"large": True}),
-            ("message.ack", "AckParams", "AckResult", {"writes": True}),
-            ("message.wait", "MessageWaitParams", "InboxResult", {"waits": True, "large": True}),
-            ("message.get", "MessageGetParams", "MessageResult", {}),
+            ("message.send", PM.SendParams, WM.SendResult, {"project": True, "writes": True}),
+            ("message.read", PM.ReadParams, WM.InboxResult, {"large": True}),
+            ("message.ack", PM.AckParams, WM.AckResult, {"writes": True}),
+            ("message.wait", PM.MessageWaitParams, WM.InboxResult, {"waits": True, "large": True}),
+            ("message.get", PM.MessageGetParams, WM.MessageResult, {}),
         )
     ),
     Rpc(
         "request.release",
-        _M + "RequestReleaseParams",
-        _WM + "RequestResult",
+        PM.RequestReleaseParams,
+        WM.RequestResult,
         project=True,
         writes=True,
         feature="release_requests",
     ),
     Rpc(
         "request.answer",
-        _M + "AnswerParams",
-        _WM + "AnswerResult",
+        PM.AnswerParams,
+        WM.AnswerResult,
         writes=True,
         feature="release_requests",
     ),
     *(
-        Rpc(name, _S + params, _WS + result, project=True, feature=feature, **traits)
+        Rpc(name, params, result, project=True, feature=feature, **traits)
         for name, params, result, feature, traits in (
-            ("slot.acquire", "SlotAcquireParams", "SlotResult", "slots", {"waits": True}),
-            ("slot.release", "SlotReleaseParams", "Released", "slots", {"writes": True}),
-            ("slot.list", "SlotListParams", "SlotList", "slots", {"large": True}),
-            ("port.lease", "PortLeaseParams", "SlotResult", "slots", {"writes": True}),
-            ("land.enqueue", "LandEnqueueParams", "Enqueued", "landing_queue", {"writes": True}),
-            ("land.start", "LandStartParams", "Started", "landing_queue", {"waits": True}),
-            ("land.finish", "LandFinishParams", "Finished", "landing_queue", {"writes": True}),
-            ("land.list", "LandListParams", "LandingList", "landing_queue", {"large": True}),
+            ("slot.acquire", PS.SlotAcquireParams, WS.SlotResult, "slots", {"waits": True}),
+            ("slot.release", PS.SlotReleaseParams, WS.Released, "slots", {"writes": True}),
+            ("slot.list", PS.SlotListParams, WS.SlotList, "slots", {"large": True}),
+            ("port.lease", PS.PortLeaseParams, WS.SlotResult, "slots", {"writes": True}),
+            ("land.enqueue", PS.LandEnqueueParams, WS.Enqueued, "landing_queue", {"writes": True}),
+            ("land.start", PS.LandStartParams, WS.Started, "landing_queue", {"waits": True}),
+            ("land.finish", PS.LandFinishParams, WS.Finished, "landing_queue", {"writes": True}),
+            ("land.list", PS.LandListParams, WS.LandingList, "landing_queue", {"large": True}),
         )
     ),
     # issue 48 (docs/PROTOCOL-1.2.md section 15): the token ledger
     Rpc(
         "usage.report",
-        _U + "UsageReportParams",
-        _WU + "UsageReportResult",
+        PU.UsageReportParams,
+        WU.UsageReportResult,
         project=True,
         writes=True,
         feature="token_ledger",
     ),
     Rpc(
         "cost.query",
-        _U + "CostQueryParams",
-        _WU + "CostResult",
+        PU.CostQueryParams,
+        WU.CostResult,
         project=True,
         large=True,
         feature="token_ledger",

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from coordd_client.hooks.files import CONFIG_FILE
-from coordd_client.identity import worktree_and_main
+from coordd_client.repository import worktree_and_main
 from coordd_client.setup.hosts import SetupError
 
 

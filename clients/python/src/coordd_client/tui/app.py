@@ -2,8 +2,9 @@
 
 The app lays the panes out, follows the daemon (follow.py) and applies what
 arrived once per frame; the board table's rows are board.py's, the modal
-screens screens.py's, and the human's actions (each confirmed, done as the
-agent `human-<user>`) actions.py's.
+screens screens.py's, the human's actions (each confirmed, done as the
+agent `human-<user>`) actions.py's and message_actions.py's, the side panes
+side_panes.py's, and the keys that filter and sort the board view_keys.py's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events, work
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -28,21 +29,18 @@ from textual.widgets import (
     TabPane,
 )
 
-from coordd_client import presence, render
+from coordd_client import render
 from coordd_client.board_filter import Filter
-from coordd_client.client import Client
 from coordd_client.human import human_agent
-from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, SlotLease, Task
 from coordd_client.protocol.wire_messages import Message
-from coordd_client.render import age
 from coordd_client.tui import edits, layout, message_actions, messages
 from coordd_client.tui.board import Board, plain
 from coordd_client.tui.follow import Follower
-from coordd_client.tui.message_actions import MessageActions
 from coordd_client.tui.model import BoardModel, feed_line
-from coordd_client.tui.screens import Ask, Confirm, Detail
-from coordd_client.tui.slots import lease_rows, slot_leases
+from coordd_client.tui.screens import Confirm, Detail
+from coordd_client.tui.side_panes import SidePanes
+from coordd_client.tui.view_keys import STATE_FILTERS, ViewKeys
 
 #: The app, and the modal screens it shows where callers have always imported them.
 __all__ = ["Confirm", "Detail", "TopApp"]
@@ -63,16 +61,9 @@ PANES = (
 )
 #: Keys `?` leaves to the `1-5` line (the first pane key's).
 PANE_KEYS_UNLISTED = frozenset("2345")
-STATE_FILTERS = (
-    ("open", frozenset({"pending", "claimed", "failed"})),
-    ("all", frozenset(STATES)),
-    ("pending", frozenset({"pending"})),
-    ("claimed", frozenset({"claimed"})),
-    ("done", frozenset({"done"})),
-)
 
 
-class TopApp(MessageActions):
+class TopApp(SidePanes, ViewKeys):
     """`coord top`: the board, agents, reservations and the feed of one project (or all)."""
 
     CSS = """
@@ -214,7 +205,7 @@ class TopApp(MessageActions):
         2+ worktrees."""
         self.follower.status = "demo"
         self._edited_elsewhere = edited_elsewhere
-        self._show_messages(messages.Inbox(inbox or [], None))
+        self._show_messages(messages.Inbox(inbox or [], {}))
         self.model.load(tasks, 0)
         self.model.feed.extend(events or ())
         # After the first layout: a RichLog line is cut to the log's width when written.
@@ -346,62 +337,6 @@ class TopApp(MessageActions):
             shown_line.overflow = "ellipsis"
             self.query_one("#counts", Static).update(shown_line)
 
-    @work(thread=True, exclusive=True, group="side")
-    def _refresh_side(self) -> None:
-        try:
-            with Client(self.socket, timeout_s=5) as client:
-                reservations = client.reservations(project=self.project).reservations
-                agents = client.agents().agents
-                elsewhere = edits.edited_in_several_worktrees(client, self.project)
-                leases = slot_leases(client, self.project)
-                inbox = messages.inbox(client, self.agent, self.project)
-        except CoordError:
-            return
-        self._edited_elsewhere = elsewhere  # shown at the next frame's status line
-        self.call_from_thread(self._show_side, reservations, agents, leases)
-        self.call_from_thread(self._show_messages, inbox)
-
-    def _show_side(
-        self,
-        reservations: list[Reservation],
-        agents: list[AgentInfo],
-        leases: Sequence[SlotLease] = (),
-    ) -> None:
-        """The two panes that have no events; agents scoped as `presence` says."""
-        if not self.query("#reservations"):
-            # The app is closing (its widgets gone) when a slow refresh comes back, which
-            # a loaded machine made likelier once the refresh also read the edits.
-            return
-        self._side = (reservations, agents, leases)
-        now = self._clock()
-        held = self.model.holdings()
-        holders = set(held) | {r.agent for r in reservations}
-        involved = None
-        if self.project is not None:
-            involved = presence.involved(self.model.tasks.values(), self.model.feed)
-        agents = presence.scoped(agents, now, holders=holders, involved=involved)
-        self._reservations, self._agents = reservations, agents
-        table = self.query_one("#reservations", DataTable)
-        table.clear()
-        for r in reservations:
-            mode = "exclusive" if r.exclusive else "shared"
-            task = f"#{r.task_id}" if r.task_id else ""
-            table.add_row(str(r.id), plain(r.pattern), plain(r.agent), plain(mode),
-                          plain(render.relative(r.expires_at, now)), plain(task))  # fmt: skip
-        for row in lease_rows(leases, now):  # issue 35: slot and port leases, below
-            table.add_row(*map(plain, row))
-        reserved: dict[str, int] = {}
-        for r in reservations:
-            reserved[r.agent] = reserved.get(r.agent, 0) + 1
-        people = self.query_one("#agents", DataTable)
-        people.clear()
-        for a in agents:
-            seen = age(a.last_seen, now)
-            stale = now - render.parse_time(a.last_seen) >= presence.HORIZON
-            holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
-            people.add_row(plain(a.agent), plain(f"{seen}{' (stale)' if stale else ''}"),
-                           plain(holds), str(reserved.get(a.agent, 0)))  # fmt: skip
-
     # --- the view ------------------------------------------------------------------
 
     def _selected(self) -> Task | None:
@@ -410,30 +345,6 @@ class TopApp(MessageActions):
             return None
         key = board.coordinate_to_cell_key(board.cursor_coordinate).row_key.value
         return self.model.tasks.get(int(key)) if key is not None else None
-
-    def action_cycle_states(self) -> None:
-        self._state_filter = (self._state_filter + 1) % len(STATE_FILTERS)
-        self.filter.states = STATE_FILTERS[self._state_filter][1]
-        self.board.rebuild()
-
-    def action_ready_only(self) -> None:
-        self.filter.ready_only = not self.filter.ready_only
-        self.board.rebuild()
-
-    def action_mine(self) -> None:
-        self.filter.mine = None if self.filter.mine else self.agent
-        self.board.rebuild()
-
-    def action_cycle_sort(self) -> None:
-        self.board.cycle_sort()
-
-    def action_search(self) -> None:
-        def searched(values: dict[str, str] | None) -> None:
-            if values is not None:
-                self.filter.text = values["text"].strip()
-                self.board.rebuild()
-
-        self.push_screen(Ask("Search titles", [("text", "text (empty: all)")]), searched)
 
     def action_help(self) -> None:
         """Each binding once, by the key as typed (`/`, `?`), not its name (`slash`); the

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, TabbedContent
 
-from coordd_client import approvals
+from coordd_client import approvals, human
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.tui import messages
 from coordd_client.tui.actions import HumanActions
@@ -27,7 +27,7 @@ class MessageActions(HumanActions):
 
     #: The Messages tab's rows, in order (to find the one under the cursor).
     _messages: list[Message]
-    _ack_up_to: int | None = None
+    _acks: dict[str, int] | None = None
     _inbox: messages.Inbox | None = None
 
     def _show_messages(self, inbox: messages.Inbox) -> None:
@@ -36,7 +36,7 @@ class MessageActions(HumanActions):
             return  # the app is closing
         self._inbox = inbox  # redrawn as it is when the width changes
         shown = self._messages = inbox.messages
-        self._ack_up_to = inbox.ack_up_to
+        self._acks = inbox.acks
         table = self.query_one("#messages", DataTable)
         row = table.cursor_row
         table.clear()
@@ -84,7 +84,8 @@ class MessageActions(HumanActions):
         def go(yes: bool | None) -> None:
             if yes:
                 self._do(f"approve #{message.id}", "answer_request", message.id, "approve",
-                         reason="approved from coord top", agent=self.agent)  # fmt: skip
+                         reason="approved from coord top",
+                         agent=human.answering_as(message.to, self.agent))  # fmt: skip
 
         asked = approvals.request_question("approve", message)
         self.push_screen(Confirm(asked, _facts(message)), go)
@@ -104,7 +105,8 @@ class MessageActions(HumanActions):
             def go(yes: bool | None) -> None:
                 if yes:
                     self._do(f"deny #{message.id}", "answer_request", message.id, "deny",
-                             reason=reason, agent=self.agent)  # fmt: skip
+                             reason=reason,
+                             agent=human.answering_as(message.to, self.agent))  # fmt: skip
 
             asked = approvals.request_question("deny", message, reason=said or "no reason")
             self.push_screen(Confirm(asked, _facts(message)), go)
@@ -120,15 +122,18 @@ class MessageActions(HumanActions):
 
     def action_mark_read(self) -> None:
         """Acknowledge the messages shown: they leave the tab, and no hook shows them again
-        (those above another project's unread message wait for the next `k`)."""
-        up_to = self._ack_up_to
-        if up_to is None:
+        (those above another project's unread message wait for the next `k`). Each name
+        read is acknowledged: the human's, and its former terminal names (`human.py`)."""
+        acks = dict(self._acks or {})
+        if not acks:
             return
-        count = sum(1 for m in self._messages if m.id <= up_to)
+        count = sum(1 for m in self._messages if m.id <= max(acks.values()))
 
         def go(yes: bool | None) -> None:
             if yes:
-                self._do("mark read", "ack_messages", up_to, agent=self.agent)
+                for name, up_to in acks.items():
+                    what = "mark read" if name == self.agent else f"mark read ({name})"
+                    self._do(what, "ack_messages", up_to, agent=name)
 
         self.push_screen(Confirm(f"Mark {count} message{'s' if count != 1 else ''} read?"), go)
 

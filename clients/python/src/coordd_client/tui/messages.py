@@ -10,10 +10,10 @@ No Textual here; the demo board's inbox is `demo.MESSAGES`, the pane's columns
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from coordd_client import render, render_messages
+from coordd_client import human, render, render_messages
 from coordd_client.client import Client
 from coordd_client.protocol.errors import MethodNotFound
 from coordd_client.protocol.wire_messages import Message
@@ -25,28 +25,32 @@ COLUMNS = ("ID", "FROM", "KIND", "STATE", "TASK", "MESSAGE")
 
 
 class Inbox(NamedTuple):
-    """What the tab shows, and how far `k` may acknowledge."""
+    """What the tab shows, and how far `k` may acknowledge, per name read."""
 
     messages: list[Message]
-    #: The newest id whose acknowledgement marks only shown messages read: the cursor
-    #: is the agent's, across projects, so it stops below another project's unread one.
-    ack_up_to: int | None
+    #: For each name read (the human's, and its former terminal names: `human.py`), the
+    #: newest id whose acknowledgement marks only shown messages read: a cursor is the
+    #: name's, across projects, so it stops below another project's unread one.
+    acks: dict[str, int]
 
 
-def inbox(client: Client, agent: str, project: str | None) -> Inbox:
+def inbox(client: Client, agent: str, project: str | None, known: Iterable[str] = ()) -> Inbox:
     """`agent`'s unread messages in `project` (None: every project), those waiting for an
-    answer first; none from a daemon without messages."""
+    answer first, with those of the human's former names among `known` (`agent.list`);
+    none from a daemon without messages."""
+    found: list[list[Message]] = []
+    acks: dict[str, int] = {}
     try:
-        unread = client.read_messages(agent=agent, limit=INBOX_READ).messages
+        for name in human.inbox_names(agent, known):
+            unread = client.read_messages(agent=name, limit=INBOX_READ).messages
+            for m in unread:  # ascending id
+                if project is not None and m.project != project:
+                    break
+                acks[name] = m.id
+            found.append([m for m in unread if project is None or m.project == project])
     except MethodNotFound:
-        return Inbox([], None)
-    up_to = None
-    for m in unread:  # ascending id
-        if project is not None and m.project != project:
-            break
-        up_to = m.id
-    shown = [m for m in unread if project is None or m.project == project]
-    return Inbox(sorted(shown, key=lambda m: (not m.open, m.id)), up_to)
+        return Inbox([], {})
+    return Inbox(sorted(human.merged(found), key=lambda m: (not m.open, m.id)), acks)
 
 
 def state(message: Message) -> str:

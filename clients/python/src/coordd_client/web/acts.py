@@ -10,16 +10,18 @@ blocks until someone reopens it, PROTOCOL.md section 9).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordd_client import approvals, render
+from coordd_client import approvals, human, render
 from coordd_client.advice import plural
 from coordd_client.aio import AsyncClient
 from coordd_client.approvals import Facts
 from coordd_client.protocol import bounds
 from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.wire import Task
 from coordd_client.protocol.wire_messages import Decision
 from coordd_client.web.daemon import connected
 
@@ -238,14 +240,36 @@ async def _approve(site: Site, client: AsyncClient, form: Form, target: str) -> 
     task = (await client.get(task_id)).task
     result = approvals.gate_result(site.human, task)
     await client.complete(task_id, site.human, fence=fence, result=result)
+    await _tell_asker(site, client, task, "approved")
     return Outcome(f"approved #{task_id}", f"/task/{task_id}")
 
 
 async def _reject(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
     task_id = _task_id(target)
     fence = await _decide(site, client, task_id)
-    await client.fail(task_id, site.human, fence=fence, reason=form["reason"].strip())
+    reason = form["reason"].strip()
+    task = (await client.fail(task_id, site.human, fence=fence, reason=reason)).task
+    await _tell_asker(site, client, task, "rejected", reason)
     return Outcome(f"rejected #{task_id}", f"/task/{task_id}")
+
+
+async def _tell_asker(
+    site: Site, client: AsyncClient, task: Task, decision: str, reason: str = ""
+) -> None:
+    """Message the gate's asker with the decision and the reason, on the gate's thread:
+    the task's new state alone reaches only a tab that waits on it, a message reaches
+    (and wakes) any tab. Best effort: the decision is made whatever becomes of this."""
+    asker = task.created_by
+    if not asker or asker == site.human:
+        return
+    with contextlib.suppress(CoordError):
+        await client.send_message(
+            approvals.gate_answer(decision, task, reason),
+            to=asker,
+            task_id=task.id,
+            agent=site.human,
+            project=task.project,
+        )
 
 
 async def _send(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
@@ -279,13 +303,16 @@ async def _answer(site: Site, client: AsyncClient, form: Form, target: str) -> O
         decision,
         patterns=patterns,
         reason=approvals.answer_reason(decision, asked, form.get("reason", "").strip()),
-        agent=site.human,
+        agent=human.answering_as(asked.to, site.human),  # a former name's request: as it
     )
     return Outcome(f"answered #{done.request.id}: {decision}", "/messages")
 
 
 async def _ack(site: Site, client: AsyncClient, form: Form, target: str) -> Outcome:
-    await client.ack_messages(_message_id(form["up_to"]), agent=site.human)
+    up_to = _message_id(form["up_to"])
+    known = [a.agent for a in (await client.agents()).agents]
+    for name in human.inbox_names(site.human, known):  # the human's and its former names
+        await client.ack_messages(up_to, agent=name)
     return Outcome("read", "/messages")
 
 

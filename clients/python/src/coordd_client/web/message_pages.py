@@ -15,6 +15,7 @@ from datetime import datetime
 
 from coordd_client import render
 from coordd_client.advice import plural
+from coordd_client.human import answering_as
 from coordd_client.protocol.wire import Landing, SlotLease
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.render import age
@@ -87,7 +88,8 @@ def _answers(message: Message, human: str, csrf: str) -> Html:
     request = message.request
     act = f"/act/answer/{message.id}"
     if request is not None:
-        if request.holder != human:
+        # To the human, or to a former terminal name of theirs (answered as it, `human.py`).
+        if answering_as(request.holder, human) != request.holder:
             return tag("p", f"waiting on {request.holder}", class_="waiting")
         pick = [
             _form(act, "Approve", csrf, _hidden("decision", "approve")),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from coordd_client.aio import AsyncClient
+from coordd_client.human import inbox_names, merged
 from coordd_client.paging import EVENT_PAGE
 from coordd_client.protocol.wire import Landing
 from coordd_client.protocol.wire_messages import Message
@@ -21,9 +22,15 @@ INBOX_LIMIT = 200
 
 
 async def inbox(client: AsyncClient, human: str) -> list[Message]:
-    """The human's unread messages, oldest first; reading moves no cursor (the page's
-    "mark all read" does, through `message.ack`)."""
-    return (await client.read_messages(agent=human, limit=INBOX_LIMIT)).messages
+    """The human's unread messages, with those of its former terminal names (`human.py`),
+    oldest first; reading moves no cursor (the page's "mark all read" does, through
+    `message.ack`)."""
+    known = [a.agent for a in (await client.agents()).agents]
+    found = [
+        (await client.read_messages(agent=name, limit=INBOX_LIMIT)).messages
+        for name in inbox_names(human, known)
+    ]
+    return merged(found)[:INBOX_LIMIT]
 
 
 def _answered(sent: list[Message]) -> set[int]:

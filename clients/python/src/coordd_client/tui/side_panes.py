@@ -1,0 +1,91 @@
+"""The side panes that carry no events: reservations (with issue 35's slot and port
+leases below them) and agents, re-read every `SIDE_REFRESH_S` from a worker thread
+with the files edited in several worktrees and the human's inbox, and drawn scoped as
+`presence` says. The app (app.py) inherits them; its own module since issue 45 (one
+job per module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from textual import work
+from textual.widgets import DataTable
+
+from coordd_client import presence, render
+from coordd_client.client import Client
+from coordd_client.protocol.errors import CoordError
+from coordd_client.protocol.wire import AgentInfo, Reservation, SlotLease
+from coordd_client.render import age
+from coordd_client.tui import edits, messages
+from coordd_client.tui.board import plain
+from coordd_client.tui.message_actions import MessageActions
+from coordd_client.tui.model import BoardModel
+from coordd_client.tui.slots import lease_rows, slot_leases
+
+
+class SidePanes(MessageActions):
+    """The Reservations and Agents panes; TopApp sets what they read in its `__init__`."""
+
+    model: BoardModel
+    _clock: Callable[[], datetime]
+    _reservations: list[Reservation]
+    _edited_elsewhere: int
+    _side: tuple[list[Reservation], list[AgentInfo], Sequence[SlotLease]] | None
+
+    @work(thread=True, exclusive=True, group="side")
+    def _refresh_side(self) -> None:
+        try:
+            with Client(self.socket, timeout_s=5) as client:
+                reservations = client.reservations(project=self.project).reservations
+                agents = client.agents().agents
+                elsewhere = edits.edited_in_several_worktrees(client, self.project)
+                leases = slot_leases(client, self.project)
+                inbox = messages.inbox(client, self.agent, self.project, (a.agent for a in agents))
+        except CoordError:
+            return
+        self._edited_elsewhere = elsewhere  # shown at the next frame's status line
+        self.call_from_thread(self._show_side, reservations, agents, leases)
+        self.call_from_thread(self._show_messages, inbox)
+
+    def _show_side(
+        self,
+        reservations: list[Reservation],
+        agents: list[AgentInfo],
+        leases: Sequence[SlotLease] = (),
+    ) -> None:
+        """The two panes that have no events; agents scoped as `presence` says."""
+        if not self.query("#reservations"):
+            # The app is closing (its widgets gone) when a slow refresh comes back, which
+            # a loaded machine made likelier once the refresh also read the edits.
+            return
+        self._side = (reservations, agents, leases)
+        now = self._clock()
+        held = self.model.holdings()
+        holders = set(held) | {r.agent for r in reservations}
+        involved = None
+        if self.project is not None:
+            involved = presence.involved(self.model.tasks.values(), self.model.feed)
+        agents = presence.scoped(agents, now, holders=holders, involved=involved)
+        self._reservations, self._agents = reservations, agents
+        table = self.query_one("#reservations", DataTable)
+        table.clear()
+        for r in reservations:
+            mode = "exclusive" if r.exclusive else "shared"
+            task = f"#{r.task_id}" if r.task_id else ""
+            table.add_row(str(r.id), plain(r.pattern), plain(r.agent), plain(mode),
+                          plain(render.relative(r.expires_at, now)), plain(task))  # fmt: skip
+        for row in lease_rows(leases, now):  # issue 35: slot and port leases, below
+            table.add_row(*map(plain, row))
+        reserved: dict[str, int] = {}
+        for r in reservations:
+            reserved[r.agent] = reserved.get(r.agent, 0) + 1
+        people = self.query_one("#agents", DataTable)
+        people.clear()
+        for a in agents:
+            seen = age(a.last_seen, now)
+            stale = now - render.parse_time(a.last_seen) >= presence.HORIZON
+            holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
+            people.add_row(plain(a.agent), plain(f"{seen}{' (stale)' if stale else ''}"),
+                           plain(holds), str(reserved.get(a.agent, 0)))  # fmt: skip
