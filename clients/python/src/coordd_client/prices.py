@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-#: (input, output, cache_creation, cache_read) in USD per million tokens: the
-#: published list prices when this table was written (December 2026's defaults are
-#: what the vendors listed for these families; check yours).
+#: (input, output, cache_creation, cache_read) in USD per million tokens: the list
+#: prices the vendors published for these families in 2025, as far as the author
+#: knew them, not checked against a live price page; override them with yours.
 DEFAULT_PRICES: dict[str, tuple[float, float, float, float]] = {
     "claude-opus-4-5": (5.0, 25.0, 6.25, 0.5),
     "claude-opus-4": (15.0, 75.0, 18.75, 1.5),
