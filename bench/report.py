@@ -171,7 +171,8 @@ def render_report(m: Measured) -> str:
             + [""]
             if peer_notes
             else [
-                "Peers were not measured in this run (`make bench-peers` adds Redis and PostgreSQL).",
+                "Peers were not measured in this run (`make bench-peers` adds the agent tools from"
+                " PyPI, Redis and PostgreSQL).",
                 "",
             ]
         ),
