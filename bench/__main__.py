@@ -174,7 +174,7 @@ def peers_only(output: Path, quick: bool) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="cb", dir="/tmp"))
     try:
         runs = measure_agent_peers(workdir)
-        extra = measure_cli_peers(rounds=3 if quick else 5)
+        extra = measure_cli_peers(rounds=2 if quick else 3)
         floor_rows, floor_notes = measure_peers(workdir, [16], 3000 if quick else 8000)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
