@@ -345,7 +345,8 @@ class PostgresFloor(Server):
         self.next_id += count
         with psycopg.connect(self.address, autocommit=True) as conn:
             conn.execute(
-                "INSERT INTO tasks (id, state) SELECT g, 'pending' FROM generate_series(%s::bigint, %s::bigint) g",
+                "INSERT INTO tasks (id, state) SELECT g, 'pending'"
+                " FROM generate_series(%s::bigint, %s::bigint) g",
                 (ids[0], ids[-1]),
             )
         return ids
