@@ -7,6 +7,8 @@ shared and noisy; absolute figures drift). Writes BENCHMARKS.md and prints it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import shutil
 import statistics
 import subprocess
@@ -202,6 +204,9 @@ def peers_only(output: Path, quick: bool) -> int:
     ]
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("\n".join(lines))
+    # The figures themselves, to render again without a run (the tables round them).
+    raw = {"agent_peers": [dataclasses.asdict(run) for run in runs], "cli_peers": extra}
+    output.with_suffix(".json").write_text(json.dumps(raw, indent=1))
     print("\n".join(lines))
     return 0
 

@@ -606,7 +606,7 @@ def render(runs: list[PeerRun], extra: dict[str, float]) -> list[str]:
             return fmt_us(percentile(race.latencies, 0.5)) if race else "-"
 
         def rate(value: float | None) -> str:
-            return "-" if value is None else f"{value:,.0f}"
+            return "-" if value is None else f"{value:,.0f}" if value >= 10 else f"{value:.2f}"
 
         lines.append(
             f"| {run.name} | {us(p, 16)} / {us(c, 16)} | {us(p, 64)} / {us(c, 64)}"
