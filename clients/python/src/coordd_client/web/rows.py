@@ -107,7 +107,7 @@ def task_row(task: Task, now: datetime) -> Html:
         f'<td class="num">{task.id}</td><td class="state s-{word}">{word}</td>'
         f'<td class="num">{task.priority}</td><td>{esc(task.kind)}</td>'
         f'<td class="who">{esc(who(task))}</td>{lease}<td>{blocked}</td>'
-        f'<td class="age" data-since="{since}">{_ago(task.updated_at, now)}</td>'
+        f'<td class="age" data-since="{since}">{esc(_ago(task.updated_at, now))}</td>'
         f'<td class="title"><a href="/task/{task.id}">{esc(task.title)}</a></td></tr>'
     )
 
