@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from textual.widgets import DataTable, Input, TabbedContent
+from textual.widgets import DataTable, Input, Label, TabbedContent
 from top_pilot import until
 
 from coordd_client import Client
@@ -177,3 +177,36 @@ def test_mark_read_never_acknowledges_another_projects_message(daemon: DaemonPro
         unread = client.read_messages().messages
         assert [m.body for m in unread] == ["elsewhere", "here again"]
         assert client.ack_messages(first.id).cursor == first.id  # the cursor stopped there
+
+
+def test_at_80x24_the_approval_dialog_shows_its_question_whole_and_what_else_ends(
+    daemon: DaemonProcess,
+) -> None:
+    """Found in review (issue 47 item 3): at 80 columns the dialog's question was cut
+    mid-word with no ellipsis ("hand src/auth/tokens.py from human-test o"), and approving
+    a file out of the human's pattern ended the whole pattern without a word."""
+    with Client(daemon.socket_path, agent=HUMAN, project=PROJECT) as client:
+        client.reserve(["src/auth/**"])
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as client:
+        request = client.request_release(patterns=["src/auth/tokens.py"], body="#7").request
+
+    async def main() -> None:
+        app = TopApp(socket, PROJECT, agent=HUMAN)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.query_one(TabbedContent).active = "tab-messages"
+            await until(lambda: table(app).row_count == 1 and bool(app._reservations), pilot)
+            await pilot.press("g")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            assert isinstance(app.screen, Confirm)
+            assert facts_of(app.screen)["also ends"] == (
+                f"{HUMAN}'s src/auth/** (a reservation ends whole: re-reserve what is still needed)"
+            )
+            await pilot.pause(0.1)
+            label = app.screen.query(Label).first()  # the question, wrapped to the dialog
+            drawn = "".join(label.render_line(y).text for y in range(label.size.height))
+            assert "".join(drawn.split()) == "".join(app.screen.question.split())
+            assert label.size.height > 1
+
+    socket = daemon.socket_path
+    asyncio.run(main())
+    assert request.id

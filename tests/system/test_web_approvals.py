@@ -1,13 +1,19 @@
-"""`coord web` over plain HTTP against a real `coord web` and daemon, found in review
-(issue 47): the board's cells are HTML, not raw text (`<1m` escaped)."""
+"""`coord web`'s approval of a release request over plain HTTP against a real `coord web`
+and daemon (issue 47 item 3, found in review): a request for part of the human's
+pattern ends the whole pattern when approved (a pattern cannot be cut in two), and the
+confirm page says so before the human signs; and the board's cells are HTML, not raw
+text (`<1m` escaped)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from html import unescape
+from urllib.parse import urlencode
 
 import pytest
 
+from coordd_client.human import human_agent
 from support import DaemonProcess
 from web_server import WebServer, http, start_web
 
@@ -23,6 +29,45 @@ def web(daemon: DaemonProcess) -> Iterator[WebServer]:
 
 def _cookie(web: WebServer) -> str:
     return http(web.url).headers["set-cookie"].split(";", 1)[0]
+
+
+def _facts(page: str) -> dict[str, str]:
+    pairs = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page, re.S)
+    return {unescape(k): unescape(re.sub(r"<[^>]+>", "", v)) for k, v in pairs}
+
+
+def test_approving_a_file_of_the_humans_pattern_says_the_whole_pattern_ends(
+    daemon: DaemonProcess, web: WebServer
+) -> None:
+    human = human_agent()
+    with daemon.client() as client:
+        client.reserve(["src/db/**"], agent=human, project=PROJECT)
+        client.reserve(["docs/**"], agent=human, project=PROJECT)
+        request = client.request_release(
+            patterns=["src/db/schema.py"], body="a column", agent="claude-7", project=PROJECT
+        ).request
+    cookie = _cookie(web)
+    page = http(f"{web.base}/messages", headers={"Cookie": cookie}).body
+    csrf = re.findall(r'name="csrf" value="([0-9a-f]+)"', page)[0]
+    headers = {"Cookie": cookie, "Origin": web.base}
+    form = urlencode({"csrf": csrf, "decision": "approve"}).encode()
+    asked = http(f"{web.base}/act/answer/{request.id}", data=form, headers=headers)
+    assert asked.status == 200 and 'value="yes"' in asked.body
+    facts = _facts(asked.body)
+    assert facts["asks for"] == "src/db/schema.py"
+    assert facts["also ends"] == (
+        f"{human}'s src/db/** (a reservation ends whole: re-reserve what is still needed)"
+    )
+    # Narrowed to what the human holds as it is, nothing else ends.
+    form = urlencode({"csrf": csrf, "decision": "narrow", "patterns": "src/db/**"}).encode()
+    narrowed = http(f"{web.base}/act/answer/{request.id}", data=form, headers=headers)
+    assert narrowed.status == 200 and "also ends" not in _facts(narrowed.body)
+    # And it is so: approved, the human holds docs/** only.
+    form = urlencode({"csrf": csrf, "decision": "approve", "confirmed": "yes"}).encode()
+    assert http(f"{web.base}/act/answer/{request.id}", data=form, headers=headers).status == 303
+    with daemon.client() as client:
+        held = client.reservations(project=PROJECT, agent=human).reservations
+    assert [r.pattern for r in held] == ["docs/**"]
 
 
 def test_a_fresh_rows_age_is_escaped_html(daemon: DaemonProcess, web: WebServer) -> None:

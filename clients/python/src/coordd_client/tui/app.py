@@ -72,6 +72,7 @@ class TopApp(SidePanes, ViewKeys):
     #status, #counts { height: auto; background: $panel; }
     #dialog, #detail { width: 80%; max-width: 100; height: auto; max-height: 90%;
                        border: thick $accent; padding: 1 2; background: $surface; }
+    #dialog Label { width: 100%; }
     Confirm, Ask, Detail { align: center middle; }
     """
     #: The footer shows the keys that fit 80 columns; `?` lists every one, by its tooltip.

@@ -8,9 +8,12 @@ requests sent to the human, which are the ones this tab lists.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.widgets import DataTable, TabbedContent
 
 from coordd_client import approvals, human
+from coordd_client.protocol.wire import Reservation
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.tui import messages
 from coordd_client.tui.actions import HumanActions
@@ -29,6 +32,8 @@ class MessageActions(HumanActions):
     _messages: list[Message]
     _acks: dict[str, int] | None = None
     _inbox: messages.Inbox | None = None
+    #: The live reservations the Reservations pane last read (what an approval ends).
+    _reservations: list[Reservation]
 
     def _show_messages(self, inbox: messages.Inbox) -> None:
         """Redraw the tab (keeping the cursor's row) and count what waits in its label."""
@@ -88,7 +93,8 @@ class MessageActions(HumanActions):
                          agent=human.answering_as(message.to, self.agent))  # fmt: skip
 
         asked = approvals.request_question("approve", message)
-        self.push_screen(Confirm(asked, _facts(message)), go)
+        ended = approvals.ends_whole(message, self._reservations)
+        self.push_screen(Confirm(asked, _facts(message, ended)), go)
 
     def action_deny(self) -> None:
         message = self._open_request()
@@ -138,6 +144,6 @@ class MessageActions(HumanActions):
         self.push_screen(Confirm(f"Mark {count} message{'s' if count != 1 else ''} read?"), go)
 
 
-def _facts(message: Message) -> str:
+def _facts(message: Message, ended: Sequence[str] = ()) -> str:
     """What a decision on `message` signs, for the dialog (`approvals.request_facts`)."""
-    return approvals.facts_text(approvals.request_facts(message))
+    return approvals.facts_text(approvals.request_facts(message, ended))
