@@ -305,7 +305,11 @@ class TopApp(SidePanes, ViewKeys):
         feed = self.query_one("#feed", RichLog)
         # One line per event, cut with "…" at the log's width (RichLog otherwise measures
         # against the console's width, which need not be the terminal's).
-        width = feed.scrollable_content_region.width or None
+        # The scrollbar's columns are kept free even before it shows: lines already
+        # written are not redrawn, so one written wider is cut by it with no "…".
+        region = feed.scrollable_content_region.width
+        bar = 0 if feed.show_vertical_scrollbar else feed.styles.scrollbar_size_vertical
+        width = (region - bar) if region > bar else None
         for event in batch:
             feed.write(plain(feed_line(event)), width=width)
 
