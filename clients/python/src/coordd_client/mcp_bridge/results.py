@@ -72,7 +72,10 @@ def refusal(exc: CoordError) -> CallToolResult:
     error = {"kind": kind, "code": exc.code, "message": exc.message, "data": exc.data}
     said = advice.explain(advice.Surface.MCP, kind, exc.data)
     if said is not None:
-        return _error(f"{kind}: {said}", error)
+        # The model reads the error object too: its message says the same as the advice,
+        # not the daemon's words for no surface (quoted names, a raw instant, `wait_s`
+        # in backticks). Scripts branch on kind, code and data, which are the daemon's.
+        return _error(f"{kind}: {said}", {**error, "message": said})
     step = (
         NEXT_STEP_BY_REASON.get(str(exc.data.get("reason")))
         or (NEXT_STEP_OF_SLOT if kind == "conflict" and exc.data.get("slot") else None)
