@@ -75,3 +75,18 @@ def test_a_fresh_rows_age_is_escaped_html(daemon: DaemonProcess, web: WebServer)
         client.post("just posted", project=PROJECT)
     board = http(f"{web.base}/", headers={"Cookie": _cookie(web)}).body
     assert re.findall(r'<td class="age"[^>]*>([^<]*)</td>', board) == ["&lt;1m"]
+
+
+def test_a_tasks_history_says_when_as_every_surface_does(
+    daemon: DaemonProcess, web: WebServer
+) -> None:
+    """Found in review (issue 47 item 4): the task page's History said
+    `2026-12-06T07:18:27.796778Z`, where `coord show --history` says `just now (07:18Z)`."""
+    with daemon.client() as client:
+        task = client.post("deploy to staging?", project=PROJECT).task
+    page = http(f"{web.base}/task/{task.id}", headers={"Cookie": _cookie(web)}).body
+    history = page[page.index('class="history"') :]
+    cell = re.search(r'<td title="([^"]+)">([^<]+)</td>', history)
+    assert cell is not None, history
+    assert cell.group(1) == task.created_at
+    assert re.fullmatch(r"just now \(\d\d:\d\dZ\)", cell.group(2)), cell.group(2)

@@ -12,7 +12,7 @@ from coordd_client import render
 from coordd_client.advice import plural
 from coordd_client.presence import HORIZON
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
-from coordd_client.render import age, parse_time
+from coordd_client.render import age, parse_time, relative
 from coordd_client.web.markup import Html, join, tag, void
 from coordd_client.web.rows import View, board_table, gate_row
 
@@ -249,13 +249,16 @@ def _history_row(event: Event) -> Html:
         note = f"released {event.of}'s" + (f": {event.reason}" if event.reason else "")
     cells = (
         event.seq,
-        event.at,
         event.type.removeprefix("task."),
         event.agent or "-",
         task.state,
         note or "",
     )
-    return tag("tr", join(tag("td", c) for c in cells))
+    # When, as every surface says a time (`3 min ago (07:18Z)`, as `coord show --history`
+    # does); the exact instant is the cell's title.
+    at = tag("td", relative(event.at), title=event.at)
+    tds = [tag("td", c) for c in cells]
+    return tag("tr", join([tds[0], at, *tds[1:]]))
 
 
 def agents_page(
