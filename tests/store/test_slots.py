@@ -9,6 +9,7 @@ wire's refusals, the CLI and ports.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -77,13 +78,14 @@ def test_a_slots_refusals_name_it_as_it_is_written_not_as_a_python_repr(board: B
         a.lease_port("dev-server")
         with client_for(board, "c") as c:
             c.acquire_slot("test-db", capacity=2)  # full now: 2 of 2
-        refusals = []
-        for call in (
+        calls: list[Callable[[], object]] = [
             lambda: b.acquire_slot("test-db", capacity=3),
             lambda: b.acquire_slot("test-db", capacity=2),
             lambda: b.acquire_slot("dev-server"),
             lambda: b.lease_port("test-db"),
-        ):
+        ]
+        refusals = []
+        for call in calls:
             with pytest.raises(Conflict) as refused:
                 call()
             refusals.append(refused.value.message)
