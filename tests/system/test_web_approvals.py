@@ -90,3 +90,27 @@ def test_a_tasks_history_says_when_as_every_surface_does(
     assert cell is not None, history
     assert cell.group(1) == task.created_at
     assert re.fullmatch(r"just now \(\d\d:\d\dZ\)", cell.group(2)), cell.group(2)
+
+
+def test_a_gates_own_page_offers_approve_and_reject(daemon: DaemonProcess, web: WebServer) -> None:
+    """Found in review: the board's "Waiting for you" links a gate to its page, which
+    offered assign, cancel and reopen but neither Approve nor Reject; a task that is not
+    waiting for the human offers neither."""
+    human = human_agent()
+    with daemon.client() as client:
+        gate = client.post("deploy to staging?", assignee=human, project=PROJECT).task
+        other = client.post("not a gate", project=PROJECT).task
+    cookie = _cookie(web)
+    page = http(f"{web.base}/task/{gate.id}", headers={"Cookie": cookie}).body
+    assert f'action="/act/approve/{gate.id}"' in page
+    assert f'action="/act/reject/{gate.id}"' in page
+    plain = http(f"{web.base}/task/{other.id}", headers={"Cookie": cookie}).body
+    assert "/act/approve/" not in plain and "/act/reject/" not in plain
+    # The button leads to the page that shows what is approved, as the board's does.
+    csrf = re.findall(r'name="csrf" value="([0-9a-f]+)"', page)[0]
+    asked = http(
+        f"{web.base}/act/approve/{gate.id}",
+        data=urlencode({"csrf": csrf}).encode(),
+        headers={"Cookie": cookie, "Origin": web.base},
+    )
+    assert asked.status == 200 and 'Approve gate #1 "deploy to staging?"' in unescape(asked.body)
