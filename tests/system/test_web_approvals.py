@@ -1,8 +1,8 @@
-"""`coord web`'s approval of a release request over plain HTTP against a real `coord web`
-and daemon (issue 47 item 3, found in review): a request for part of the human's
-pattern ends the whole pattern when approved (a pattern cannot be cut in two), and the
-confirm page says so before the human signs; and the board's cells are HTML, not raw
-text (`<1m` escaped)."""
+"""`coord web` over plain HTTP against a real `coord web` and daemon, what review found
+of issue 47: a request for part of the human's pattern ends the whole pattern when
+approved (a pattern cannot be cut in two), and the confirm page says so before the
+human signs; a gate's own page offers Approve and Reject; a task's history says when
+as every surface does; and the board's cells are HTML, not raw text (`<1m` escaped)."""
 
 from __future__ import annotations
 
