@@ -12,9 +12,9 @@ from coordd_client import render
 from coordd_client.advice import plural
 from coordd_client.presence import HORIZON
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
-from coordd_client.render import age, parse_time, relative
+from coordd_client.render import age, parse_time
 from coordd_client.web.markup import Html, join, tag, void
-from coordd_client.web.rows import View, board_table, gate_row, is_gate
+from coordd_client.web.rows import View, board_table, gate_row, history_row, is_gate
 
 if TYPE_CHECKING:
     from coordd_client.web.notify import Status
@@ -211,7 +211,7 @@ def task_page(
     history = tag(
         "table",
         tag("tr", join(tag("th", c) for c in ("seq", "at", "what", "by", "state", "note"))),
-        join(_history_row(e) for e in events),
+        join(history_row(e) for e in events),
         class_="history",
     )
     acts = [
@@ -258,28 +258,6 @@ def task_page(
         + exports
         + (thread or Html(""))
     )
-
-
-def _history_row(event: Event) -> Html:
-    task = event.task
-    assert task is not None, event.type  # a history asked with no `types` is task events
-    note = (
-        task.result if event.type in ("task.completed", "task.failed", "task.cancelled") else None
-    )
-    if event.of is not None:
-        note = f"released {event.of}'s" + (f": {event.reason}" if event.reason else "")
-    cells = (
-        event.seq,
-        event.type.removeprefix("task."),
-        event.agent or "-",
-        task.state,
-        note or "",
-    )
-    # When, as every surface says a time (`3 min ago (07:18Z)`, as `coord show --history`
-    # does); the exact instant is the cell's title.
-    at = tag("td", relative(event.at), title=event.at)
-    tds = [tag("td", c) for c in cells]
-    return tag("tr", join([tds[0], at, *tds[1:]]))
 
 
 def agents_page(
