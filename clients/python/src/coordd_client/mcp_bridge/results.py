@@ -7,7 +7,9 @@ clients that validate (the official Inspector) would otherwise hide coord's
 message behind a schema failure. The error's kind leads the text
 (`lease_lost: ...`), so a model and a script can both branch on it; a second
 text block carries the protocol's error object as JSON (`{"error": {kind,
-code, message, data}}`), conflicts and all, for a client that wants them.
+code, message, data}}`), conflicts and all, for a client that wants them; where
+`advice` words the refusal, its `message` is that advice too, since the model reads
+this block as well.
 """
 
 from __future__ import annotations
