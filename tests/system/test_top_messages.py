@@ -210,3 +210,26 @@ def test_at_80x24_the_approval_dialog_shows_its_question_whole_and_what_else_end
     socket = daemon.socket_path
     asyncio.run(main())
     assert request.id
+
+
+def test_a_confirmation_quotes_a_long_title_cut_with_an_ellipsis(daemon: DaemonProcess) -> None:
+    """Found in review (issue 47 item 7): cancel's dialog quoted a title cut at 60
+    characters mid-word with no "…"; it now quotes up to 120, and marks the cut."""
+    title = "migrate the invoices table to the new schema " * 5
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as client:
+        client.post(title.strip())
+
+    async def main() -> None:
+        app = TopApp(daemon.socket_path, PROJECT, agent=HUMAN)
+        async with app.run_test(size=(80, 24)) as pilot:
+            board = app.query_one("#board", DataTable)
+            await until(lambda: board.row_count == 1, pilot)
+            board.focus()
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            assert isinstance(app.screen, Confirm)
+            said = app.screen.question
+            assert said.startswith('Cancel #1 "migrate the invoices table')
+            assert said.endswith('…"?') and len(said) == len('Cancel #1 ""?') + 120
+
+    asyncio.run(main())

@@ -15,8 +15,9 @@ from textual.widgets import DataTable, TabbedContent
 from coordd_client import approvals, human
 from coordd_client.protocol.wire import Reservation
 from coordd_client.protocol.wire_messages import Message
+from coordd_client.render_messages import summary
 from coordd_client.tui import messages
-from coordd_client.tui.actions import HumanActions
+from coordd_client.tui.actions import QUOTED_CHARS, HumanActions
 from coordd_client.tui.board import plain
 from coordd_client.tui.screens import Ask, Confirm
 
@@ -77,7 +78,8 @@ class MessageActions(HumanActions):
                              reply_to=message.id, agent=self.agent,
                              project=message.project)  # fmt: skip
 
-            self.push_screen(Confirm(f'Reply to #{message.id} from {sender}: "{body[:60]}"?'), go)
+            quoted = summary(body, QUOTED_CHARS)
+            self.push_screen(Confirm(f'Reply to #{message.id} from {sender}: "{quoted}"?'), go)
 
         self.push_screen(Ask(f"Reply to #{message.id} from {sender}", [("body", "reply")]), written)
 
