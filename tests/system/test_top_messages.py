@@ -233,3 +233,54 @@ def test_a_confirmation_quotes_a_long_title_cut_with_an_ellipsis(daemon: DaemonP
             assert said.endswith('…"?') and len(said) == len('Cancel #1 ""?') + 120
 
     asyncio.run(main())
+
+
+def row_of(board: DataTable[object], task_id: int) -> int:
+    """The Board's row of task `task_id`."""
+    ids = [str(board.get_row_at(i)[0]).strip() for i in range(board.row_count)]
+    return ids.index(str(task_id))
+
+
+def test_the_human_approves_and_rejects_gates_from_the_board(daemon: DaemonProcess) -> None:
+    """Found in review (issue 47 item 3): only the web could decide a gate. On the Board,
+    `g` approves the selected gate and `d` rejects it with a reason, each confirmed in a
+    dialog naming the gate, its question and its asker; the asker is told either way."""
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        ship = tab.post("ship 1.4?", body="The backup ran.", assignee=HUMAN).task
+        drop = tab.post("drop the old column?", assignee=HUMAN).task
+
+    async def main() -> None:
+        app = TopApp(daemon.socket_path, PROJECT, agent=HUMAN)
+        async with app.run_test(size=(80, 24)) as pilot:
+            board = app.query_one("#board", DataTable)
+            await until(lambda: board.row_count == 2, pilot)
+            board.focus()
+            board.move_cursor(row=row_of(board, ship.id))
+            await pilot.press("g")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            assert isinstance(app.screen, Confirm)
+            assert app.screen.question == f'Approve gate #{ship.id} "ship 1.4?", asked by claude-1?'
+            assert facts_of(app.screen)["question"] == "The backup ran."
+            await pilot.press("y")
+            await until(lambda: state(ship.id) == "done", pilot)
+            board.move_cursor(row=row_of(board, drop.id))
+            await pilot.press("d")
+            await until(lambda: isinstance(app.screen, Ask), pilot)
+            app.screen.query_one(Input).value = "not before the backup"
+            await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            await pilot.press("y")
+            await until(lambda: state(drop.id) == "failed", pilot)
+
+    def state(task_id: int) -> str:
+        with Client(daemon.socket_path, project=PROJECT) as look:
+            return look.get(task_id).task.state
+
+    asyncio.run(main())
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        assert tab.get(ship.id).task.result == f'approved by {HUMAN}: "ship 1.4?"'
+        told = [m.body for m in tab.read_messages().messages]
+    assert told == [
+        f'approved gate #{ship.id} "ship 1.4?": its dependents may go',
+        f'rejected gate #{drop.id} "drop the old column?": not before the backup',
+    ]

@@ -17,8 +17,9 @@ from coordd_client.protocol.wire import Reservation
 from coordd_client.protocol.wire_messages import Message
 from coordd_client.render_messages import summary
 from coordd_client.tui import messages
-from coordd_client.tui.actions import QUOTED_CHARS, HumanActions
+from coordd_client.tui.actions import QUOTED_CHARS
 from coordd_client.tui.board import plain
+from coordd_client.tui.gate_actions import GateActions
 from coordd_client.tui.screens import Ask, Confirm
 
 #: The tab's actions, listed by `?` on one line (`HELP_LINE`) so the keys fit 24 rows.
@@ -26,7 +27,7 @@ ACTIONS = frozenset({"reply", "approve", "deny", "mark_read"})
 HELP_LINE = "w g d k Messages: reply, approve, deny, mark read"
 
 
-class MessageActions(HumanActions):
+class MessageActions(GateActions):
     """The Messages tab's keys; TopApp fills `_messages` at each refresh."""
 
     #: The Messages tab's rows, in order (to find the one under the cursor).
@@ -84,6 +85,10 @@ class MessageActions(HumanActions):
         self.push_screen(Ask(f"Reply to #{message.id} from {sender}", [("body", "reply")]), written)
 
     def action_approve(self) -> None:
+        gate = self._selected_gate()  # on the Board: a gate waiting for you
+        if gate is not None:
+            self._approve_gate(gate)
+            return
         message = self._open_request()
         if message is None:
             return
@@ -99,6 +104,10 @@ class MessageActions(HumanActions):
         self.push_screen(Confirm(asked, _facts(message, ended)), go)
 
     def action_deny(self) -> None:
+        gate = self._selected_gate()
+        if gate is not None:
+            self._reject_gate(gate)
+            return
         message = self._open_request()
         if message is None:
             return
