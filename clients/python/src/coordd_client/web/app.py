@@ -112,9 +112,8 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
             events = await history(client, task_id)
             said = await messages.thread(client, task_id)
         now = datetime.now(UTC)
-        body = pages.task_page(
-            task, events, now, keys.csrf, message_pages.thread(said, task_id, now, keys.csrf)
-        )
+        thread = message_pages.thread(said, task_id, now, keys.csrf)
+        body = pages.task_page(task, events, now, keys.csrf, thread, human=site.human)
         return page(f"#{task.id}", body)
 
     async def task_export(request: Request) -> Response:
