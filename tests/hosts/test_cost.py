@@ -21,7 +21,7 @@ from typing import Any
 from coordd_client import Client
 from hosts.codex_host import codex_exec, configure, trust_hooks
 from hosts.fake_anthropic import MODEL as CLAUDE_MODEL
-from hosts.fake_anthropic import Say, ToolCall
+from hosts.fake_anthropic import Say, ToolCall, default_usage
 from hosts.fake_anthropic import Step as ClaudeStep
 from hosts.fake_anthropic import Usage as ClaudeUsage
 from hosts.fake_openai import FakeResponsesAPI
@@ -92,7 +92,10 @@ def usage_log(world: World) -> str:
 
 def test_cost_per_task_per_tab_and_model_across_a_restart(world: World) -> None:
     set_up(world)
+    # Response 2, the first charged to the task, takes it past 80% of its budget, not 100%.
+    second = default_usage(2)
     budget = 25_000
+    assert 0.8 * budget <= sum(second.values()) < budget
     posted = world.coord("post", "port the parser", "--budget", str(budget), "--json")
     assert posted.returncode == 0, posted.stderr
     handed = int(json.loads(posted.stdout)["task"]["id"])
@@ -104,7 +107,8 @@ def test_cost_per_task_per_tab_and_model_across_a_restart(world: World) -> None:
     # Claude Code writes its transcript a moment after a response (buffered), so the
     # Bash step waits until response 2 is there: its PostToolUse then reports it for sure.
     transcript = f"{world.home}/.claude/projects/*/$CLAUDE_CODE_SESSION_ID.jsonl"
-    wait = f"until grep -qs '\"cache_read_input_tokens\":20004,' {transcript}; do sleep 0.05; done"
+    marker = f'"cache_read_input_tokens":{second["cache_read_input_tokens"]},'
+    wait = f"until grep -qsF '{marker}' {transcript}; do sleep 0.05; done"
     claude_steps: list[ClaudeStep] = [
         ToolCall("mcp__coord__claim_task", {"id": handed}),  # 1: before the claim
         ToolCall("Bash", {"command": wait, "description": "wait"}),  # 2: handed
@@ -131,7 +135,8 @@ def test_cost_per_task_per_tab_and_model_across_a_restart(world: World) -> None:
     # A budget crossing reaches the model's context: response 2 took the task to 88.9%
     # (22,230 of 25,000 tokens), and the request after the Bash call that reported it
     # tells the model so (in the PostToolUse's context).
-    warned = f"coord: task #{handed} has used 80% of its token budget (22,230 of its 25,000"
+    used = f"{sum(second.values()):,} of its {budget:,}"
+    warned = f"coord: task #{handed} has used 80% of its token budget ({used}"
     main = api.main_requests()
     assert warned not in main[1].text()
     assert warned in main[2].text(), (main[2].text()[-3000:], usage_log(world))
