@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,29 @@ from typing import Any
 
 MODEL = "claude-sonnet-4-5"
 
+#: What a response's `usage` says: input, output, cache-creation and cache-read tokens.
+Usage = dict[str, int]
+
+
+def default_usage(n: int) -> Usage:
+    """The usage of the n-th main-loop response (1-based): distinct per response and per
+    kind, so a sum of any subset is checkable."""
+    return {
+        "input_tokens": 1000 * n + 1,
+        "output_tokens": 10 * n + 2,
+        "cache_creation_input_tokens": 100 * n + 3,
+        "cache_read_input_tokens": 10000 * n + 4,
+    }
+
+
+#: A side request's (title, summary) usage: none, so it never reaches a ledger.
+NO_USAGE: Usage = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -28,6 +52,8 @@ class ToolCall:
 
     name: str
     input: dict[str, Any]
+    #: The response's usage; None: `default_usage` of its place in the main loop.
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
@@ -35,6 +61,7 @@ class Say:
     """The model ends its turn with this text."""
 
     text: str
+    usage: Usage | None = None
 
 
 Step = ToolCall | Say
@@ -59,11 +86,17 @@ class FakeAnthropic:
     """Serve on 127.0.0.1 in a thread; `with FakeAnthropic(steps) as api: ... api.url`."""
 
     steps: list[Step]
+    #: The model every response names.
+    model: str = MODEL
     requests: list[Recorded] = field(default_factory=list)
+    #: The usage each main-loop response carried, in order (side requests carry none).
+    sent: list[Usage] = field(default_factory=list)
     #: Set whenever a main-loop request arrives (a test can wait on a new turn).
     turn: threading.Condition = field(default_factory=threading.Condition)
     _next: int = 0
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    #: Message ids are unique across fakes, as the real API's are (a ledger keys on them).
+    _prefix: str = field(default_factory=lambda: secrets.token_hex(4))
 
     def __enter__(self) -> FakeAnthropic:
         fake = self
@@ -74,7 +107,8 @@ class FakeAnthropic:
 
             def do_GET(self) -> None:
                 if self.path.startswith("/v1/models"):
-                    self._json({"data": [{"id": MODEL, "type": "model"}], "has_more": False})
+                    models = [{"id": fake.model, "type": "model"}]
+                    self._json({"data": models, "has_more": False})
                 else:
                     self._json({})
 
@@ -95,11 +129,11 @@ class FakeAnthropic:
                 if not path.endswith("/v1/messages"):
                     self._json({})
                     return
-                step = fake._record(path, body)
+                step, usage = fake._record(path, body)
                 if body.get("stream"):
-                    self._stream(step)
+                    self._stream(step, usage)
                 else:
-                    self._json(fake._message(step))
+                    self._json(fake._message(step, usage))
 
             def _json(self, value: Any) -> None:
                 data = json.dumps(value).encode()
@@ -109,12 +143,12 @@ class FakeAnthropic:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, step: Step) -> None:
+            def _stream(self, step: Step, usage: Usage) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.end_headers()
-                for event in fake._events(step):
+                for event in fake._events(step, usage):
                     chunk = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
                     self.wfile.write(chunk.encode())
                 self.wfile.flush()
@@ -136,17 +170,22 @@ class FakeAnthropic:
 
     # --- the script ---------------------------------------------------------
 
-    def _record(self, path: str, body: dict[str, Any]) -> Step:
+    def _record(self, path: str, body: dict[str, Any]) -> tuple[Step, Usage]:
         with self.turn:
             recorded = Recorded(path, body)
             self.requests.append(recorded)
-            if recorded.main_loop and self._next < len(self.steps):
+            if not recorded.main_loop:
+                self.turn.notify_all()
+                return Say("done"), NO_USAGE
+            if self._next < len(self.steps):
                 step = self.steps[self._next]
                 self._next += 1
             else:
                 step = Say("done")
+            usage = step.usage or default_usage(len(self.sent) + 1)
+            self.sent.append(usage)
             self.turn.notify_all()
-            return step
+            return step, usage
 
     def main_requests(self) -> list[Recorded]:
         with self.turn:
@@ -178,16 +217,16 @@ class FakeAnthropic:
 
     # --- wire shapes --------------------------------------------------------
 
-    def _message(self, step: Step) -> dict[str, Any]:
+    def _message(self, step: Step, usage: Usage) -> dict[str, Any]:
         return {
-            "id": f"msg_{next(self._ids)}",
+            "id": f"msg_{self._prefix}{next(self._ids)}",
             "type": "message",
             "role": "assistant",
-            "model": MODEL,
+            "model": self.model,
             "content": [self._block(step)],
             "stop_reason": "tool_use" if isinstance(step, ToolCall) else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 10},
+            "usage": dict(usage),
         }
 
     def _block(self, step: Step) -> dict[str, Any]:
@@ -200,11 +239,15 @@ class FakeAnthropic:
             }
         return {"type": "text", "text": step.text}
 
-    def _events(self, step: Step) -> Iterator[dict[str, Any]]:
-        message = self._message(step)
+    def _events(self, step: Step, usage: Usage) -> Iterator[dict[str, Any]]:
+        """The stream as the real API sends it: `message_start` carries the input side of
+        the usage and a first output count of 1, `message_delta` the final output count."""
+        message = self._message(step, usage)
         block = message.pop("content")[0]
         stop_reason = message.pop("stop_reason")
-        yield {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}}
+        opening = {**message, "content": [], "stop_reason": None}
+        opening["usage"] = {**usage, "output_tokens": min(1, usage["output_tokens"])}
+        yield {"type": "message_start", "message": opening}
         if block["type"] == "tool_use":
             started = {**block, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
@@ -217,7 +260,7 @@ class FakeAnthropic:
         yield {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": 10},
+            "usage": {"output_tokens": usage["output_tokens"]},
         }
         yield {"type": "message_stop"}
 

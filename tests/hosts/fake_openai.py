@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -26,8 +27,11 @@ from types import TracebackType
 from typing import Any, Final
 
 from hosts.responses_wire import (
+    NO_USAGE,
     OUTPUT_TYPES,
     Step,
+    Usage,
+    default_usage,
     find_output,
     message,
     offered_name,
@@ -129,9 +133,12 @@ class FakeResponsesAPI:
         self._requests: list[Any] = []
         self._paths: list[str] = []
         self._next_step = 0
+        self._sent: list[Usage] = []
         # The MCP step last handed out: (step index, call id, attempt, first sent at).
         self._pending: tuple[int, str, int, float] | None = None
         self._seq = 0
+        #: Response ids unique across fakes, as the real API's are (a ledger keys on them).
+        self._prefix = secrets.token_hex(4)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -184,6 +191,14 @@ class FakeResponsesAPI:
             return list(self._paths)
 
     @property
+    def sent(self) -> list[Usage]:
+        """The usage each main-loop response carried, in order (retries included; a
+        request without tools carries none). A step's own ``"usage"``, else
+        :func:`default_usage` of the response's place in the main loop."""
+        with self._lock:
+            return list(self._sent)
+
+    @property
     def steps_used(self) -> int:
         """How many script steps have been handed out (retries not counted)."""
         with self._lock:
@@ -233,19 +248,25 @@ class FakeResponsesAPI:
         with self._lock:
             self._requests.append(body)
             self._seq += 1
-            response_id = f"resp_{self._seq}"
+            response_id = f"resp_{self._prefix}{self._seq}"
             tools = body.get("tools")
             retry = False
+            used: Usage = NO_USAGE
             if not tools:
                 item = message(f"msg_{self._seq}", self._final_text)
             else:
-                item, retry = self._next_item(body, tools)
+                item, retry, own = self._next_item(body, tools)
+                used = own or default_usage(len(self._sent) + 1)
+                self._sent.append(used)
         if retry:
             time.sleep(_RETRY_PAUSE_S)  # outside the lock: other requests go on meanwhile
-        return stream(response_id, body.get("model"), item)
+        return stream(response_id, body.get("model"), item, used)
 
-    def _next_item(self, body: Mapping[str, Any], tools: list[Any]) -> tuple[dict[str, Any], bool]:
-        """Choose the output item for a main-loop request (and whether it is a retry).
+    def _next_item(
+        self, body: Mapping[str, Any], tools: list[Any]
+    ) -> tuple[dict[str, Any], bool, Usage | None]:
+        """Choose the output item for a main-loop request (whether it is a retry, and the
+        usage its step names).
 
         Call with the lock held.
         """
@@ -258,12 +279,13 @@ class FakeResponsesAPI:
                 and time.monotonic() - since < _RETRY_FOR_S
                 and any(m in output.lower() for m in _RETRY_MARKERS)
             ):
-                return self._emit(index, attempt + 1, tools, since), True
+                return self._emit(index, attempt + 1, tools, since), True, None
         if self._next_step >= len(self._steps):
-            return message(f"msg_{self._seq}", self._final_text), False
+            return message(f"msg_{self._seq}", self._final_text), False, None
         index = self._next_step
         self._next_step += 1
-        return self._emit(index, 0, tools, time.monotonic()), False
+        own = self._steps[index].get("usage")
+        return self._emit(index, 0, tools, time.monotonic()), False, own
 
     def _emit(self, index: int, attempt: int, tools: list[Any], since: float) -> dict[str, Any]:
         step = self._steps[index]

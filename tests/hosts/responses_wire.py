@@ -13,7 +13,8 @@ from typing import Any, Final
 from hosts.codex_home import DEFAULT_MODEL
 
 #: A script step: ``{"shell": cmd}``, ``{"apply_patch": patch}``,
-#: ``{"mcp": server, "tool": name, "arguments": {...}}`` or ``{"text": final}``.
+#: ``{"mcp": server, "tool": name, "arguments": {...}}`` or ``{"text": final}``; any of
+#: them may carry ``"usage"`` (a :func:`usage`), what its response says it used.
 Step = Mapping[str, Any]
 
 #: Item types in a request's ``input`` that carry a tool call's result back to the model.
@@ -142,7 +143,35 @@ def function_call(call_id: str, name: str, arguments: Mapping[str, Any]) -> dict
     }
 
 
-def stream(response_id: str, model: Any, item: dict[str, Any]) -> list[dict[str, Any]]:
+#: What ``response.completed`` says a response used (the Responses API's ``usage``).
+Usage = dict[str, Any]
+
+
+def usage(
+    input_tokens: int, output_tokens: int, cached_tokens: int = 0, reasoning_tokens: int = 0
+) -> Usage:
+    """A ``usage`` object as the API sends it: ``input_tokens`` include the cached ones and
+    ``output_tokens`` the reasoning ones (each a detail of its total)."""
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": cached_tokens},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+        "total_tokens": input_tokens + output_tokens,
+    }
+
+
+def default_usage(n: int) -> Usage:
+    """The n-th main-loop response's usage (1-based): distinct per response and per kind."""
+    return usage(2000 * n + 7, 20 * n + 5, cached_tokens=1000 * n, reasoning_tokens=5 * n)
+
+
+NO_USAGE: Final = usage(0, 0)
+
+
+def stream(
+    response_id: str, model: Any, item: dict[str, Any], used: Usage | None = None
+) -> list[dict[str, Any]]:
     """The event sequence of one streamed response holding one output item."""
     response: dict[str, Any] = {
         "id": response_id,
@@ -152,13 +181,7 @@ def stream(response_id: str, model: Any, item: dict[str, Any]) -> list[dict[str,
         "output": [],
     }
     done = dict(response, status="completed", output=[item])
-    done["usage"] = {
-        "input_tokens": 10,
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 5,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 15,
-    }
+    done["usage"] = used if used is not None else usage(10, 5)
     events: list[dict[str, Any]] = [
         {"type": "response.created", "sequence_number": 0, "response": response},
         {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +31,28 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def claude_line(message: str, request: str, block: int, **usage: int) -> str:
-    """One assistant line: Claude Code writes one per content block of a response."""
-    return json.dumps({
+def later() -> str:
+    """A second from now: a line written after a claim, whatever the clock's grain (a
+    timestamp in the claim's own millisecond would be before it)."""
+    return (datetime.now(UTC) + timedelta(seconds=1)).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def claude_line(
+    message: str, request: str | None, block: int, at: str | None = None, **usage: int
+) -> str:
+    """One assistant line: Claude Code writes one per content block of a response
+    (2.1.332 writes no `requestId`: `request` None)."""
+    line = {
         "type": "assistant", "uuid": f"{message}-{block}", "requestId": request,
-        "timestamp": now(), "sessionId": SESSION_A,
+        "timestamp": at or now(), "sessionId": SESSION_A,
         "message": {"id": message, "model": "claude-sonnet-4-5", "role": "assistant",
                     "usage": {"input_tokens": usage.get("i", 0), "output_tokens": usage.get("o", 0),
                               "cache_creation_input_tokens": usage.get("cc", 0),
                               "cache_read_input_tokens": usage.get("cr", 0)}},
-    })  # fmt: skip
+    }  # fmt: skip
+    if request is None:
+        del line["requestId"]
+    return json.dumps(line)
 
 
 def turn(repo: Path, transcript: Path, session: str = SESSION_A, **more: str) -> str:
@@ -140,6 +152,95 @@ def test_codex_token_counts_are_read_from_its_rollout(
     with Client(daemon.socket_path, project=str(repo)) as client:
         (row,) = client.cost(task_id=task.id).rows
     assert (row.agent, row.model, row.entries) == (CODEX_AGENT, "gpt-5-codex", 2)
+
+
+def test_claude_lines_without_a_request_id_are_keyed_by_the_response(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """Claude Code 2.1.332 writes no `requestId`: the response's id alone is the key, so
+    its blocks count once and a re-read from the start adds nothing."""
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("parser").task
+        a.claim(task.id)
+    transcript = workdir / "session.jsonl"
+    transcript.write_text(
+        "\n".join([
+            claude_line("msg_a", None, 0, later(), i=3, o=40, cc=100, cr=2000),
+            claude_line("msg_a", None, 1, later(), i=3, o=40, cc=100, cr=2000),  # same one
+            claude_line("msg_b", None, 0, later(), i=5, o=60),
+        ]) + "\n"
+    )  # fmt: skip
+    run("deliver", "claude", turn(repo, transcript), daemon)
+    for state in (daemon.socket_path.parent / "state" / "coordd" / "usage").glob("*.json"):
+        state.unlink()
+    run("deliver", "claude", turn(repo, transcript), daemon)
+    assert totals(daemon, repo, task_id=task.id) == (8, 100, 100, 2000)
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        (row,) = client.cost(task_id=task.id).rows
+    assert row.entries == 2
+
+
+def codex_record(response: str, at: str, i: int, cached: int, o: int) -> str:
+    """Codex 0.171.0's line for one response, written as it arrives."""
+    usage = {
+        "input_tokens": i,
+        "cached_input_tokens": cached,
+        "cache_write_input_tokens": 0,
+        "output_tokens": o,
+        "reasoning_output_tokens": 0,
+        "total_tokens": i + o,
+    }
+    return json.dumps({"timestamp": at, "type": "token_usage_record",
+                       "payload": {"thread_id": CODEX_SESSION, "response_id": response,
+                                   "usage": usage, "turn_token_usage": usage,
+                                   "thread_token_usage": usage}})  # fmt: skip
+
+
+def codex_count(total: int, i: int, cached: int, o: int) -> str:
+    """Codex's `token_count` event, written once the response's tools have run."""
+    last = {
+        "input_tokens": i,
+        "cached_input_tokens": cached,
+        "output_tokens": o,
+        "reasoning_output_tokens": 0,
+        "total_tokens": i + o,
+    }
+    info = {
+        "total_token_usage": {"total_tokens": total},
+        "last_token_usage": last,
+        "last_usage_includes_reasoning": False,
+    }
+    return json.dumps({"timestamp": now(), "type": "event_msg",
+                       "payload": {"type": "token_count", "info": info}})  # fmt: skip
+
+
+def test_codex_usage_records_are_charged_when_the_response_came(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """Codex 0.171.0 writes `token_usage_record` as a response arrives and its
+    `token_count` only after the response's tool ran: the response that claimed a task
+    (its record before the claim, its count after) is not the task's, and a rollout's
+    usage counts once, from its records, even when the two are read apart."""
+    rollout = workdir / "rollout-2026-12-06T07-00-00-y.jsonl"
+    context = json.dumps({"timestamp": now(), "type": "turn_context",
+                          "payload": {"model": "gpt-5-codex", "cwd": str(repo)}})  # fmt: skip
+    rollout.write_text(context + "\n" + codex_record("resp_1", now(), 1000, 800, 100) + "\n")
+    stdin = turn(repo, rollout, CODEX_SESSION, model="gpt-5-codex")
+    run("deliver", "codex", stdin, daemon)  # the record read; its count not yet written
+    with Client(daemon.socket_path, agent=CODEX_AGENT, project=str(repo)) as c:
+        task = c.post("lexer").task
+        c.claim(task.id)  # the tool response 1 asked for
+    with rollout.open("a") as handle:
+        handle.write(codex_count(1100, 1000, 800, 100) + "\n")
+        handle.write(codex_record("resp_2", later(), 2000, 1500, 50) + "\n")
+        handle.write(codex_count(3150, 2000, 1500, 50) + "\n")
+    run("deliver", "codex", stdin, daemon)
+    assert totals(daemon, repo, task_id=task.id) == (500, 50, 0, 1500)
+    assert totals(daemon, repo) == (700, 150, 0, 2300)  # response 1 unattributed, once
+    for state in (daemon.socket_path.parent / "state" / "coordd" / "usage").glob("*.json"):
+        state.unlink()  # read again from the start: the same two
+    run("deliver", "codex", stdin, daemon)
+    assert totals(daemon, repo) == (700, 150, 0, 2300)
 
 
 def test_a_broken_transcript_changes_nothing_a_hook_answers(

@@ -5,15 +5,24 @@
   `cache_read_input_tokens`), `message.model`, `message.id`, `requestId` and
   `timestamp`. One response is written as several lines, one per content block,
   each repeating the response's usage, so the entry id is `message.id:requestId`
-  (the line's own `uuid` would count a response once per block); within one read
-  the line with the most output wins.
+  (the line's own `uuid` would count a response once per block), or `message.id`
+  alone where the line has no `requestId` (2.1.332 writes none, and writes the
+  line once the response is whole: its `output_tokens` are the final count);
+  within one read the line with the most output wins.
 - **Codex** (`transcript_path` is the rollout, `~/.codex/sessions/.../rollout-*.jsonl`):
-  an `event_msg` whose payload is a `token_count` carries `info.last_token_usage`
-  (`input_tokens`, of which `cached_input_tokens` were read from cache, and
-  `output_tokens`, reasoning included) and `info.total_token_usage`, the session's
-  running total, whose `total_tokens` names the call: a `token_count` repeated
-  with the same total (Codex sends one again on a rate-limit update) is the same
-  call. The model is the newest `turn_context` line's, else the hook's `model`.
+  Codex 0.171.0 writes a `token_usage_record` line for each model response as
+  it arrives (`payload.response_id`, `payload.usage`: `input_tokens`, of which
+  `cached_input_tokens` were read from cache, `output_tokens`, reasoning
+  included), keyed `session:response_id`; its `timestamp` is when the response
+  came, before the tools it asked for ran. Its `token_count` event
+  (`event_msg`, `info.last_token_usage` and the running `info.total_token_usage`)
+  comes only after those tools ran, so its time would charge a response that
+  claims (or completes) a task to the state after the claim: once a rollout has
+  shown a `token_usage_record`, its `token_count`s are ignored (the caller keeps
+  that flag with the offset). Older rollouts have `token_count`s only; there the
+  running total's `total_tokens` names the call (a `token_count` repeated with
+  the same total on a rate-limit update is the same call). The model is the
+  newest `turn_context` line's, else the hook's `model`.
 
 Only lines that can carry usage are parsed at all (a cheap byte test first: a
 tool result line may be megabytes). Entries that would not fit the wire's bounds
@@ -76,7 +85,9 @@ def claude_entries(lines: list[bytes]) -> list[Entry]:
             continue
         assert obj is not None
         response, request = message.get("id"), obj.get("requestId")
-        key = f"{response}:{request}" if isinstance(response, str) else obj.get("uuid")
+        key: Any = obj.get("uuid")
+        if isinstance(response, str):  # 2.1.332 writes no requestId: the response's id alone
+            key = f"{response}:{request}" if isinstance(request, str) else response
         entry = _entry(
             key,
             obj.get("timestamp"),
@@ -97,10 +108,11 @@ def claude_entries(lines: list[bytes]) -> list[Entry]:
 
 
 def codex_entries(
-    lines: list[bytes], session: str, model: str | None
-) -> tuple[list[Entry], str | None]:
-    """Codex's `token_count` events, one entry per model call; and the model in force
-    at the end of these lines (for the next read, which starts after them)."""
+    lines: list[bytes], session: str, model: str | None, records: bool = False
+) -> tuple[list[Entry], str | None, bool]:
+    """Codex's model calls, one entry per response; the model in force at the end of
+    these lines (for the next read, which starts after them); and whether the rollout
+    has shown a `token_usage_record` (then its `token_count`s are not read)."""
     found: dict[str, Entry] = {}
     for line in lines:
         if b"turn_context" in line:
@@ -109,7 +121,22 @@ def codex_entries(
             if isinstance(payload, dict) and isinstance(payload.get("model"), str):
                 model = payload["model"]
             continue
-        if b"token_count" not in line:
+        if b"token_usage_record" in line:
+            obj = _json(line)
+            payload = (
+                obj.get("payload") if obj and obj.get("type") == "token_usage_record" else None
+            )
+            if not isinstance(payload, dict):
+                continue
+            assert obj is not None
+            records = True
+            response, usage = payload.get("response_id"), payload.get("usage")
+            if isinstance(response, str) and isinstance(usage, dict):
+                entry = _codex_entry(f"{session}:{response}", obj.get("timestamp"), model, usage)
+                if entry is not None:
+                    found.setdefault(entry["id"], entry)
+            continue
+        if records or b"token_count" not in line:
             continue
         obj = _json(line)
         payload = obj.get("payload") if obj else None
@@ -121,20 +148,22 @@ def codex_entries(
         if not isinstance(last, dict) or not isinstance(total, dict):
             continue  # a rate-limit update: no call
         assert obj is not None
-        inputs, cached = last.get("input_tokens", 0), last.get("cached_input_tokens", 0) or 0
-        if not isinstance(inputs, int) or not isinstance(cached, int):
-            continue
-        entry = _entry(
-            f"{session}:{total.get('total_tokens')}",
-            obj.get("timestamp"),
-            model,
-            {
-                "input": inputs - cached,
-                "output": last.get("output_tokens", 0),
-                "cache_creation": 0,
-                "cache_read": cached,
-            },
-        )
+        key = f"{session}:{total.get('total_tokens')}"
+        entry = _codex_entry(key, obj.get("timestamp"), model, last)
         if entry is not None:
             found.setdefault(entry["id"], entry)
-    return list(found.values()), model
+    return list(found.values()), model, records
+
+
+def _codex_entry(key: str, at: Any, model: str | None, usage: dict[str, Any]) -> Entry | None:
+    """One Codex usage (`input_tokens` include `cached_input_tokens`) as a wire entry."""
+    inputs, cached = usage.get("input_tokens", 0), usage.get("cached_input_tokens", 0) or 0
+    if not isinstance(inputs, int) or not isinstance(cached, int):
+        return None
+    counts = {
+        "input": inputs - cached,
+        "output": usage.get("output_tokens", 0),
+        "cache_creation": 0,
+        "cache_read": cached,
+    }
+    return _entry(key, at, model, counts)

@@ -5,7 +5,8 @@ and `session-end`; Codex's `post-tool`, `deliver` and `session-end`) reads its
 payload's `transcript_path` from where the last read of that file stopped: an
 offset per transcript, kept in the user's state directory beside the hooks' other
 state (`<state>/usage/<hash of the path>.json`, with the file's inode and, for
-Codex, the model in force there). A read stops at the last whole line, so a line
+Codex, the model in force there and whether the rollout has per-response
+`token_usage_record` lines). A read stops at the last whole line, so a line
 the host is still writing is read next time, complete. A file whose inode changed
 (rotated) or that is shorter than the offset (truncated) is read again from its
 start: the ledger counts an entry it already has once, so a re-read costs time,
@@ -94,15 +95,17 @@ def _report(socket: Callable[[], Path], given: HookInput, path: str) -> None:
     session = given.raw.get("session_id")
     session = session if isinstance(session, str) and 0 < len(session) <= 256 else None
     model = saved.get("model")
+    records = offset > 0 and saved.get("records") is True
     if given.host == "codex":
         hook_model = given.raw.get("model")
         model = model if isinstance(model, str) else hook_model
-        entries, model = transcript.codex_entries(lines, session or path, model)
+        entries, model, records = transcript.codex_entries(lines, session or path, model, records)
     else:
         entries = transcript.claude_entries(lines)
     if entries:
         _send(socket(), given, entries, session)
-    _save(file, {"path": path, "inode": stat.st_ino, "offset": offset + end, "model": model})
+    state = {"path": path, "inode": stat.st_ino, "offset": offset + end, "model": model}
+    _save(file, {**state, "records": records})
 
 
 def _send(

@@ -192,7 +192,7 @@ COMMIT = Bound(pattern=r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 # docs/PROTOCOL-1.2.md section 15 (issue 48): the token ledger.
 #: A usage entry's dedup id as the host gives it (Claude Code: `message.id` and
-#: `requestId`; Codex: the session and the turn's place in its rollout). Visible
+#: `requestId` if any; Codex: the session and the response's id). Visible
 #: ASCII: a token, never shown as text.
 USAGE_ID = Bound(min_length=1, max_length=256, pattern=r"[!-~]+")
 #: Which host counted it (`claude`, `codex`, `cursor`): a kind-like word, so the
