@@ -95,3 +95,22 @@ def cell(spent: int, budget: int | None) -> str:
 def usd(value: float | None) -> str:
     """A dollar estimate, labelled: `$1.23 est.`; `$? est.` when a model has no price."""
     return f"$? {ESTIMATE}" if value is None else f"${value:,.2f} {ESTIMATE}"
+
+
+def task_words(costs: Costs, task_id: int) -> str:
+    """A task's cost in words: `1,600,000 tokens (1.6M) · $4.80 est. · budget 2M: 80%`."""
+    spent, budget = costs.tasks.get(task_id, 0), costs.budgets.get(task_id)
+    words = f"{spent:,} tokens"
+    if spent:
+        words += f" ({compact(spent)}) · {usd(costs.task_usd.get(task_id))}"
+    if budget:
+        words += f" · budget {compact(budget)}: {100 * spent // budget}%"
+    return words
+
+
+def agent_words(costs: Costs, agent: str) -> str:
+    """An agent's: `1.6M tokens · $4.80 est.`, or `-` when nothing was charged."""
+    spent = costs.agents.get(agent, 0)
+    if not spent:
+        return "-"
+    return f"{compact(spent)} tokens · {usd(costs.agent_usd.get(agent))}"
