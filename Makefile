@@ -99,9 +99,10 @@ fmt: $(STAMP)
 bench: $(STAMP) $(HOSTS_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
-## The same, plus Redis and PostgreSQL peers (installs them from the distribution as root).
+## The same, plus the peers: the agent tools from PyPI (bench/peer_venvs.py, a venv each) and
+## Redis and PostgreSQL (from the distribution as root). BENCH_ARGS=--peers-only: the peers alone.
 bench-peers: $(STAMP) $(HOSTS_STAMP)
-	bench/install-peers.sh
+	PYTHON=$(BIN)/python bench/install-peers.sh
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' -c $(CONSTRAINTS)
 	$(BIN)/python -m bench --peers $(BENCH_ARGS)
 

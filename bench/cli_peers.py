@@ -9,7 +9,7 @@ the two tools share the machine's load alike; the figure that counts is the rati
 their calls per second in the same run.
 
 `python -m bench.cli_peers [rounds] [calls]`: coordinationhub is installed into
-`bench/.peers-venv` from PyPI on first use (pinned below).
+`bench/.peers/coordinationhub` from PyPI on first use (pinned in bench/peer_venvs.py).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import peer_venvs
 from bench.harness import Daemon
 from coordd_client import Client
 
-#: The peer, pinned: a new release must not move the figures in silence.
-COORDINATIONHUB = "coordinationhub==0.8.0"
-PEER_VENV = Path(__file__).resolve().parent / ".peers-venv"
 WORKERS = 16
+#: Raced tasks: agents at once -> rounds (a fresh task each round, both tools).
+RACES = {16: 3, 64: 2}
 
 #: One worker: wait for the barrier, then run each command in turn; print its seconds.
 WORKER = """
@@ -47,12 +47,10 @@ print(json.dumps({"seconds": time.perf_counter() - started, "codes": codes}))
 
 def peer_cli() -> Path:
     """coordinationhub's console script, installed into a venv of its own if absent."""
-    script = PEER_VENV / "bin" / "coordinationhub"
-    if not script.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-        pip = [str(PEER_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-        subprocess.run([*pip, COORDINATIONHUB], check=True)
-    return script
+    why = peer_venvs.install("coordinationhub")
+    if why is not None:
+        raise RuntimeError(why)
+    return peer_venvs.venv("coordinationhub") / "bin" / "coordinationhub"
 
 
 @dataclass
@@ -93,7 +91,7 @@ def measure(rounds: int = 3, calls: int = 10) -> dict[str, float]:
             env |= {"COORDD_SOCKET": str(daemon.socket), "COORD_NO_AUTOSTART": "1"}
             with Client(daemon.socket, project=str(work)) as client:
                 ids = [client.post(f"t{n}").task.id for n in range(WORKERS * calls * rounds + 1)]
-                raced = client.post("raced").task.id
+                raced = [client.post(f"raced {n}").task.id for n in range(sum(RACES.values()))]
             # A first call starts the quick server; wait until the path is warm.
             subprocess.run([coord, "claim", str(ids.pop()), "--agent", "warm"], env=env, cwd=work,
                            capture_output=True, check=False)  # fmt: skip
@@ -121,12 +119,23 @@ def measure(rounds: int = 3, calls: int = 10) -> dict[str, float]:
             out["cli16_coord_per_s"] = statistics.median(ours)
             out["cli16_peer_per_s"] = statistics.median(theirs)
             out["cli16_ratio"] = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
-            race = run_round([[[coord, "claim", str(raced), "--agent", f"r{w}"]] for w in
-                              range(WORKERS)], env, work)  # fmt: skip
-            hub_race = run_round([[[hub, "acquire-lock", "contended", f"r{w}", "--storage-dir",
-                                    str(storage)]] for w in range(WORKERS)], env, work)  # fmt: skip
-            out["race16_coord_winners"] = float(race.codes.count(0))
-            out["race16_peer_winners"] = float(hub_race.codes.count(0))
+            for agents, count in RACES.items():
+                ours_won, theirs_won = [], []
+                for r in range(count):
+                    task = raced.pop()
+                    race = run_round([[[coord, "claim", str(task), "--agent", f"r{w}"]] for w in
+                                      range(agents)], env, work)  # fmt: skip
+                    hub_race = run_round([[[hub, "acquire-lock", f"contended{agents}/{r}", f"r{w}",
+                                            "--storage-dir", str(storage)]] for w in range(agents)],
+                                         env, work)  # fmt: skip
+                    ours_won.append(race.codes.count(0))
+                    theirs_won.append(hub_race.codes.count(0))
+                for who, won in (("coord", ours_won), ("peer", theirs_won)):
+                    out[f"race{agents}_{who}_winners"] = float(won[0])
+                    out[f"race{agents}_{who}_min"] = float(min(won))
+                    out[f"race{agents}_{who}_max"] = float(max(won))
+                    out[f"race{agents}_{who}_wrong"] = float(sum(1 for w in won if w != 1))
+                    out[f"race{agents}_{who}_rounds"] = float(len(won))
         finally:
             daemon.stop()
     return out

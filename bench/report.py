@@ -7,8 +7,9 @@ import platform
 import sqlite3
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -52,6 +53,8 @@ class Measured:
     gil_contended: float
     wake: Result
     team_notes: list[str]
+    #: bench/agent_peers.py's runs (`make bench-peers`), empty otherwise.
+    agent_peers: list[Any] = field(default_factory=list)
 
 
 def machine() -> str:
@@ -168,7 +171,8 @@ def render_report(m: Measured) -> str:
             + [""]
             if peer_notes
             else [
-                "Peers were not measured in this run (`make bench-peers` adds Redis and PostgreSQL).",
+                "Peers were not measured in this run (`make bench-peers` adds the agent tools from"
+                " PyPI, Redis and PostgreSQL).",
                 "",
             ]
         ),
@@ -215,6 +219,7 @@ def render_report(m: Measured) -> str:
         *agent_pays_record(),
         *mcp_start_lines(extra),
         *hook_lines(extra),
+        *agent_peer_lines(m.agent_peers, extra),
         *cli_peer_lines(extra),
         *board_lines(extra),
         *context_lines(extra),
@@ -407,6 +412,15 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
 
 
 HOOK_EVENTS = ("session-start", "pre-edit", "post-tool", "session-end", "wake", "pre-commit")
+
+
+def agent_peer_lines(runs: list[Any], extra: dict[str, float]) -> list[str]:
+    """The peers an agent would pick, beside coordd in the same run (bench/agent_peers.py)."""
+    if not runs:
+        return []
+    from bench.agent_peers import render
+
+    return render(runs, extra)
 
 
 def cli_peer_lines(extra: dict[str, float]) -> list[str]:

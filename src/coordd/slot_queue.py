@@ -116,7 +116,7 @@ class SlotQueue:
             elif first:
                 line[0].wake.set()
         raise refused or Conflict(
-            f"{key[1]!r}: an earlier waiting request is served first; wait longer",
+            f"slot {key[1]}: an earlier waiting request is served first; wait longer",
             slot=key[1],
         )
 

@@ -99,7 +99,7 @@ def test_after_setup_it_reports_connected_and_the_trust_of_codex_hooks(world: Wo
     ]  # fmt: skip
     assert {h["trust"] for h in hooks} == {"untrusted"}
     assert all(Path(h["source"]) == world.home / ".codex" / "hooks.json" for h in hooks)
-    assert first["fixes"] == ["open Codex and review them in /hooks"]
+    assert first["fixes"] == ["open Codex and review coord's hooks in /hooks"]
     # One cause, however many checks it fails (issue 47 item 11: it was eight "problems").
     assert first["problems"] == 1 and first["failed_checks"] >= len(hooks), first
     server = next(c for c in codex if c["check"] == "mcp server")

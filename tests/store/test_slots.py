@@ -9,6 +9,7 @@ wire's refusals, the CLI and ports.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -66,3 +67,30 @@ def test_a_task_bound_slot_ends_when_its_task_leaves_claimed(board: Board) -> No
         # At once, before the reaper: the lease stopped counting with its task.
         assert a.slots(name="migrations").leases == []
         assert b.acquire_slot("migrations").lease.agent == "b"
+
+
+def test_a_slots_refusals_name_it_as_it_is_written_not_as_a_python_repr(board: Board) -> None:
+    """Found in review (issue 47 item 4): `coord slot acquire test-db --capacity 3` said
+    "slot 'test-db' is held with capacity 2, not 3", the daemon's words reaching the CLI
+    as they are; a slot's name is plain (no quoting needed: letters, digits, `._:/@+-`)."""
+    with client_for(board, "a") as a, client_for(board, "b") as b:
+        a.acquire_slot("test-db", capacity=2)
+        a.lease_port("dev-server")
+        with client_for(board, "c") as c:
+            c.acquire_slot("test-db", capacity=2)  # full now: 2 of 2
+        calls: list[Callable[[], object]] = [
+            lambda: b.acquire_slot("test-db", capacity=3),
+            lambda: b.acquire_slot("test-db", capacity=2),
+            lambda: b.acquire_slot("dev-server"),
+            lambda: b.lease_port("test-db"),
+        ]
+        refusals = []
+        for call in calls:
+            with pytest.raises(Conflict) as refused:
+                call()
+            refusals.append(refused.value.message)
+        assert refusals[0].startswith("slot test-db is held with capacity 2, not 3:")
+        assert refusals[1].startswith("slot test-db is full (2 of 2): held by a")
+        assert refusals[2].startswith("dev-server is the name of a port lease")
+        assert refusals[3].startswith("test-db is a slot in this project, not a port lease")
+        assert not any("'" in said for said in refusals), refusals

@@ -190,3 +190,20 @@ def test_the_markdown_covers_every_event_kind_readably(daemon: DaemonProcess) ->
     lines = [line for line in board.splitlines() if line.startswith("- ")]
     seqs = [int(line.rsplit("(seq ", 1)[1].split(")")[0]) for line in lines]
     assert seqs == sorted(seqs) and len(lines) >= 10
+
+
+def test_a_long_message_is_kept_whole_in_the_markdown(daemon: DaemonProcess) -> None:
+    """Found in review (issue 47 item 9): the Markdown kept a message's first line, cut at
+    200 characters with no mark, so an audit trail lost the rest of what was said. A
+    longer body is marked cut on its line and kept whole in a fence under it."""
+    body = "use `foo_bar` *now*\n## not a heading\n" + "x" * 300
+    with daemon.client() as client:
+        client.send_message(body, to="human-ada", agent="codex-2", project=PROJECT)
+        client.send_message("short one", to="human-ada", agent="codex-2", project=PROJECT)
+    done = coord("--project", PROJECT, "export", socket=daemon.socket_path)
+    assert done.returncode == 0, done.stderr
+    board = done.stdout.split("## Board events", 1)[1]
+    assert "(seq 1): use \\`foo_bar\\` \\*now\\*…\n" in board
+    fenced = "\n".join("  " + line for line in ["```text", *body.splitlines(), "```"])
+    assert fenced in board
+    assert board.rstrip().endswith("(seq 2): short one")

@@ -5,6 +5,7 @@ identity shared with the CLI, waits, restarts and bad input."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,13 @@ async def test_protocol_errors_are_tool_errors_that_say_what_to_do(daemon: Daemo
         refused = await c.call_tool("reserve_paths", {"patterns": ["src/a.py"]})
         assert refused.is_error and "held by codex-3" in text(refused)
         assert (error_of(refused) or {})["data"]["conflicts"]
+        # The error object the model also reads says the advice, not the daemon's words
+        # for no surface: no quoted repr, no raw instant, no `wait_s` in backticks (found
+        # in review, issue 47 item 4).
+        said = (error_of(refused) or {})["message"]
+        assert said == headline(refused).removeprefix("reserved: ")
+        assert "'" not in said and "`wait_s`" not in said
+        assert re.search(r"\d{4}-\d\d-\d\dT", said) is None
 
 
 async def test_two_servers_racing_for_one_task_make_one_winner(daemon: DaemonProcess) -> None:

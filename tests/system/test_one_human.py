@@ -241,3 +241,18 @@ def test_the_web_offers_the_answer_to_a_request_made_to_a_former_name() -> None:
         shown = _answers(request_to(holder), me, "csrf")
         assert "Approve" in shown and "Deny" in shown and "waiting on" not in shown, holder
     assert "waiting on codex-2" in _answers(request_to("codex-2"), me, "csrf")
+
+
+def test_a_message_to_a_name_never_seen_says_it_may_be_a_typo(daemon: DaemonProcess) -> None:
+    """Found in review: `coord msg --to claude-3cda0b49438` (a digit short) said "sent"
+    and nothing more; the daemon's `never_seen` says the name was never seen, and the
+    person is told (docs/PROTOCOL-1.2.md, "Names never seen": a client may warn)."""
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        tab.heartbeat()
+    typo = terminal(daemon, "msg", "--to", "claude-l", "--to", "claude-1", "hold off on main")
+    assert typo.splitlines() == [
+        "sent #1 to claude-l",
+        "note: claude-l has never been seen here: a typo? `coord agents --all` lists every"
+        " name (kept a week for a tab that starts later)",
+        "sent #2 to claude-1",
+    ], typo

@@ -461,3 +461,35 @@ def test_the_git_guard_refuses_a_relative_hooks_path(
     assert "core.hooksPath is relative (.hooks)" in refused.stderr
     assert "hook pre-commit || exit $?" in refused.stderr
     assert not (project / ".hooks").exists()
+
+
+def test_setting_up_a_host_that_is_not_installed_says_so(
+    home: Path, project: Path, workdir: Path
+) -> None:
+    """Found in review (issue 47 item 11): `coord setup cursor` with no Cursor here wrote
+    its files in silence. It still writes them (Cursor may be installed next), and says
+    the host was not found."""
+    git_only = workdir / "bin"
+    git_only.mkdir()
+    (git_only / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    env = coord_env(workdir / "s.sock", HOME=str(home), XDG_STATE_HOME=str(home / ".state"))
+    env["PATH"] = str(git_only)
+
+    def setup(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [COORD, "setup", *args], capture_output=True, text=True, env=env, cwd=project,
+            timeout=60, check=False,
+        )  # fmt: skip
+
+    note = (
+        "coord setup cursor: note: cursor is not installed here (no ~/.cursor, no `cursor`"
+        " on PATH); these settings take effect once it is installed\n"
+    )
+    dry = setup("cursor", "--dry-run")
+    assert dry.returncode == 0 and dry.stderr == note
+    done = setup("cursor")
+    assert done.returncode == 0 and done.stderr == note
+    assert (home / ".cursor" / "mcp.json").exists()
+    # Installed now (its directory is there): nothing more to say.
+    again = setup("cursor", "--remove")
+    assert again.returncode == 0 and again.stderr == ""

@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from textual.widgets import DataTable, Input, TabbedContent
+from textual.widgets import DataTable, Input, Label, TabbedContent
 from top_pilot import until
 
 from coordd_client import Client
@@ -177,3 +177,110 @@ def test_mark_read_never_acknowledges_another_projects_message(daemon: DaemonPro
         unread = client.read_messages().messages
         assert [m.body for m in unread] == ["elsewhere", "here again"]
         assert client.ack_messages(first.id).cursor == first.id  # the cursor stopped there
+
+
+def test_at_80x24_the_approval_dialog_shows_its_question_whole_and_what_else_ends(
+    daemon: DaemonProcess,
+) -> None:
+    """Found in review (issue 47 item 3): at 80 columns the dialog's question was cut
+    mid-word with no ellipsis ("hand src/auth/tokens.py from human-test o"), and approving
+    a file out of the human's pattern ended the whole pattern without a word."""
+    with Client(daemon.socket_path, agent=HUMAN, project=PROJECT) as client:
+        client.reserve(["src/auth/**"])
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as client:
+        request = client.request_release(patterns=["src/auth/tokens.py"], body="#7").request
+
+    async def main() -> None:
+        app = TopApp(socket, PROJECT, agent=HUMAN)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.query_one(TabbedContent).active = "tab-messages"
+            await until(lambda: table(app).row_count == 1 and bool(app._reservations), pilot)
+            await pilot.press("g")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            assert isinstance(app.screen, Confirm)
+            assert facts_of(app.screen)["also ends"] == (
+                f"{HUMAN}'s src/auth/** (a reservation ends whole: re-reserve what is still needed)"
+            )
+            await pilot.pause(0.1)
+            label = app.screen.query(Label).first()  # the question, wrapped to the dialog
+            drawn = "".join(label.render_line(y).text for y in range(label.size.height))
+            assert "".join(drawn.split()) == "".join(app.screen.question.split())
+            assert label.size.height > 1
+
+    socket = daemon.socket_path
+    asyncio.run(main())
+    assert request.id
+
+
+def test_a_confirmation_quotes_a_long_title_cut_with_an_ellipsis(daemon: DaemonProcess) -> None:
+    """Found in review (issue 47 item 7): cancel's dialog quoted a title cut at 60
+    characters mid-word with no "…"; it now quotes up to 120, and marks the cut."""
+    title = "migrate the invoices table to the new schema " * 5
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as client:
+        client.post(title.strip())
+
+    async def main() -> None:
+        app = TopApp(daemon.socket_path, PROJECT, agent=HUMAN)
+        async with app.run_test(size=(80, 24)) as pilot:
+            board = app.query_one("#board", DataTable)
+            await until(lambda: board.row_count == 1, pilot)
+            board.focus()
+            await pilot.press("c")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            assert isinstance(app.screen, Confirm)
+            said = app.screen.question
+            assert said.startswith('Cancel #1 "migrate the invoices table')
+            assert said.endswith('…"?') and len(said) == len('Cancel #1 ""?') + 120
+
+    asyncio.run(main())
+
+
+def row_of(board: DataTable[object], task_id: int) -> int:
+    """The Board's row of task `task_id`."""
+    ids = [str(board.get_row_at(i)[0]).strip() for i in range(board.row_count)]
+    return ids.index(str(task_id))
+
+
+def test_the_human_approves_and_rejects_gates_from_the_board(daemon: DaemonProcess) -> None:
+    """Found in review (issue 47 item 3): only the web could decide a gate. On the Board,
+    `g` approves the selected gate and `d` rejects it with a reason, each confirmed in a
+    dialog naming the gate, its question and its asker; the asker is told either way."""
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        ship = tab.post("ship 1.4?", body="The backup ran.", assignee=HUMAN).task
+        drop = tab.post("drop the old column?", assignee=HUMAN).task
+
+    async def main() -> None:
+        app = TopApp(daemon.socket_path, PROJECT, agent=HUMAN)
+        async with app.run_test(size=(80, 24)) as pilot:
+            board = app.query_one("#board", DataTable)
+            await until(lambda: board.row_count == 2, pilot)
+            board.focus()
+            board.move_cursor(row=row_of(board, ship.id))
+            await pilot.press("g")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            assert isinstance(app.screen, Confirm)
+            assert app.screen.question == f'Approve gate #{ship.id} "ship 1.4?", asked by claude-1?'
+            assert facts_of(app.screen)["question"] == "The backup ran."
+            await pilot.press("y")
+            await until(lambda: state(ship.id) == "done", pilot)
+            board.move_cursor(row=row_of(board, drop.id))
+            await pilot.press("d")
+            await until(lambda: isinstance(app.screen, Ask), pilot)
+            app.screen.query_one(Input).value = "not before the backup"
+            await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, Confirm), pilot)
+            await pilot.press("y")
+            await until(lambda: state(drop.id) == "failed", pilot)
+
+    def state(task_id: int) -> str:
+        with Client(daemon.socket_path, project=PROJECT) as look:
+            return look.get(task_id).task.state
+
+    asyncio.run(main())
+    with Client(daemon.socket_path, agent="claude-1", project=PROJECT) as tab:
+        assert tab.get(ship.id).task.result == f'approved by {HUMAN}: "ship 1.4?"'
+        told = [m.body for m in tab.read_messages().messages]
+    assert told == [
+        f'approved gate #{ship.id} "ship 1.4?": its dependents may go',
+        f'rejected gate #{drop.id} "drop the old column?": not before the backup',
+    ]

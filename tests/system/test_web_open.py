@@ -149,3 +149,23 @@ def test_a_stop_removes_the_file_of_a_code_never_used(
         server.stop()  # SIGTERM
     assert server.proc.returncode == 0
     assert not file.exists(), "a stopped coord web left its sign-in file"
+
+
+def test_open_with_no_browser_to_start_says_to_open_the_address(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    """Found in review: `coord web --open` on a machine with no browser to start printed
+    the address and said nothing more, so a person waited for a page. `webbrowser`
+    reports the failure (here `$BROWSER` exits 1), and coord web says so."""
+    log = tmp_path / "web.log"
+    server = start_web(
+        daemon.socket_path, PROJECT, "--open", env={"BROWSER": "/bin/false"}, log=log
+    )
+    try:
+        note = "coord web: --open found no browser to start here; open the address above"
+        deadline = time.monotonic() + REPORT_TIMEOUT_S
+        while note not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert note in log.read_text()
+    finally:
+        server.stop()

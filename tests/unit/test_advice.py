@@ -30,7 +30,7 @@ def at(seconds: float) -> str:
 
 HOLDER = {"id": 9, "agent": "codex-2", "capacity": 1, "expires_at": at(540), "fence": 3}
 SLOT_FULL = Conflict(
-    "slot 'test-db' is full (1 of 1): held by codex-2 until ...; wait for it (`wait_s`)",
+    "slot test-db is full (1 of 1): held by codex-2 until ...; wait for it (`wait_s`)",
     slot="test-db",
     holders=[HOLDER],
     retry_at=at(540),
@@ -143,8 +143,8 @@ def test_another_message_keeps_its_words_with_the_wire_field_translated() -> Non
         "landing #3 is queued; wait for your turn (--wait S)"
     )
     assert advice.refusal(Surface.MCP, "conflict", message, {}) == message
-    slot_named = Conflict("'x' is the name of a port lease", slot="x")
+    slot_named = Conflict("x is the name of a port lease", slot="x")
     assert text_of(results.refusal(slot_named)) == (
-        "conflict: 'x' is the name of a port lease; call acquire_slot with another name,"
+        "conflict: x is the name of a port lease; call acquire_slot with another name,"
         " or with the capacity its holders name"
     )

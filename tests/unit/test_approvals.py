@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from coordd_client import approvals
-from coordd_client.protocol.wire import Task
+from coordd_client.protocol.wire import Reservation, Task
 from coordd_client.protocol.wire_messages import Message
 
 AT = "2026-12-02T13:36:00.000000Z"
@@ -84,3 +84,36 @@ def test_the_reason_sent_is_the_persons_own_words() -> None:
     assert approvals.answer_reason("deny", asked) is None
     assert approvals.answer_reason("approve", asked, "") is None
     assert approvals.answer_reason("approve", asked, "go") == "go"
+
+
+def held(agent: str, pattern: str, project: str = "/home/ada/shop") -> Reservation:
+    record = {
+        "id": 1, "project": project, "agent": agent, "pattern": pattern, "exclusive": True,
+        "reason": None, "task_id": None, "created_at": AT, "expires_at": AT, "ttl_s": 3600.0,
+    }  # fmt: skip
+    return msgspec.convert(record, Reservation)
+
+
+def test_an_approval_says_what_else_of_the_holders_it_ends() -> None:
+    """A pattern ends whole (docs/MESSAGES.md): approving `src/db/schema.py` out of the
+    human's `src/db/**` gives up all of `src/db/**`, and the sign-off says so (issue 47
+    item 3: `coord answer` said it afterwards; top and the web said nothing)."""
+    asked = request(["src/db/schema.py"])
+    live = [
+        held("human-ada", "src/db/**"),
+        held("human-ada", "docs/**"),  # no overlap: kept
+        held("codex-2", "src/**"),  # not the holder's
+        held("human-ada", "src/db/**", project="/elsewhere"),  # another project
+    ]
+    assert approvals.ends_whole(asked, live) == ["src/db/**"]
+    facts = dict(approvals.request_facts(asked, ["src/db/**"]))
+    assert facts["also ends"] == (
+        "human-ada's src/db/** (a reservation ends whole: re-reserve what is still needed)"
+    )
+    # What is handed over as it is held ends nothing else; a narrowing is judged by its
+    # own patterns; a claim asked for has no paths; a bad narrowing is the daemon's to refuse.
+    assert approvals.ends_whole(request(["src/db/**"]), live) == []
+    assert approvals.ends_whole(request(["src/db/**"]), live, ["src/db/a.py"]) == ["src/db/**"]
+    assert approvals.ends_whole(request(None, task_id=4), live) == []
+    assert approvals.ends_whole(asked, live, ["/abs"]) == []
+    assert "also ends" not in dict(approvals.request_facts(asked))

@@ -69,3 +69,12 @@ def test_coord_help_and_the_readme_say_the_same_thing() -> None:
     ):
         assert phrase in first and phrase in help_text, phrase
     assert "exactly one wins" in first and "exactly one wins" in help_text
+
+
+def test_coord_help_says_a_terminal_is_the_human() -> None:
+    """Found in review (issue 47 item 1): `coord --help` said a terminal gets "one name
+    per terminal session", the rule before the person was one agent; a terminal is
+    human-<user>, as the README, docs/USING.md and `coord whoami` say."""
+    flat = " ".join(WORKFLOW.split())
+    assert "on a terminal you, human-<user>" in flat
+    assert "per terminal session" not in flat

@@ -125,7 +125,7 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
     held = _sweep(tx, p.project, p.name)
     if any(lease["port"] is not None for lease in held):
         raise Conflict(
-            f"{p.name!r} is the name of a port lease in this project, not a slot;"
+            f"{p.name} is the name of a port lease in this project, not a slot;"
             " choose another name",
             slot=p.name,
         )
@@ -133,7 +133,7 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
     sizes = {lease["capacity"] for lease in others}
     if sizes and sizes != {capacity}:
         raise Conflict(
-            f"slot {p.name!r} is held with capacity {sizes.pop()}, not {capacity}: every"
+            f"slot {p.name} is held with capacity {sizes.pop()}, not {capacity}: every"
             " holder of a slot names the same capacity",
             slot=p.name,
             holders=others,
@@ -156,7 +156,7 @@ def busy(name: str, capacity: int, holders: list[dict[str, Any]], now: str) -> C
     left = time_left(first["expires_at"], now)
     more = f" (and {len(holders) - 1} more)" if len(holders) > 1 else ""
     return Conflict(
-        f"slot {name!r} is full ({len(holders)} of {capacity}): held by {first['agent']}"
+        f"slot {name} is full ({len(holders)} of {capacity}): held by {first['agent']}"
         f" until {first['expires_at']}{f' ({left})' if left else ''}{more};"
         " wait for it (`wait_s`)",
         slot=name,
@@ -207,7 +207,7 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> dict[str, Any]:
     high = S.DEFAULT_PORT_HIGH if p.high is None else p.high
     same = _sweep(tx, p.project, name)
     if any(lease["port"] is None for lease in same):
-        raise Conflict(f"{name!r} is a slot in this project, not a port lease", slot=name)
+        raise Conflict(f"{name} is a slot in this project, not a port lease", slot=name)
     mine = next((lease for lease in same if lease["agent"] == p.agent), None)
     if mine is not None and low <= mine["port"] <= high:
         lease = _upsert(

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from coordd_client import render
 from coordd_client.advice import listed, when
-from coordd_client.protocol import bounds
-from coordd_client.protocol.wire import Task
+from coordd_client.protocol import bounds, patterns
+from coordd_client.protocol.wire import Reservation, Task
 from coordd_client.protocol.wire_messages import Message
 
 #: A question or reason longer than this is cut in a one-line confirmation (the page
@@ -66,9 +66,52 @@ def gate_facts(task: Task) -> Facts:
     return facts
 
 
-def request_facts(message: Message) -> Facts:
+def ends_whole(
+    message: Message, held: Sequence[Reservation], handed: Sequence[str] = ()
+) -> list[str]:
+    """The holder's patterns that approving `message` (or narrowing it to `handed`) ends
+    whole although they are not what is handed over: each of the holder's reservations
+    in the project that overlaps what is handed over ends, since a pattern cannot be
+    cut in two (docs/MESSAGES.md), so approving `src/db/schema.py` out of a
+    `src/db/**` gives up all of `src/db/**`. `held` is what the surface knows is
+    reserved (any agent's; the holder's are picked out here)."""
+    request = message.request
+    if request is None or request.task_id is not None:
+        return []
+    given = list(handed) or list(request.patterns or ())
+    try:
+        asked = [patterns.parse(g) for g in given]
+    except patterns.BadPattern:  # a narrowing the daemon will refuse, saying why
+        return []
+    ended = {
+        r.pattern
+        for r in held
+        if r.agent == request.holder
+        and r.project == message.project
+        and r.pattern not in given
+        and any(patterns.overlap(patterns.parse(r.pattern), a) for a in asked)
+    }
+    return sorted(ended)
+
+
+def ends_fact(message: Message, ended: Sequence[str]) -> Facts:
+    """The fact a confirmation adds when approving gives up more than is asked for."""
+    if not ended or message.request is None:
+        return []
+    holder = render.clean(message.request.holder)
+    return [
+        (
+            "also ends",
+            f"{holder}'s {render.clean(listed(ended, shown=10))} (a reservation ends whole:"
+            " re-reserve what is still needed)",
+        )
+    ]
+
+
+def request_facts(message: Message, ended: Sequence[str] = ()) -> Facts:
     """The release request as a person reads it before deciding: who asks whom for what,
-    for which task, why, and until when the request stands."""
+    for which task, why, until when the request stands, and what else approving it
+    ends (`ends_whole`)."""
     request = message.request
     facts = [
         ("request", f"#{message.id}"),
@@ -82,7 +125,7 @@ def request_facts(message: Message) -> Facts:
     facts.append(("reason", render.clean_block(message.body) if message.body else "-"))
     if request is not None:
         facts.append(("open until", when(request.expires_at)))
-    return facts
+    return facts + ends_fact(message, ended)
 
 
 def gate_question(verb: str, task: Task, reason: str = "") -> str:

@@ -175,6 +175,10 @@ def _step(event: Event) -> str:
     return line
 
 
+#: A message body longer than this (or of several lines) is shown whole in a fence.
+MESSAGE_LINE_CHARS = 200
+
+
 def _message_step(event: MessageEvent) -> str:
     message = event.message
     what = {"question": "question", "answer": "answer", "request": "release request"}.get(
@@ -188,8 +192,15 @@ def _message_step(event: MessageEvent) -> str:
         line += f", replying to #{message.reply_to}"
     if message.request is not None:
         line += ", " + _request_words(message.request)
-    first = message.body.splitlines()[0][:200] if message.body else ""
-    return line + (f": {_md(first)}" if first else "")
+    lines = message.body.splitlines() if message.body else []
+    first = lines[0] if lines else ""
+    if len(lines) <= 1 and len(first) <= MESSAGE_LINE_CHARS:
+        return line + (f": {_md(first)}" if first else "")
+    # A longer body is not cut off in the audit trail: its first line, marked cut, and
+    # the whole of it in a fence under the item (indented, so the list goes on).
+    shown = first[:MESSAGE_LINE_CHARS] + "…"
+    block = _fenced(clean_block(message.body)).replace("\n", "\n  ")
+    return f"{line}: {_md(shown)}\n\n  {block}\n"
 
 
 def _request_words(request: RequestState) -> str:

@@ -79,7 +79,8 @@ one task at once, exactly one wins), reserve files, talk. A typical turn:
   coord heartbeat                   # keep your claims alive on long work (leases: 600 s)
 
 Identity: --agent, else $COORD_AGENT, else in a Claude Code or Codex tab the tab's one
-name, else one name per terminal session (coord whoami shows it; docs/USING.md).
+name, else on a terminal you, human-<user> (as in coord top and coord web), else one
+name per session (cron, a script); coord whoami shows it (docs/USING.md).
 Project: --project, else $COORD_PROJECT, else the main worktree of the git repository
 you are in (its worktrees share one board), else the directory itself.
 --json prints exactly one JSON document per result.

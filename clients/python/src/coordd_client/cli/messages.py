@@ -56,7 +56,15 @@ def msg(ctx: Context) -> int:
             )
             whom = ", ".join(result.recipients) or "nobody live yet (kept for whoever reads it)"
             sent = "sent" if result.created else "already sent"
-            ctx.emit(result, f"{sent} #{result.message.id} to {whom}")
+            said = f"{sent} #{result.message.id} to {whom}"
+            if result.never_seen:  # most often a typo (docs/PROTOCOL-1.2.md, "Names never seen")
+                names = ", ".join(result.never_seen)
+                said += (
+                    f"\nnote: {names} {'has' if len(result.never_seen) == 1 else 'have'} never"
+                    " been seen here: a typo? `coord agents --all` lists every name (kept a"
+                    " week for a tab that starts later)"
+                )
+            ctx.emit(result, said)
     return EXIT_OK
 
 

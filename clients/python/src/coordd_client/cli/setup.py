@@ -80,6 +80,15 @@ def setup(ctx: Context) -> int:
         sys.stderr.write(f"coord setup {args.host}: {exc}; nothing was written\n")
         return EXIT_ERROR
     changed = [c for c in changes if c.changes]
+    # Named though not installed: set up all the same (it may be installed next), saying so.
+    absent = None if args.remove or args.host not in hosts.HOST_HOMES else (
+        hosts.absent_reason(args.host, home)
+    )  # fmt: skip
+    if absent is not None and changed:
+        sys.stderr.write(
+            f"coord setup {args.host}: note: {args.host} is {absent}; these settings take"
+            " effect once it is installed\n"
+        )
     if args.dry_run:
         sys.stdout.write(apply.diff(changes) or "nothing to change\n")
         return EXIT_OK

@@ -37,7 +37,7 @@ CODEX_HOOKS = {
     "userPromptSubmit": "deliver",  # unread messages into the turn (issue 34)
     "sessionEnd": "session-end",
 }
-TRUST_FIX = "open Codex and review them in /hooks"
+TRUST_FIX = "open Codex and review coord's hooks in /hooks"
 #: What `codex` prints when it cannot read its own configuration (0.171.0).
 CONFIG_ERROR_MARK = "failed to load"
 

@@ -7,7 +7,9 @@ clients that validate (the official Inspector) would otherwise hide coord's
 message behind a schema failure. The error's kind leads the text
 (`lease_lost: ...`), so a model and a script can both branch on it; a second
 text block carries the protocol's error object as JSON (`{"error": {kind,
-code, message, data}}`), conflicts and all, for a client that wants them.
+code, message, data}}`), conflicts and all, for a client that wants them; where
+`advice` words the refusal, its `message` is that advice too, since the model reads
+this block as well.
 """
 
 from __future__ import annotations
@@ -72,7 +74,10 @@ def refusal(exc: CoordError) -> CallToolResult:
     error = {"kind": kind, "code": exc.code, "message": exc.message, "data": exc.data}
     said = advice.explain(advice.Surface.MCP, kind, exc.data)
     if said is not None:
-        return _error(f"{kind}: {said}", error)
+        # The model reads the error object too: its message says the same as the advice,
+        # not the daemon's words for no surface (quoted names, a raw instant, `wait_s`
+        # in backticks). Scripts branch on kind, code and data, which are the daemon's.
+        return _error(f"{kind}: {said}", {**error, "message": said})
     step = (
         NEXT_STEP_BY_REASON.get(str(exc.data.get("reason")))
         or (NEXT_STEP_OF_SLOT if kind == "conflict" and exc.data.get("slot") else None)

@@ -20,8 +20,12 @@ from coordd_client.client import Client
 from coordd_client.paging import task_history
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import AgentInfo
+from coordd_client.render_messages import summary
 from coordd_client.tui.board import Board
 from coordd_client.tui.screens import Ask, Confirm, Detail
+
+#: A title or a reply quoted in a confirmation is cut here, with "…" (the dialog wraps).
+QUOTED_CHARS = 120
 
 
 class HumanActions(App[None]):
@@ -114,7 +118,8 @@ class HumanActions(App[None]):
                 self._do(f"{verb} #{task.id}", method, task.id, agent=self.agent)
 
         self.push_screen(
-            Confirm(f'{verb.capitalize()} #{task.id} "{render.clean(task.title[:60])}"?'), go
+            Confirm(f'{verb.capitalize()} #{task.id} "{summary(task.title, QUOTED_CHARS)}"?'),
+            go,
         )
 
     def _selected_agent(self) -> str | None:

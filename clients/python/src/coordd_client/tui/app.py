@@ -72,6 +72,7 @@ class TopApp(SidePanes, ViewKeys):
     #status, #counts { height: auto; background: $panel; }
     #dialog, #detail { width: 80%; max-width: 100; height: auto; max-height: 90%;
                        border: thick $accent; padding: 1 2; background: $surface; }
+    #dialog Label { width: 100%; }
     Confirm, Ask, Detail { align: center middle; }
     """
     #: The footer shows the keys that fit 80 columns; `?` lists every one, by its tooltip.
@@ -90,8 +91,8 @@ class TopApp(SidePanes, ViewKeys):
             tooltip="task detail and history",
         ),
         Binding("w", "reply", "reply", show=False, tooltip="reply to the selected message"),
-        Binding("g", "approve", "grant", show=False, tooltip="approve the selected request"),
-        Binding("d", "deny", "deny", show=False, tooltip="deny the selected request"),
+        Binding("g", "approve", "grant", show=False, tooltip="approve the request or gate"),
+        Binding("d", "deny", "deny", show=False, tooltip="deny the request, reject the gate"),
         Binding("k", "mark_read", "read", show=False, tooltip="mark the messages read"),
         Binding("f", "cycle_states", "states", tooltip="states: open, all, pending, ..."),
         Binding("slash", "search", "search", tooltip="search titles"),
@@ -311,7 +312,11 @@ class TopApp(SidePanes, ViewKeys):
         feed = self.query_one("#feed", RichLog)
         # One line per event, cut with "…" at the log's width (RichLog otherwise measures
         # against the console's width, which need not be the terminal's).
-        width = feed.scrollable_content_region.width or None
+        # The scrollbar's columns are kept free even before it shows: lines already
+        # written are not redrawn, so one written wider is cut by it with no "…".
+        region = feed.scrollable_content_region.width
+        bar = 0 if feed.show_vertical_scrollbar else feed.styles.scrollbar_size_vertical
+        width = (region - bar) if region > bar else None
         for event in batch:
             feed.write(plain(feed_line(event)), width=width)
 

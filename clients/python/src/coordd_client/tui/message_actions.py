@@ -8,13 +8,18 @@ requests sent to the human, which are the ones this tab lists.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.widgets import DataTable, TabbedContent
 
 from coordd_client import approvals, human
+from coordd_client.protocol.wire import Reservation
 from coordd_client.protocol.wire_messages import Message
+from coordd_client.render_messages import summary
 from coordd_client.tui import messages
-from coordd_client.tui.actions import HumanActions
+from coordd_client.tui.actions import QUOTED_CHARS
 from coordd_client.tui.board import plain
+from coordd_client.tui.gate_actions import GateActions
 from coordd_client.tui.screens import Ask, Confirm
 
 #: The tab's actions, listed by `?` on one line (`HELP_LINE`) so the keys fit 24 rows.
@@ -22,13 +27,15 @@ ACTIONS = frozenset({"reply", "approve", "deny", "mark_read"})
 HELP_LINE = "w g d k Messages: reply, approve, deny, mark read"
 
 
-class MessageActions(HumanActions):
+class MessageActions(GateActions):
     """The Messages tab's keys; TopApp fills `_messages` at each refresh."""
 
     #: The Messages tab's rows, in order (to find the one under the cursor).
     _messages: list[Message]
     _acks: dict[str, int] | None = None
     _inbox: messages.Inbox | None = None
+    #: The live reservations the Reservations pane last read (what an approval ends).
+    _reservations: list[Reservation]
 
     def _show_messages(self, inbox: messages.Inbox) -> None:
         """Redraw the tab (keeping the cursor's row) and count what waits in its label."""
@@ -72,11 +79,16 @@ class MessageActions(HumanActions):
                              reply_to=message.id, agent=self.agent,
                              project=message.project)  # fmt: skip
 
-            self.push_screen(Confirm(f'Reply to #{message.id} from {sender}: "{body[:60]}"?'), go)
+            quoted = summary(body, QUOTED_CHARS)
+            self.push_screen(Confirm(f'Reply to #{message.id} from {sender}: "{quoted}"?'), go)
 
         self.push_screen(Ask(f"Reply to #{message.id} from {sender}", [("body", "reply")]), written)
 
     def action_approve(self) -> None:
+        gate = self._selected_gate()  # on the Board: a gate waiting for you
+        if gate is not None:
+            self._approve_gate(gate)
+            return
         message = self._open_request()
         if message is None:
             return
@@ -88,9 +100,14 @@ class MessageActions(HumanActions):
                          agent=human.answering_as(message.to, self.agent))  # fmt: skip
 
         asked = approvals.request_question("approve", message)
-        self.push_screen(Confirm(asked, _facts(message)), go)
+        ended = approvals.ends_whole(message, self._reservations)
+        self.push_screen(Confirm(asked, _facts(message, ended)), go)
 
     def action_deny(self) -> None:
+        gate = self._selected_gate()
+        if gate is not None:
+            self._reject_gate(gate)
+            return
         message = self._open_request()
         if message is None:
             return
@@ -138,6 +155,6 @@ class MessageActions(HumanActions):
         self.push_screen(Confirm(f"Mark {count} message{'s' if count != 1 else ''} read?"), go)
 
 
-def _facts(message: Message) -> str:
+def _facts(message: Message, ended: Sequence[str] = ()) -> str:
     """What a decision on `message` signs, for the dialog (`approvals.request_facts`)."""
-    return approvals.facts_text(approvals.request_facts(message))
+    return approvals.facts_text(approvals.request_facts(message, ended))

@@ -22,7 +22,7 @@ from coordd_client.approvals import Facts
 from coordd_client.protocol import bounds
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import Task
-from coordd_client.protocol.wire_messages import Decision
+from coordd_client.protocol.wire_messages import Decision, Message
 from coordd_client.web.daemon import connected
 
 #: A form bigger than this is refused before it is read whole (a title, a body, ids).
@@ -136,12 +136,21 @@ async def confirmation(site: Site, verb: str, form: Form, target: str) -> tuple[
                 said = approvals.request_question(
                     form["decision"], asked, patterns, form.get("reason", "").strip()
                 )
-                return said, approvals.request_facts(asked)
+                return said, approvals.request_facts(asked, await _ends(client, form, asked))
             task = (await client.get(_task_id(target))).task
     except CoordError as exc:
         raise Refused(exc.message) from None
     said = approvals.gate_question(verb, task, form.get("reason", "").strip())
     return said, approvals.gate_facts(task)
+
+
+async def _ends(client: AsyncClient, form: Form, asked: Message) -> list[str]:
+    """What else approving (or narrowing) `asked` ends of its holder's reservations."""
+    if form.get("decision") not in ("approve", "narrow") or asked.request is None:
+        return []
+    held = await client.reservations(project=asked.project, agent=asked.request.holder)
+    handed = form.get("patterns", "").split() if form.get("decision") == "narrow" else []
+    return approvals.ends_whole(asked, held.reservations, handed)
 
 
 def check(verb: str, form: Form, target: str) -> None:

@@ -123,7 +123,7 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
             spent = await costs(client, site.project, task_id)
         now = datetime.now(UTC)
         thread = message_pages.thread(said, task_id, now, keys.csrf)
-        body = pages.task_page(task, events, now, keys.csrf, thread, costs=spent)
+        body = pages.task_page(task, events, now, keys.csrf, thread, human=site.human, costs=spent)
         return page(f"#{task.id}", body)
 
     async def task_export(request: Request) -> Response:

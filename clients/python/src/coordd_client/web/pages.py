@@ -13,7 +13,7 @@ from coordd_client.presence import HORIZON
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
 from coordd_client.render import age, parse_time
 from coordd_client.web.markup import Html, join, tag, void
-from coordd_client.web.rows import View, board_table, gate_row
+from coordd_client.web.rows import View, board_table, gate_row, history_row, is_gate
 
 NAV = (
     ("/", "board"),
@@ -168,10 +168,13 @@ def task_page(
     csrf: str,
     thread: Html | None = None,
     *,
+    human: str | None = None,
     costs: cost_view.Costs | None = None,
 ) -> Html:
     """Body, result, the whole history, its thread (`message_pages.thread`), what it
-    cost so far (`costs`, issue 48), and what the human can do with it now."""
+    cost so far (`costs`, issue 48), and what the human can do with it now: a gate
+    waiting for `human` is approved or rejected here too, as on the board's "Waiting
+    for you" (each confirmed on a page that shows it)."""
     rows: list[tuple[str, object]] = [
         ("state", task.state),
         ("kind", task.kind),
@@ -194,7 +197,7 @@ def task_page(
     history = tag(
         "table",
         tag("tr", join(tag("th", c) for c in ("seq", "at", "what", "by", "state", "note"))),
-        join(_history_row(e) for e in events),
+        join(history_row(e) for e in events),
         class_="history",
     )
     acts = [
@@ -207,6 +210,20 @@ def task_page(
         _button_form(f"/act/cancel/{task.id}", "cancel", csrf),
         _button_form(f"/act/reopen/{task.id}", "reopen", csrf),
     ]
+    if human is not None and is_gate(task, human):
+        why = void(
+            "input",
+            type="text",
+            name="reason",
+            placeholder="why (required to reject)",
+            required=True,
+            maxlength="1024",
+        )
+        acts = [
+            _button_form(f"/act/approve/{task.id}", "approve", csrf),
+            _button_form(f"/act/reject/{task.id}", "reject", csrf, why),
+            *acts,
+        ]
     exports = tag(
         "p",
         "export: ",
@@ -227,25 +244,6 @@ def task_page(
         + exports
         + (thread or Html(""))
     )
-
-
-def _history_row(event: Event) -> Html:
-    task = event.task
-    assert task is not None, event.type  # a history asked with no `types` is task events
-    note = (
-        task.result if event.type in ("task.completed", "task.failed", "task.cancelled") else None
-    )
-    if event.of is not None:
-        note = f"released {event.of}'s" + (f": {event.reason}" if event.reason else "")
-    cells = (
-        event.seq,
-        event.at,
-        event.type.removeprefix("task."),
-        event.agent or "-",
-        task.state,
-        note or "",
-    )
-    return tag("tr", join(tag("td", c) for c in cells))
 
 
 def agents_page(

@@ -16,8 +16,8 @@ from urllib.parse import urlencode
 
 from coordd_client import cost_view
 from coordd_client.board_filter import Filter
-from coordd_client.protocol.wire import STATES, Task
-from coordd_client.render import age, age_of, lease_left, state_word
+from coordd_client.protocol.wire import STATES, Event, Task
+from coordd_client.render import age, age_of, lease_left, relative, state_word
 from coordd_client.web.markup import Html, esc, join, tag, void
 
 COLUMNS = (
@@ -125,7 +125,7 @@ def task_row(task: Task, now: datetime, costs: cost_view.Costs | None = None) ->
         f'<td class="num">{task.id}</td><td class="state s-{word}">{word}</td>'
         f'<td class="num">{task.priority}</td><td>{esc(task.kind)}</td>'
         f'<td class="who">{esc(who(task))}</td>{lease}<td>{blocked}</td>'
-        f'<td class="age" data-since="{since}">{_ago(task.updated_at, now)}</td>'
+        f'<td class="age" data-since="{since}">{esc(_ago(task.updated_at, now))}</td>'
         + cost_cell(costs, task.id)
         + f'<td class="title"><a href="/task/{task.id}">{esc(task.title)}</a></td></tr>'
     )
@@ -169,3 +169,27 @@ def board_table(tasks: Sequence[Task], now: datetime, costs: cost_view.Costs | N
     head = tag("tr", join(tag("th", c) for c in COLUMNS))
     body = Html("".join(task_row(t, now, costs) for t in tasks))
     return tag("table", tag("thead", head), tag("tbody", body, id="rows"), class_="board")
+
+
+def history_row(event: Event) -> Html:
+    """One step of a task's history on its page: seq, when, what, by whom, the state
+    it left, and the outcome or whose claim was released."""
+    task = event.task
+    assert task is not None, event.type  # a history asked with no `types` is task events
+    note = (
+        task.result if event.type in ("task.completed", "task.failed", "task.cancelled") else None
+    )
+    if event.of is not None:
+        note = f"released {event.of}'s" + (f": {event.reason}" if event.reason else "")
+    cells = (
+        event.seq,
+        event.type.removeprefix("task."),
+        event.agent or "-",
+        task.state,
+        note or "",
+    )
+    # When, as every surface says a time (`3 min ago (07:18Z)`, as `coord show --history`
+    # does); the exact instant is the cell's title.
+    at = tag("td", relative(event.at), title=event.at)
+    tds = [tag("td", c) for c in cells]
+    return tag("tr", join([tds[0], at, *tds[1:]]))

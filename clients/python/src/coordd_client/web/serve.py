@@ -86,8 +86,15 @@ async def browse(guard: Guard, port: int) -> None:
 
 async def _start_browser(url: str) -> None:
     """`webbrowser.open` in a thread, abandoned on Ctrl-C: for some browsers it waits
-    for a command that runs as long as the browser does."""
-    await trio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
+    for a command that runs as long as the browser does. With no browser to start (a
+    server, no `$BROWSER`), the person is told to open the printed address instead of
+    waiting for a page that never comes."""
+    started = await trio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
+    if not started:
+        sys.stderr.write(
+            "coord web: --open found no browser to start here; open the address above\n"
+        )
+        sys.stderr.flush()
 
 
 def main(site: Site, port: int, open_browser: bool, webhooks: tuple[Webhook, ...]) -> None:
