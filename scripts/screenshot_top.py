@@ -30,6 +30,7 @@ async def main() -> None:
             demo.EVENTS,
             inbox=demo.MESSAGES,
             edited_elsewhere=demo.EDITED_ELSEWHERE,
+            costs=demo.COSTS,
         )
         await pilot.pause(0.2)
         OUT.write_text(app.export_screenshot(title="coord top"))

@@ -43,6 +43,7 @@ async def show_demo(pilot: Pilot[Any]) -> None:
         demo.EVENTS,
         inbox=demo.MESSAGES,
         edited_elsewhere=demo.EDITED_ELSEWHERE,
+        costs=demo.COSTS,
     )
     # A shown feed is written after the first layout (a line is cut to the log's width;
     # a hidden one waits to be shown): wait for it rather than trust one pause to be
@@ -71,6 +72,9 @@ def check_the_board(pilot: Pilot[Any], width: int, height: int) -> None:
         cut = columns["TITLE"]
         shown = task.title if len(task.title) <= cut else task.title[: cut - 1] + "…"
         assert shown in row, (shown, row)
+    if "COST" in columns:  # issue 48: tokens so far, a budget's mark from 80%
+        cost = {line.split()[0]: line for line in lines[1:] if line.strip()}
+        assert "412k" in cost["1"] and "1.7M/2M!" in cost["4"] and "2.1M/2M!!" in cost["6"]
     counts = app.query_one("#counts", Static)
     assert counts.region.bottom <= height - 1  # above the footer, on screen
     check_the_status_line(pilot, width, height)
@@ -89,8 +93,8 @@ def check_the_status_line(pilot: Pilot[Any], width: int, height: int) -> None:
     assert counts.region.bottom <= height - 1
     lines = [line.rstrip() for line in screen_text(pilot, "#counts")]
     assert "pending 3 claimed 2 done 0 failed 1 cancelled 0" in lines[0]
-    assert lines[-1].endswith("2 files edited in 2+ worktrees")
-    assert len(lines) == (1 if width >= 120 else 2)
+    assert lines[-1].endswith("4.3M tokens, 2 files edited in 2+ worktrees")  # issue 48
+    assert len(lines) == (1 if width >= 130 else 2)  # 126 characters on one
     assert all(len(line) <= width and "…" not in line for line in lines)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
+from test_cost_out import usage
 
 from coordd_client.human import human_agent
 from support import DaemonProcess, coord
@@ -267,6 +268,13 @@ def test_the_readme_screenshot(daemon: DaemonProcess, web: WebServer, browser: B
         client.post(
             "<b>not bold</b>: titles are text", project=PROJECT, agent="claude-3cda0b494380"
         )
+        # Cost so far (issue 48): what the two holders' calls were charged.
+        client.report_usage("codex", [usage("1", "gpt-5-codex", input=41_000, output=6_200,
+                                            cache_read=380_000)],
+                            agent="codex-019d1afbb2c7", project=PROJECT)  # fmt: skip
+        client.report_usage("cursor", [usage("1", "claude-sonnet-4-5", input=900,
+                                             output=12_000, cache_read=1_250_000)],
+                            agent="cursor-7f2e", project=PROJECT)  # fmt: skip
     page = open_board(browser, web)
     page.set_viewport_size({"width": 1200, "height": 400})
     page.screenshot(path=str(SCREENSHOT))

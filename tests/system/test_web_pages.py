@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
+from test_cost_out import usage
 
 from coordd_client.human import human_agent
 from support import DaemonProcess
@@ -164,6 +165,10 @@ def test_the_agents_page_hides_ended_agents_and_offers_release_only_to_holders(
         task = client.post("fix the oven timer", project=PROJECT, agent="claude-poster").task
         client.claim(task.id, LONG_AGENT)
         client.reserve([LONG_PATH, "docs/**"], agent=LONG_AGENT, project=PROJECT)
+        # Cost so far (issue 48): the holder's calls, charged to its task.
+        client.report_usage("claude", [usage("1", "claude-opus-4-5", input=2_400, output=18_000,
+                                             cache_read=960_000)],
+                            agent=LONG_AGENT, project=PROJECT)  # fmt: skip
         client.heartbeat("codex-idle")
         for n in range(3):
             client.heartbeat(f"claude-headless-{n}")
@@ -175,6 +180,8 @@ def test_the_agents_page_hides_ended_agents_and_offers_release_only_to_holders(
     assert not [name for name in shown if name.startswith("claude-headless-")]
     assert page.locator(f'tr[id="a-{LONG_AGENT}"] button').inner_text() == "release"
     assert page.locator('tr[id="a-codex-idle"] button').count() == 0  # holds nothing
+    cost = page.locator(f'tr[id="a-{LONG_AGENT}"] td:nth-child(5)').inner_text()
+    assert cost == "980k tokens · $0.94 est."  # $0.012 + $0.45 + $0.48 at opus-4-5's prices
     fits(page)
     shoot(page, "web-agents.png")
     page.get_by_role("link", name="show ended (3)").click()
@@ -194,6 +201,9 @@ def test_a_task_page_with_long_names_and_results_fits_1280_px(
             body="Why: " + LONG_PATH + "\n" + "a line that goes on and on " * 20,
         ).task  # fmt: skip
         fence = client.claim(task.id, LONG_AGENT).task.fence
+        client.report_usage("claude", [usage("1", "claude-sonnet-4-5", input=3, output=4_120,
+                                             cache_creation=18_700, cache_read=205_440)],
+                            agent=LONG_AGENT, project=PROJECT)  # fmt: skip
         client.complete(task.id, LONG_AGENT, fence=fence, result="moved " + LONG_PATH * 3)
         client.send_message(
             "is " + LONG_PATH + " still imported?", task_id=task.id, kind="question",
@@ -201,6 +211,8 @@ def test_a_task_page_with_long_names_and_results_fits_1280_px(
         )  # fmt: skip
     page = open_page(browser, web, f"/task/{task.id}", live=False)
     assert page.locator("table.history tr").count() >= 3
+    # Cost so far (issue 48): $0.06 output, $0.07 cache writes, $0.06 cache reads.
+    assert "228,263 tokens (228k) · $0.19 est." in page.locator("dl.fields").inner_text()
     fits(page)
     send_form_is_aligned(page)
     shoot(page, "web-task.png")

@@ -29,7 +29,7 @@ from textual.widgets import (
     TabPane,
 )
 
-from coordd_client import render
+from coordd_client import cost_view, render
 from coordd_client.board_filter import Filter
 from coordd_client.human import human_agent
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, SlotLease, Task
@@ -199,12 +199,14 @@ class TopApp(SidePanes, ViewKeys):
         *,
         inbox: list[Message] | None = None,
         edited_elsewhere: int = 0,
+        costs: cost_view.Costs | None = None,
     ) -> None:
         """Show a given board instead of following a daemon (the demo and snapshots);
         `events` fill the feed only (`tasks` are the board as it is after them), `inbox`
         the Messages pane, `edited_elsewhere` the status line's count of files edited in
-        2+ worktrees."""
+        2+ worktrees, `costs` the tokens charged so far."""
         self.follower.status = "demo"
+        self.board.costs = costs or cost_view.Costs()
         self._edited_elsewhere = edited_elsewhere
         self._show_messages(messages.Inbox(inbox or [], {}))
         self.model.load(tasks, 0)
@@ -287,6 +289,8 @@ class TopApp(SidePanes, ViewKeys):
         if not self._board_shown():
             return
         follower = self.follower
+        loaded = follower.loaded is not None
+        types: list[str] = []
         if follower.loaded is not None:
             tasks, seq = follower.loaded
             follower.loaded = None
@@ -299,6 +303,9 @@ class TopApp(SidePanes, ViewKeys):
             changed = self.model.apply(batch)
             self.board.update_rows(changed)
             self._write_feed(batch)
+            types = [event.type for event in batch]
+        if self._follow:
+            self._cost_frame(types, loaded=loaded)
         self._show_status()
 
     def _write_feed(self, batch: list[Event]) -> None:
@@ -328,6 +335,8 @@ class TopApp(SidePanes, ViewKeys):
             extras.append(f"mine: {self.filter.mine}")
         if self.filter.text:
             extras.append(f'search: "{render.clean(self.filter.text)}"')
+        if spent := sum(self.board.costs.agents.values()):  # issue 48: all charged
+            extras.append(f"{cost_view.compact(spent)} tokens")
         if word := edits.status_word(self._edited_elsewhere):
             extras.append(word)
         status = f"daemon {self.follower.status} | " + " ".join(parts)

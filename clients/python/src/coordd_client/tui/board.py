@@ -16,7 +16,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
-from coordd_client import render
+from coordd_client import cost_view, render
 from coordd_client.board_filter import Filter
 from coordd_client.protocol.wire import Task
 from coordd_client.render import age, age_of, lease_left, state_word
@@ -35,6 +35,8 @@ STYLE = {
     "failed": "red",
     "cancelled": "dim",
 }
+#: The COST cell against a budget: from 80% spent, from 100% (`cost_view.level`).
+BUDGET_STYLE = ("", "yellow", "bold red")
 
 
 def plain(text: str) -> Text:
@@ -72,6 +74,8 @@ class Board:
         self._stale_rows = 0
         self.redraws = 0  # frames that changed the board (the tests count them)
         self.sort = 0  # 0: by id; 1: most urgent first
+        #: Tokens charged so far, from the app's last `cost.query` (issue 48).
+        self.costs = cost_view.Costs()
 
     def set_columns(self, wanted: list[tuple[str, int]]) -> None:
         """Show these columns (at a new width), keeping the selected row."""
@@ -106,9 +110,28 @@ class Board:
             "LEASE": lease_left(task, now),
             "BLOCKED BY": plain(",".join(f"#{i}" for i in task.blocked_by)),
             "AGE": shown,
+            "COST": self._cost(task.id),
             "TITLE": plain(task.title),
         }
         return [every[name] for name, _ in self.columns]
+
+    def _cost(self, task_id: int) -> Text:
+        spent, budget = self.costs.tasks.get(task_id, 0), self.costs.budgets.get(task_id)
+        style = BUDGET_STYLE[cost_view.level(spent, budget)]
+        return Text(cost_view.cell(spent, budget), style=style, end="")
+
+    def show_costs(self, costs: cost_view.Costs) -> None:
+        """New sums: only the COST cells whose text moved are touched (the mark, and so
+        the style, is part of the text)."""
+        old, self.costs = self.costs, costs
+        if "COST" not in {name for name, _ in self.columns}:
+            return
+        board = self._table()
+        for task_id in set(old.tasks) | set(costs.tasks) | set(old.budgets) | set(costs.budgets):
+            if str(task_id) in board.rows:
+                was = cost_view.cell(old.tasks.get(task_id, 0), old.budgets.get(task_id))
+                if was != (cell := self._cost(task_id)).plain:
+                    board.update_cell(str(task_id), "COST", cell, update_width=False)
 
     def rebuild(self) -> None:
         """Every row again, from the model through the filter (a new filter or board)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from coordd_client.cost_view import Costs
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
 from coordd_client.protocol.wire_messages import Message, RequestState
 
@@ -94,3 +95,10 @@ MESSAGES = [
 ]  # fmt: skip
 #: Files edited in two or more worktrees lately (the status line's last word).
 EDITED_ELSEWHERE = 2
+#: Tokens charged so far (issue 48): #4 past 80% of its budget, #6 past all of it.
+COSTS = Costs(
+    tasks={1: 412_300, 4: 1_730_000, 6: 2_150_000},
+    agents={"codex-019d1afbb2c7": 412_300, "claude-3cda0b494380": 1_730_000,
+            "cursor-shop": 2_150_000},
+    budgets={4: 2_000_000, 6: 2_000_000},
+)  # fmt: skip

@@ -6,7 +6,7 @@ Width: ID, STATE and TITLE are always shown. TITLE takes whatever is left, and
 never less than `title_floor(width)` (26 columns, or a third of the width when
 that is more), so a title is the last thing to shrink. The other columns join in priority
 order while they fit beside that floor (WHO first, cut to 12 characters with an
-ellipsis; then LEASE, AGE, PRI, BLOCKED BY, KIND); room left over widens WHO to its
+ellipsis; then LEASE, AGE, COST, PRI, BLOCKED BY, KIND); room left over widens WHO to its
 full 20, then the title. Whatever a narrow board leaves out is in the detail view.
 
 Height: the feed of events is a pane under the board, a quarter of the height
@@ -44,12 +44,13 @@ OPTIONAL = (
     Column("WHO", 20, 12),
     Column("LEASE", 6, 6),  # "lapsed", "12:34"
     Column("AGE", 4, 4),
+    Column("COST", 9, 9),  # tokens so far (issue 48): "1.2M", "1.7M/2M!!"
     Column("PRI", 3, 3),
     Column("BLOCKED BY", 10, 10),
     Column("KIND", 8, 8),  # "question"
 )
 #: Board order, left to right, of whatever is shown.
-ORDER = ("ID", "STATE", "PRI", "KIND", "WHO", "LEASE", "BLOCKED BY", "AGE", "TITLE")
+ORDER = ("ID", "STATE", "PRI", "KIND", "WHO", "LEASE", "BLOCKED BY", "AGE", "COST", "TITLE")
 TITLE_LEAST = 26
 #: DataTable pads each cell by one on both sides.
 PADDING = 2
@@ -115,6 +116,7 @@ AGENT_COLUMNS = (
     Column("SEEN", 17, 10),  # "14 min ago (stale)"
     Column("HOLDS", 0, 12),
     Column("RESERVED", 8, 8),
+    Column("COST", 6, 6),  # tokens charged to the agent's calls so far (issue 48)
 )
 
 

@@ -7,22 +7,27 @@ job per module).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from textual import work
 from textual.widgets import DataTable
 
-from coordd_client import presence, render
+from coordd_client import cost_view, presence, render
 from coordd_client.client import Client
 from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import AgentInfo, Reservation, SlotLease
 from coordd_client.render import age
 from coordd_client.tui import edits, messages
-from coordd_client.tui.board import plain
+from coordd_client.tui.board import Board, plain
 from coordd_client.tui.message_actions import MessageActions
 from coordd_client.tui.model import BoardModel
 from coordd_client.tui.slots import lease_rows, slot_leases
+
+#: Seconds between two `cost.query` reads at most: the sums are re-read when usage
+#: arrives (a `usage.*` event in the feed), once per this, however fast it arrives.
+COST_REFRESH_S = 1.0
 
 
 class SidePanes(MessageActions):
@@ -33,6 +38,39 @@ class SidePanes(MessageActions):
     _reservations: list[Reservation]
     _edited_elsewhere: int
     _side: tuple[list[Reservation], list[AgentInfo], Sequence[SlotLease]] | None
+    board: Board
+    #: The sums are out of date (a load, a usage event), and when they may be re-read.
+    _cost_due = True
+    _cost_next = 0.0
+
+    def _cost_frame(self, types: Iterable[str], *, loaded: bool) -> None:
+        """Each frame, with the types of the events it applied: one `cost.query` when
+        usage arrived (or the board was loaded), at most once per COST_REFRESH_S."""
+        if loaded or any(t.startswith("usage.") for t in types):
+            self._cost_due = True
+        if self._cost_due and time.monotonic() >= self._cost_next:
+            self._cost_due = False
+            self._cost_next = time.monotonic() + COST_REFRESH_S
+            self._refresh_cost()
+
+    @work(thread=True, exclusive=True, group="cost")
+    def _refresh_cost(self) -> None:
+        try:
+            with Client(self.socket, timeout_s=5) as client:
+                costs = cost_view.read(client, self.project)
+        except CoordError:
+            self._cost_due = True  # read again at a later frame
+            return
+        if costs is not None:
+            self.call_from_thread(self._show_costs, costs)
+
+    def _show_costs(self, costs: cost_view.Costs) -> None:
+        """The board's COST cells, and the Agents pane's."""
+        if not self.query("#board"):
+            return  # closing
+        self.board.show_costs(costs)
+        if self._side is not None:
+            self._show_side(*self._side)
 
     @work(thread=True, exclusive=True, group="side")
     def _refresh_side(self) -> None:
@@ -87,5 +125,6 @@ class SidePanes(MessageActions):
             seen = age(a.last_seen, now)
             stale = now - render.parse_time(a.last_seen) >= presence.HORIZON
             holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
+            spent = cost_view.cell(self.board.costs.agents.get(a.agent, 0), None)
             people.add_row(plain(a.agent), plain(f"{seen}{' (stale)' if stale else ''}"),
-                           plain(holds), str(reserved.get(a.agent, 0)))  # fmt: skip
+                           plain(holds), str(reserved.get(a.agent, 0)), plain(spent))  # fmt: skip

@@ -26,11 +26,11 @@ from coordd_client.web.acts import (
     confirmation,
     perform,
 )
-from coordd_client.web.daemon import all_tasks, connected, history
+from coordd_client.web.daemon import all_tasks, connected, costs, history
 from coordd_client.web.guard import Guard, Secrets
 from coordd_client.web.live import LiveStream
 from coordd_client.web.markup import Html
-from coordd_client.web.notify import Notifier
+from coordd_client.web.notify import Notifier, webhooks
 from coordd_client.web.rows import View, is_gate, task_row
 
 STATIC_TYPES = {"web.js": "text/javascript", "web.css": "text/css"}
@@ -87,14 +87,22 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
             gates = await all_tasks(
                 client, project=site.project, assignee=site.human, state=["pending", "claimed"]
             )
+            spent = await costs(client, site.project)
         admits = view.filter().admits
         shown = [t for t in tasks if admits(t)]  # ascending id: the newest last
         older = max(0, len(shown) - site.rows)
         gates = [t for t in gates if is_gate(t, site.human)]
         now = datetime.now(UTC)
-        hooks = pages.webhooks(notifier.status() if notifier is not None else [])
+        hooks = webhooks(notifier.status() if notifier is not None else [])
         board = hooks + pages.board(
-            shown[older:], gates, view, now, csrf=keys.csrf, last_seq=last_seq, older=older
+            shown[older:],
+            gates,
+            view,
+            now,
+            csrf=keys.csrf,
+            last_seq=last_seq,
+            older=older,
+            costs=spent,
         )
         return page("coord web", board, live=True, board=info.board_id)
 
@@ -102,7 +110,8 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
         view = View.from_query(parse_qs(request.url.query))
         async with connected(site.socket) as client:
             task = (await client.get(int(request.path_params["id"]))).task
-        text = task_row(task, datetime.now(UTC)) if view.filter().admits(task) else ""
+            spent = await costs(client, site.project, task.id)
+        text = task_row(task, datetime.now(UTC), spent) if view.filter().admits(task) else ""
         return HTMLResponse(text)
 
     async def task_page(request: Request) -> Response:
@@ -111,9 +120,10 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
             task = (await client.get(task_id)).task
             events = await history(client, task_id)
             said = await messages.thread(client, task_id)
+            spent = await costs(client, site.project, task_id)
         now = datetime.now(UTC)
         thread = message_pages.thread(said, task_id, now, keys.csrf)
-        body = pages.task_page(task, events, now, keys.csrf, thread, human=site.human)
+        body = pages.task_page(task, events, now, keys.csrf, thread, human=site.human, costs=spent)
         return page(f"#{task.id}", body)
 
     async def task_export(request: Request) -> Response:
@@ -136,6 +146,7 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
             known = (await client.agents()).agents
             claimed = await all_tasks(client, project=site.project, state="claimed")
             reserved = (await client.reservations(project=site.project)).reservations
+            spent = await costs(client, site.project)
         held: dict[str, list[Task]] = {}
         for t in claimed:
             held.setdefault(t.claimed_by or "-", []).append(t)
@@ -144,7 +155,7 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
             mine.setdefault(r.agent, []).append(r)
         show_ended = request.query_params.get("ended") == "1"
         body = pages.agents_page(
-            known, held, mine, datetime.now(UTC), keys.csrf, show_ended=show_ended
+            known, held, mine, datetime.now(UTC), keys.csrf, show_ended=show_ended, costs=spent
         )
         return page("agents", body)
 

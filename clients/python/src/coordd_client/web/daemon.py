@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import trio
 
-from coordd_client import methods
+from coordd_client import cost_view, methods, prices
 from coordd_client.aio import AsyncClient
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.protocol.errors import DaemonUnavailable, Overloaded, ShuttingDown
@@ -90,6 +90,17 @@ _message_event = msgspec.json.Decoder(MessageEvent)
 #: What a feed is sent: a task, slot or landing event, or a message (which has no
 #: `task` member at all, so it has a type of its own).
 AnyEvent = Event | MessageEvent
+
+
+async def costs(
+    client: AsyncClient, project: str | None, task_id: int | None = None
+) -> cost_view.Costs:
+    """Tokens charged so far per task and per agent, from one `cost.query` (issue 48);
+    none from a daemon without the ledger."""
+    if not await client.supports("token_ledger"):
+        return cost_view.Costs()
+    answer = await client.cost(project=project, task_id=task_id, limit=cost_view.ROWS)
+    return cost_view.summed(answer, prices.load(project)[0])
 
 
 def decode_event(raw: bytes | msgspec.Raw) -> AnyEvent:

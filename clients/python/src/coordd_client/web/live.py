@@ -45,8 +45,13 @@ from coordd_client.web.rows import View, gate_row, is_gate, task_row
 _encode = msgspec.json.Encoder().encode
 
 #: What the page's stream subscribes to: every task event, and the task-less ones the
-#: messages, slots and landing pages show (not `file.edited`: no page shows edits).
-LIVE_TYPES = tuple(t for t in EVENT_TYPES if t.startswith(("task.", "message.", "slot.", "land.")))
+#: messages, slots and landing pages show, and `usage.reported` (the board's cost cells,
+#: issue 48); not `file.edited`: no page shows edits.
+LIVE_TYPES = tuple(
+    t
+    for t in EVENT_TYPES
+    if t.startswith(("task.", "message.", "slot.", "land.")) or t == "usage.reported"
+)
 
 #: Bytes of messages one stream may hold for its browser before it is ended (a row
 #: is some hundreds of bytes: this is a browser about a thousand events behind,
@@ -65,7 +70,10 @@ def message(event: AnyEvent, view: View, human: str, csrf: str, now: datetime) -
     """One SSE message for `event`, as the page with `view` should draw it."""
     task = event.task if isinstance(event, Event) else None
     if task is None:  # a message, slot or landing event: the page reads its list again
-        data = _encode({"type": event.type}).decode()
+        said: dict[str, object] = {"type": event.type}
+        if isinstance(event, Event) and event.usage is not None:  # the rows to read again
+            said["tasks"] = [i for i in event.usage.task_ids if i is not None]
+        data = _encode(said).decode()
         return f"id: {event.seq}\nevent: other\ndata: {data}\n\n".encode()
     row = task_row(task, now) if view.filter().admits(task) else ""
     gate = gate_row(task, now, csrf) if is_gate(task, human) else ""

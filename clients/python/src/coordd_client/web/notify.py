@@ -43,6 +43,7 @@ import trio
 from coordd_client.protocol.wire import EVENT_TYPES, Event
 from coordd_client.protocol.wire_messages import MessageEvent
 from coordd_client.web.http_post import PostFailed, post
+from coordd_client.web.markup import Html, join, tag
 
 if TYPE_CHECKING:
     from coordd_client.web.acts import Site
@@ -310,3 +311,20 @@ class Notifier:
             chosen = {kind for queue in self.queues for kind in queue.hook.kinds}
             types = (*LIVE_TYPES, *sorted(t for t in LEDGER_TYPES if t in chosen))
             await Feed(site.socket, site.project, offer, status, types).run(after_seq)
+
+
+def webhooks(statuses: Sequence[Status]) -> Html:
+    """Each receiver's counts, backlog and last failure, at the top of the board when
+    `coord web` delivers webhooks: a failing receiver is seen here, not only in its log."""
+    if not statuses:
+        return Html("")
+    items = []
+    for s in statuses:
+        words = (
+            f"{s.url}: {s.delivered} delivered, {s.backlog} waiting,"
+            f" {s.failed} failed attempts, {s.dropped} dropped"
+        )
+        if s.last_failure:
+            words += f"; last failure: {s.last_failure}"
+        items.append(tag("li", words, class_="failing" if s.failed or s.backlog else None))
+    return tag("section", tag("h2", "Webhooks"), tag("ul", join(items)), id="webhooks")

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
-from coordd_client import render
+from coordd_client import cost_view, render
 from coordd_client.advice import plural
 from coordd_client.presence import HORIZON
 from coordd_client.protocol.wire import STATES, AgentInfo, Event, Reservation, Task
 from coordd_client.render import age, parse_time
 from coordd_client.web.markup import Html, join, tag, void
 from coordd_client.web.rows import View, board_table, gate_row, history_row, is_gate
-
-if TYPE_CHECKING:
-    from coordd_client.web.notify import Status
 
 NAV = (
     ("/", "board"),
@@ -28,6 +24,8 @@ NAV = (
     ("/landing", "landing queue"),
     ("/post", "post"),
 )
+#: The agents page's columns (the last: Release).
+AGENT_COLUMNS = ("agent", "last seen", "holds", "reserved", "cost so far", "")
 
 
 def frame(
@@ -80,6 +78,7 @@ def board(
     csrf: str,
     last_seq: int,
     older: int = 0,
+    costs: cost_view.Costs | None = None,
 ) -> Html:
     """Waiting for you at the top, the filter form, then the table: `tasks`, the newest
     that pass the filter, with `older` more that do but are not shown (the row cap).
@@ -130,7 +129,7 @@ def board(
     count = tag(
         "p", f"{plural(len(tasks), 'task')} shown{more}", id="count", data_more=more or None
     )
-    table = board_table(tasks, now)
+    table = board_table(tasks, now, costs or cost_view.Costs())
     floor = str(tasks[0].id) if older and tasks else None
     return Html(
         waiting
@@ -145,23 +144,6 @@ def board(
             data_floor=floor,
         )
     )
-
-
-def webhooks(statuses: Sequence[Status]) -> Html:
-    """Each receiver's counts, backlog and last failure, at the top of the board when
-    `coord web` delivers webhooks: a failing receiver is seen here, not only in its log."""
-    if not statuses:
-        return Html("")
-    items = []
-    for s in statuses:
-        words = (
-            f"{s.url}: {s.delivered} delivered, {s.backlog} waiting,"
-            f" {s.failed} failed attempts, {s.dropped} dropped"
-        )
-        if s.last_failure:
-            words += f"; last failure: {s.last_failure}"
-        items.append(tag("li", words, class_="failing" if s.failed or s.backlog else None))
-    return tag("section", tag("h2", "Webhooks"), tag("ul", join(items)), id="webhooks")
 
 
 def _fields(rows: Sequence[tuple[str, object]]) -> Html:
@@ -187,10 +169,12 @@ def task_page(
     thread: Html | None = None,
     *,
     human: str | None = None,
+    costs: cost_view.Costs | None = None,
 ) -> Html:
-    """Body, result, the whole history, its thread (`message_pages.thread`), and what the
-    human can do with it now: a gate waiting for `human` is approved or rejected here
-    too, as on the board's "Waiting for you" (each confirmed on a page that shows it)."""
+    """Body, result, the whole history, its thread (`message_pages.thread`), what it
+    cost so far (`costs`, issue 48), and what the human can do with it now: a gate
+    waiting for `human` is approved or rejected here too, as on the board's "Waiting
+    for you" (each confirmed on a page that shows it)."""
     rows: list[tuple[str, object]] = [
         ("state", task.state),
         ("kind", task.kind),
@@ -206,6 +190,8 @@ def task_page(
         ("fence", task.fence),
         ("attempts", task.attempts),
     ]
+    if costs is not None:
+        rows.append(("cost so far", cost_view.task_words(costs, task.id)))
     body = tag("pre", task.body, class_="body") if task.body else tag("p", "(no body)")
     result = tag("pre", task.result, class_="result") if task.result is not None else Html("")
     history = tag(
@@ -268,8 +254,10 @@ def agents_page(
     csrf: str,
     *,
     show_ended: bool = False,
+    costs: cost_view.Costs | None = None,
 ) -> Html:
-    """Last seen, what each holds and reserved, and Release for one that holds something.
+    """Last seen, what each holds and reserved, what its calls cost so far (`costs`,
+    issue 48), and Release for one that holds something.
 
     An agent that holds nothing here and was not seen within `presence.HORIZON` has
     ended (its session closed, or it died holding nothing): such agents are hidden
@@ -293,11 +281,12 @@ def agents_page(
             f"{age(a.last_seen, now)} ago",
             " ".join(f"#{t.id}" for t in claims) or "-",
             ", ".join(r.pattern for r in patterns) or "-",
+            cost_view.agent_words(costs or cost_view.Costs(), a.agent),
         )
         rows.append(
             tag("tr", join(tag("td", c) for c in cells), tag("td", release), id=f"a-{a.agent}")
         )
-    head = tag("tr", join(tag("th", c) for c in ("agent", "last seen", "holds", "reserved", "")))
+    head = tag("tr", join(tag("th", c) for c in AGENT_COLUMNS))
     if show_ended:
         toggle = tag("a", "hide ended", href="/agents", id="ended")
     else:

@@ -14,12 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
 
+from coordd_client import cost_view
 from coordd_client.board_filter import Filter
 from coordd_client.protocol.wire import STATES, Event, Task
 from coordd_client.render import age, age_of, lease_left, relative, state_word
 from coordd_client.web.markup import Html, esc, join, tag, void
 
-COLUMNS = ("id", "state", "pri", "kind", "holder / assignee", "lease", "blocked by", "age", "title")
+COLUMNS = (
+    "id", "state", "pri", "kind", "holder / assignee", "lease", "blocked by", "age", "cost",
+    "title",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,22 @@ def _ago(text: str, now: datetime) -> str:
     return "<1m" if seconds < 60 else age_of(seconds)
 
 
-def task_row(task: Task, now: datetime) -> Html:
-    """One board row; its id is `t<id>`, which the live script replaces in place.
+def cost_cell(costs: cost_view.Costs | None, task_id: int) -> str:
+    """The tokens charged so far (a budget's mark from 80%: `!`, from 100%: `!!`) and
+    the dollar estimate, labelled. `costs` None: not read with this row (a live event's
+    row), so the page keeps the cell it shows (`data-keep`)."""
+    if costs is None:
+        return '<td class="cost" data-keep></td>'
+    spent, budget = costs.tasks.get(task_id, 0), costs.budgets.get(task_id)
+    text = cost_view.cell(spent, budget)
+    usd = f' <span class="usd">{esc(cost_view.usd(costs.task_usd.get(task_id)))}</span>'
+    mark = cost_view.level(spent, budget)
+    return f'<td class="cost b{mark}">{esc(text)}{usd if spent else ""}</td>'
+
+
+def task_row(task: Task, now: datetime, costs: cost_view.Costs | None = None) -> Html:
+    """One board row; its id is `t<id>`, which the live script replaces in place;
+    `costs` fills its cost cell (`cost_cell`).
 
     Written as one template rather than a `tag` per cell: a board of 10,000 rows is
     rendered whole on the first load. Every field an agent wrote goes through `esc`.
@@ -108,7 +126,8 @@ def task_row(task: Task, now: datetime) -> Html:
         f'<td class="num">{task.priority}</td><td>{esc(task.kind)}</td>'
         f'<td class="who">{esc(who(task))}</td>{lease}<td>{blocked}</td>'
         f'<td class="age" data-since="{since}">{esc(_ago(task.updated_at, now))}</td>'
-        f'<td class="title"><a href="/task/{task.id}">{esc(task.title)}</a></td></tr>'
+        + cost_cell(costs, task.id)
+        + f'<td class="title"><a href="/task/{task.id}">{esc(task.title)}</a></td></tr>'
     )
 
 
@@ -146,9 +165,9 @@ def gate_row(task: Task, now: datetime, csrf: str) -> Html:
     )
 
 
-def board_table(tasks: Sequence[Task], now: datetime) -> Html:
+def board_table(tasks: Sequence[Task], now: datetime, costs: cost_view.Costs | None = None) -> Html:
     head = tag("tr", join(tag("th", c) for c in COLUMNS))
-    body = Html("".join(task_row(t, now) for t in tasks))
+    body = Html("".join(task_row(t, now, costs) for t in tasks))
     return tag("table", tag("thead", head), tag("tbody", body, id="rows"), class_="board")
 
 

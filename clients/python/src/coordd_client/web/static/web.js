@@ -89,7 +89,13 @@
   function place(list, id, html, prefix, wrapper) {
     const old = document.getElementById(prefix + id);
     const fresh = html ? element(html, wrapper) : null;
-    if (old && fresh) { old.replaceWith(fresh); return; }
+    if (old && fresh) {
+      // A live event's row does not carry the cost (issue 48): keep the one shown.
+      const keep = fresh.querySelector("td.cost[data-keep]"), shown = old.querySelector("td.cost");
+      if (keep && shown) keep.replaceWith(shown);
+      old.replaceWith(fresh);
+      return;
+    }
     if (old) { old.remove(); return; }
     if (!fresh) return;
     let after = list.lastElementChild;  // rows are in id order; new ids come last
@@ -111,8 +117,14 @@
   }
 
   const source = follow(board.dataset.seq, view);
-  // A message, slot or landing event: nothing on the board, but its seq is seen.
-  source.addEventListener("other", (e) => { board.dataset.seq = e.lastEventId; });
+  // A message, slot or landing event: nothing on the board, but its seq is seen. Usage
+  // reported (issue 48): the rows of the tasks it charged are read again, with their cost.
+  source.addEventListener("other", (e) => {
+    for (const id of JSON.parse(e.data).tasks || []) {
+      if (document.getElementById("t" + id)) refresh(id);
+    }
+    board.dataset.seq = e.lastEventId;
+  });
   source.addEventListener("task", (e) => {
     const m = JSON.parse(e.data);
     if (m.id >= floor || document.getElementById("t" + m.id)) place(rows, m.id, m.row, "t", "tbody");
