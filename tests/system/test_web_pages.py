@@ -3,8 +3,9 @@
 the landing page keeps the landings that ended, the agents page hides the ended ones
 behind a link and offers Release only where something is held, no page is wider than
 the window, the `live` badge is on the pages that follow the stream and nowhere else,
-and the Send form's fields show their whole placeholders on one line. Each test saves
-its page as a picture in docs/ (docs/WATCHING.md shows them)."""
+the Send form's fields show their whole placeholders on one line, and the pages a
+person signs an approval on show what is signed (item 3). Each test saves its page as
+a picture in docs/ (docs/WATCHING.md shows them)."""
 
 from __future__ import annotations
 
@@ -234,4 +235,51 @@ def test_the_messages_page_is_live_fits_and_its_send_form_is_aligned(
     fits(page)
     send_form_is_aligned(page)
     shoot(page, "web-messages.png")
+    page.context.close()
+
+
+def confirm_facts(page: Page) -> dict[str, str]:
+    """The confirm page's question and facts (what the person signs), once it shows."""
+    page.wait_for_selector("#confirm", timeout=WAIT_MS)
+    names = page.locator("#facts dt").all_inner_texts()
+    facts = dict(zip(names, page.locator("#facts dd").all_inner_texts(), strict=True))
+    return {"asked": page.locator("p.question").inner_text(), **facts}
+
+
+def test_the_approval_pages_show_what_is_signed_and_fit_1280_px(
+    daemon: DaemonProcess, web: WebServer, browser: Browser
+) -> None:
+    """Issue 47 item 3, in a browser at 1280 px: the page a person signs a release
+    request or a gate on names what is signed (paths, requester, reason; the gate, its
+    question, its asker), whatever the length of the names, and fits the window."""
+    human = human_agent()
+    with daemon.client() as client:
+        client.reserve([LONG_PATH], agent=human, project=PROJECT)
+        request = client.request_release(
+            patterns=[LONG_PATH], body="the migration needs it", agent=LONG_AGENT,
+            project=PROJECT,
+        ).request  # fmt: skip
+        gate = client.post(
+            "ship the " + LONG_PATH + " migration?", body="The backup ran at 02:00.",
+            assignee=human, agent=LONG_AGENT, project=PROJECT,
+        ).task  # fmt: skip
+
+    page = open_page(browser, web, "/messages", live=True)
+    page.locator(f"#m{request.id} form", has_text="Approve").get_by_role("button").click()
+    facts = confirm_facts(page)
+    assert LONG_PATH in facts["asked"] and LONG_AGENT in facts["asked"], facts
+    assert facts["asks for"] == LONG_PATH
+    assert LONG_AGENT in facts.values() and "the migration needs it" in facts.values(), facts
+    fits(page)
+    shoot(page, "web-approve-release.png")
+
+    page.goto(web.base + f"/task/{gate.id}")
+    page.locator(f'form[action="/act/approve/{gate.id}"] button').click()
+    facts = confirm_facts(page)
+    assert facts["asked"].startswith(f"Approve gate #{gate.id}"), facts
+    assert facts["gate"] == f"#{gate.id} ship the {LONG_PATH} migration?"
+    assert facts["question"] == "The backup ran at 02:00."
+    assert facts["asked by"] == LONG_AGENT
+    fits(page)
+    shoot(page, "web-approve-gate.png")
     page.context.close()
