@@ -32,11 +32,11 @@ _SCALE = {"": 1, "k": 1000, "m": 1_000_000, "g": 1_000_000_000}
 def tokens(text: str) -> int:
     """A token count as people write one: `2000000`, `2M`, `500k`, `1.5M` (issue 48)."""
     number, unit = text.strip().lower(), ""
-    if number[-1:] in _SCALE:
+    if number and number[-1] in "kmg":
         number, unit = number[:-1], number[-1]
     try:
         value = round(float(number) * _SCALE[unit])
-    except ValueError:
+    except (ValueError, OverflowError):  # "", "nan", "inf" are no count either
         raise argparse.ArgumentTypeError(f"{text!r} is not a token count (2M, 500k)") from None
     if value < 1:
         raise argparse.ArgumentTypeError("a budget is at least 1 token")
