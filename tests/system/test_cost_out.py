@@ -113,3 +113,32 @@ async def test_the_task_cost_tool_gives_the_same_sums(daemon: DaemonProcess, wor
         assert found["totals"]["total"] == 1_003_110 and found["totals"]["usd_est"] == 0.3406
         refused = await c.call_tool("task_cost", {"since": "yesterday"})
         assert refused.is_error
+
+
+def test_coord_cost_refuses_what_it_cannot_read_and_shows_an_unspent_budget(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """Found by the new-user review of issue 48: an unknown task was "no usage
+    recorded", a bad `--since` leaked Python's words, and a budget with nothing spent
+    on it yet was not shown at all."""
+    repo = git_repo(workdir / "repo").resolve()
+    env = coord_env(daemon.socket_path)
+
+    def refused(*args: str) -> str:
+        done = subprocess.run([COORD, *args], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        return done.stderr
+
+    assert "no task #999" in refused("cost", "--task", "999")
+    said = refused("cost", "--since", "1y")
+    assert "'1y' is not a span ago (30m, 2h, 7d, 2w) or an ISO time" in said
+    assert "'xyz' is not a span" in refused("cost", "--since", "2h", "--until", "xyz")
+    assert "is not a token count" in refused("post", "big", "--budget", " ")
+    assert "is not a token count" in refused("post", "big", "--budget", "inf")
+    posted = json.loads(coord(daemon, repo, "post", "big", "--budget", "2M", "--json"))
+    task = posted["task"]["id"]
+    shown = json.loads(coord(daemon, repo, "cost", "--task", str(task), "--json"))
+    assert shown["budgets"] == [{"task_id": task, "tokens": 2_000_000, "spent": 0, "percent": 0.0}]
+    text = coord(daemon, repo, "cost", "--task", str(task))
+    assert f"#{task} budget: 0 of 2.00M tokens (0.0%)" in text

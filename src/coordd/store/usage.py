@@ -236,6 +236,8 @@ def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
     total = conn.execute(f"SELECT {_SUMS} FROM usage_charges{where}", args).fetchone()
     totals = dict(zip(KINDS, total, strict=True))
     tasks = sorted({row["task_id"] for row in rows if row["task_id"] is not None})
+    if p.task_id is not None and p.task_id not in tasks:
+        tasks.append(p.task_id)  # its budget shows before anything is spent on it
     return {
         "rows": rows,
         "totals": totals,

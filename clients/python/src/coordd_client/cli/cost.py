@@ -50,13 +50,20 @@ def cost(ctx: Context) -> int:
     try:
         since = instant(args.since) if args.since else None
         until = instant(args.until) if args.until else None
-    except ValueError as exc:
-        sys.stderr.write(f"coord: cost: not a time or a span like 2h: {exc}\n")
+    except ValueError:
+        bad = args.since if args.since and not _is_instant(args.since) else args.until
+        sys.stderr.write(
+            f"coord: cost: {bad!r} is not a span ago (30m, 2h, 7d, 2w)"
+            " or an ISO time (2026-12-06T08:00Z)\n"
+        )
         return EXIT_ERROR
     # `--agent` names whose calls to sum here, not who asks: the ledger is read by anyone.
     of = getattr(args, "agent", None)
     project = None if args.all_projects or args.task else ctx.project
     with ctx.client() as client:
+        if args.task is not None and not _exists(client, args.task):
+            sys.stderr.write(f"coord: cost: no task #{args.task} (`coord ls` lists them)\n")
+            return EXIT_ERROR
         result = client.cost(
             project=project, task_id=args.task, agent=of, model=args.model,
             since=since, until=until,
@@ -68,6 +75,24 @@ def cost(ctx: Context) -> int:
     summary = cost_report.summarize(result, table)
     ctx.emit({**summary, "rows": result.rows}, _human(summary, titles))
     return EXIT_OK
+
+
+def _is_instant(text: str) -> bool:
+    try:
+        instant(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _exists(client: Client, task: int) -> bool:
+    from coordd_client.protocol.errors import NotFound
+
+    try:
+        client.get(task)
+    except NotFound:
+        return False
+    return True
 
 
 def _titles(client: Client, ids: list[int | None]) -> dict[int, str]:
@@ -90,8 +115,14 @@ def _human(summary: dict[str, Any], titles: dict[int, str]) -> str:
     from coordd_client.render import clean
 
     totals = summary["totals"]
+    budgets = [
+        f"#{budget['task_id']} budget: {cost_report.tokens(budget['spent'])} of"
+        f" {cost_report.tokens(budget['tokens'])} tokens ({budget['percent']}%)"
+        for budget in summary["budgets"]
+    ]
     if not totals["total"]:
-        return "no usage recorded (the hooks report it; `coord setup` installs them)"
+        nothing = "no usage recorded (the hooks report it; `coord setup` installs them)"
+        return "\n\n".join([nothing, *budgets])
 
     def task_name(key: object) -> str:
         if key is None:
@@ -107,11 +138,7 @@ def _human(summary: dict[str, Any], titles: dict[int, str]) -> str:
         f" {cost_report.dollars(totals['usd_est'])}"
         " (token counts as the hosts reported them; dollars estimated from list prices)",
     ]
-    for budget in summary["budgets"]:
-        parts.append(
-            f"#{budget['task_id']} budget: {cost_report.tokens(budget['spent'])} of"
-            f" {cost_report.tokens(budget['tokens'])} tokens ({budget['percent']}%)"
-        )
+    parts.extend(budgets)
     unpriced = summary["unpriced"]
     if unpriced:
         parts.append(f"no price for {', '.join(map(str, unpriced))} (add it under"
