@@ -142,3 +142,6 @@ def test_coord_cost_refuses_what_it_cannot_read_and_shows_an_unspent_budget(
     assert shown["budgets"] == [{"task_id": task, "tokens": 2_000_000, "spent": 0, "percent": 0.0}]
     text = coord(daemon, repo, "cost", "--task", str(task))
     assert f"#{task} budget: 0 of 2.00M tokens (0.0%)" in text
+    assert "no usage recorded (the hooks report it" in coord(daemon, repo, "cost")
+    narrowed = coord(daemon, repo, "cost", "--since", "2h", "--until", "1h")
+    assert narrowed.startswith("no usage matches (widen --task, --agent, --model, --since")

@@ -73,7 +73,8 @@ def cost(ctx: Context) -> int:
     if problem:
         sys.stderr.write(f"coord: cost: default prices used: {problem}\n")
     summary = cost_report.summarize(result, table)
-    ctx.emit({**summary, "rows": result.rows}, _human(summary, titles))
+    narrowed = any((args.task, of, args.model, since, until))
+    ctx.emit({**summary, "rows": result.rows}, _human(summary, titles, narrowed))
     return EXIT_OK
 
 
@@ -110,7 +111,7 @@ def _titles(client: Client, ids: list[int | None]) -> dict[int, str]:
     return found
 
 
-def _human(summary: dict[str, Any], titles: dict[int, str]) -> str:
+def _human(summary: dict[str, Any], titles: dict[int, str], narrowed: bool = False) -> str:
     from coordd_client import cost_report
     from coordd_client.render import clean
 
@@ -121,7 +122,11 @@ def _human(summary: dict[str, Any], titles: dict[int, str]) -> str:
         for budget in summary["budgets"]
     ]
     if not totals["total"]:
-        nothing = "no usage recorded (the hooks report it; `coord setup` installs them)"
+        nothing = (
+            "no usage matches (widen --task, --agent, --model, --since or --until)"
+            if narrowed
+            else "no usage recorded (the hooks report it; `coord setup` installs them)"
+        )
         return "\n\n".join([nothing, *budgets])
 
     def task_name(key: object) -> str:
