@@ -33,3 +33,17 @@ def test_the_rest_keeps_its_floor_and_the_others_grow_first() -> None:
     assert at_80["MESSAGE"] == 27 and at_80["FROM"] == 12  # the body first at 80
     at_120 = dict(layout.pane_columns(120, layout.MESSAGE_COLUMNS, "MESSAGE"))
     assert at_120["FROM"] == 20 and at_120["KIND"] == 16 and at_120["MESSAGE"] == 53
+
+
+def test_a_cost_cell_and_its_budget_marks_fit_the_cost_column() -> None:
+    """Found by the new-user review of issue 48: `510k/500k!!` was cut to `510k/500k`
+    in a 9-wide COST column, losing the marks that say a budget is spent."""
+    from coordd_client import cost_view
+
+    width = {c.name: c.width for c in layout.OPTIONAL}["COST"]
+    agents = {c.name: c.width for c in layout.AGENT_COLUMNS}["COST"]
+    for budget in (1, 999, 500_000, 999_999, 1_500_000, 999_000_000, 1_500_000_000):
+        for spent in (0, budget * 8 // 10, budget, budget * 3):
+            assert len(cost_view.cell(spent, budget)) <= width, (spent, budget)
+            assert len(cost_view.compact(spent)) <= agents
+    assert cost_view.cell(510_000, 500_000) == "510k/500k!!"

@@ -44,7 +44,7 @@ OPTIONAL = (
     Column("WHO", 20, 12),
     Column("LEASE", 6, 6),  # "lapsed", "12:34"
     Column("AGE", 4, 4),
-    Column("COST", 9, 9),  # tokens so far (issue 48): "1.2M", "1.7M/2M!!"
+    Column("COST", 11, 11),  # tokens so far (issue 48): "1.2M", "510k/500k!!"
     Column("PRI", 3, 3),
     Column("BLOCKED BY", 10, 10),
     Column("KIND", 8, 8),  # "question"
