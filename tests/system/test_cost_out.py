@@ -145,3 +145,24 @@ def test_coord_cost_refuses_what_it_cannot_read_and_shows_an_unspent_budget(
     assert "no usage recorded (the hooks report it" in coord(daemon, repo, "cost")
     narrowed = coord(daemon, repo, "cost", "--since", "2h", "--until", "1h")
     assert narrowed.startswith("no usage matches (widen --task, --agent, --model, --since")
+
+
+def test_a_budget_crossing_is_in_its_task_history_in_the_markdown_export(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """Found by the new-user review of issue 48: COST.md says a `usage.budget` event
+    joins the task's history, but the export put it under "Board events", away from
+    the task it is about."""
+    repo = git_repo(workdir / "repo").resolve()
+    with Client(daemon.socket_path, agent="claude-a", project=str(repo)) as a:
+        task = a.post("big", budget=1000).task
+        a.claim(task.id)
+        a.report_usage("claude", [usage("1", "claude-sonnet-4-5", input=900)])
+        a.report_usage("claude", [usage("2", "claude-sonnet-4-5", input=100)])
+    trail = coord(daemon, repo, "export")
+    section, board = trail.split("## Board events")
+    assert "**usage.budget** #1 reached 80% of its token budget (900 of 1,000)" in section
+    assert "**usage.budget** #1 reached 100% of its token budget (1,000 of 1,000)" in section
+    assert "usage.budget" not in board and "usage.reported" in board
+    one = coord(daemon, repo, "export", "--task", str(task.id))
+    assert one.count("**usage.budget** #1 reached") == 2

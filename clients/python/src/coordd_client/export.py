@@ -254,6 +254,7 @@ def task_section(
     events: Sequence[Event],
     messages: Sequence[MessageEvent] = (),
     cost: str | None = None,
+    budget_events: Sequence[Event] = (),
 ) -> str:
     """One task as Markdown: heading, facts (with what it cost, from the token ledger,
     issue 48), body, the history in order (with the messages on its thread), the result."""
@@ -274,7 +275,9 @@ def task_section(
         lines += ["", _fenced(clean_block(task.body))]
     lines += ["", "### History", ""]
     steps = sorted(
-        [(e.seq, _step(e)) for e in events] + [(m.seq, _message_step(m)) for m in messages]
+        [(e.seq, _step(e)) for e in events]
+        + [(m.seq, _message_step(m)) for m in messages]
+        + [(e.seq, board_step(e)) for e in budget_events]  # its budget's crossings
     )
     lines += [text for _, text in steps] or ["- (no events in this range)"]
     if task.result is not None:
@@ -299,9 +302,11 @@ def write_markdown(
     for task in _tasks(client, project=project, task_id=task_id):
         events = in_range(task_history(client, task.id), span)
         messages = [m for m in thread(client, task.id) if span.admits(m.at)]
-        if not events and not messages and (span.since or span.until):
+        crossings = in_range(budget_crossings(client, task.id), span)
+        if not events and not messages and not crossings and (span.since or span.until):
             continue
-        out.write(task_section(task, events, messages, costs.get(task.id)).encode())
+        section = task_section(task, events, messages, costs.get(task.id), crossings)
+        out.write(section.encode())
         written += 1
     if task_id is None:
         _write_board_events(client, out, project=project, span=span)
@@ -343,7 +348,10 @@ def _write_board_events(
                 continue
             line = _message_step(sent)
         else:
-            line = board_step(_event.decode(raw))
+            event = _event.decode(raw)
+            if event.type == "usage.budget":
+                continue  # in its task's history (issue 48)
+            line = board_step(event)
         out.write((heading + line + "\n").encode())
         heading = ""
     if not heading:
@@ -367,6 +375,28 @@ def _tasks(client: Client, *, project: str | None, task_id: int | None) -> Itera
 class _MessagePage(msgspec.Struct):
     events: list[MessageEvent]
     last_seq: int
+
+
+class _EventPage(msgspec.Struct):
+    events: list[Event]
+    last_seq: int
+
+
+def budget_crossings(client: Client, task_id: int) -> list[Event]:
+    """The `usage.budget` events of one task (issue 48); none from an older daemon."""
+    if not client.supports("token_ledger"):
+        return []
+    found: list[Event] = []
+    after = 0
+    while True:
+        since = methods.events_since(
+            after_seq=after, limit=EVENT_PAGE, task_id=task_id, types=["usage.budget"]
+        )
+        page = client.send(since.as_type(_EventPage))
+        found += page.events
+        if len(page.events) < EVENT_PAGE:
+            return found
+        after = page.last_seq
 
 
 def thread(client: Client, task_id: int) -> list[MessageEvent]:
