@@ -216,6 +216,9 @@ def test_a_budget_is_warned_once_at_80_and_once_at_100_percent(board: Board) -> 
     with seat(board, "a") as a:
         task = a.post("bounded", budget=100).task
         free = a.post("unbounded").task
+        # Named by task_id, a budget shows before anything is charged (issue 48 review).
+        (unspent,) = a.cost(task_id=task.id).budgets
+        assert (unspent.task_id, unspent.tokens, unspent.spent) == (task.id, 100, 0)
         a.claim(task.id)
         steps = [(70, []), (15, [80]), (5, []), (20, [100]), (50, [])]
         for index, (tokens, crossed) in enumerate(steps):
