@@ -139,6 +139,7 @@ def test_coord_cost_refuses_what_it_cannot_read_and_shows_an_unspent_budget(
     assert "'xyz' is not a span" in refused("cost", "--since", "2h", "--until", "xyz")
     assert "is not a token count" in refused("post", "big", "--budget", " ")
     assert "is not a token count" in refused("post", "big", "--budget", "inf")
+    assert "--budget-release needs --budget" in refused("post", "big", "--budget-release")
     posted = json.loads(coord(daemon, repo, "post", "big", "--budget", "2M", "--json"))
     task = posted["task"]["id"]
     shown = json.loads(coord(daemon, repo, "cost", "--task", str(task), "--json"))

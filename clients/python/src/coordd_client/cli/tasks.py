@@ -18,7 +18,7 @@ from coordd_client.cli.arguments import (
     task_id,
     tokens,
 )
-from coordd_client.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, Context
+from coordd_client.cli.context import EXIT_EMPTY, EXIT_ERROR, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.cli.seen import note_if_unseen
 from coordd_client.client import Client
@@ -70,6 +70,11 @@ OPEN_STATES = ["pending", "claimed"]
 )
 def post(ctx: Context) -> int:
     args = ctx.args
+    if args.budget_release and args.budget is None:
+        sys.stderr.write(
+            "coord: post: --budget-release needs --budget (--budget 2M --budget-release)\n"
+        )
+        return EXIT_ERROR
     body = sys.stdin.read() if args.body == "-" else args.body
     with ctx.client() as client:
         result = client.post(
