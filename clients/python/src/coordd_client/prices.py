@@ -80,10 +80,23 @@ def merge(table: Prices, given: Any) -> str | None:
     problem = None
     for prefix, row in given.items():
         base = table.get(prefix, (0.0, 0.0, 0.0, 0.0))
-        if not isinstance(row, Mapping) or any(
-            not isinstance(row.get(kind, 0), int | float) or row.get(kind, 0) < 0 for kind in KINDS
+        unknown = sorted(set(row) - set(KINDS)) if isinstance(row, Mapping) else []
+        if (
+            not isinstance(row, Mapping)
+            or unknown
+            or any(
+                isinstance(row.get(kind, 0), bool)
+                or not isinstance(row.get(kind, 0), int | float)
+                or row.get(kind, 0) < 0
+                for kind in KINDS
+            )
         ):
-            problem = f"prices[{prefix!r}] is not {{kind: a non-negative number}}"
+            said = f" ({', '.join(map(repr, unknown))} is no kind)" if unknown else ""
+            problem = (
+                f"prices[{prefix!r}] left out{said}: give"
+                f" {{{', '.join(KINDS)}}} (any of them), each a non-negative number,"
+                " USD per million tokens"
+            )
             continue
         table[str(prefix)] = tuple(  # type: ignore[assignment]
             float(row.get(kind, base[index])) for index, kind in enumerate(KINDS)

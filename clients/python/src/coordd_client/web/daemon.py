@@ -3,6 +3,7 @@ paged methods, and the event feed that outlives lag and daemon restarts."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -100,7 +101,15 @@ async def costs(
     if not await client.supports("token_ledger"):
         return cost_view.Costs()
     answer = await client.cost(project=project, task_id=task_id, limit=cost_view.ROWS)
-    return cost_view.summed(answer, prices.load(project)[0])
+    table, problem = prices.load(project)
+    if problem and problem not in _SAID:  # once, where `coord web` was started
+        _SAID.add(problem)
+        sys.stderr.write(f"coord web: default prices used: {problem}\n")
+    return cost_view.summed(answer, table)
+
+
+#: The price-table problems already written to the terminal.
+_SAID: set[str] = set()
 
 
 def decode_event(raw: bytes | msgspec.Raw) -> AnyEvent:
