@@ -136,7 +136,7 @@ def test_cost_per_task_per_tab_and_model_across_a_restart(world: World) -> None:
     # (22,230 of 25,000 tokens), and the request after the Bash call that reported it
     # tells the model so (in the PostToolUse's context).
     used = f"{sum(second.values()):,} of its {budget:,}"
-    warned = f"coord: task #{handed} has used 80% of its token budget ({used}"
+    warned = f"coord: task #{handed} has reached 80% of its token budget ({used}"
     main = api.main_requests()
     assert warned not in main[1].text()
     assert warned in main[2].text(), (main[2].text()[-3000:], usage_log(world))

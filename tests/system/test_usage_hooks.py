@@ -269,7 +269,7 @@ def test_a_budget_crossed_by_a_turn_reaches_the_tabs_context(
     transcript.write_text(claude_line("m1", "r1", 0, i=10, o=840) + "\n")
     said = json.loads(run("deliver", "claude", turn(repo, transcript), daemon))
     context = said["hookSpecificOutput"]["additionalContext"]
-    assert f"task #{task.id} has used 80% of its token budget (850 of its 1,000" in context
+    assert f"task #{task.id} has reached 80% of its token budget (850 of its 1,000" in context
     assert run("deliver", "claude", turn(repo, transcript), daemon) == ""  # told once
     with transcript.open("a") as handle:
         handle.write(claude_line("m2", "r2", 0, o=200) + "\n")

@@ -193,7 +193,7 @@ def notice(crossing: dict[str, Any]) -> str:
             " human before spending more on it."
         )
     return (
-        f"coord: task #{task} has used {crossing.get('threshold')}% of its token budget"
+        f"coord: task #{task} has reached {crossing.get('threshold')}% of its token budget"
         f" ({used}). Aim to finish within it, or tell the human it needs more."
     )
 
