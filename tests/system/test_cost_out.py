@@ -149,6 +149,10 @@ def test_coord_cost_refuses_what_it_cannot_read_and_shows_an_unspent_budget(
     assert "no usage recorded (the hooks report it" in coord(daemon, repo, "cost")
     narrowed = coord(daemon, repo, "cost", "--since", "2h", "--until", "1h")
     assert narrowed.startswith("no usage matches (widen --task, --agent, --model, --since")
+    # `coord show` says what the task cost and its budget (it said neither).
+    shown_text = coord(daemon, repo, "show", str(task))
+    assert "cost:        0 tokens (input 0, output 0, cache writes 0, cache reads 0)," in shown_text
+    assert shown_text.rstrip().endswith("budget 2.00M")
 
 
 def test_a_budget_crossing_is_in_its_task_history_in_the_markdown_export(

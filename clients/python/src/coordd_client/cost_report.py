@@ -117,6 +117,8 @@ def task_costs(client: Client, *, project: str | None, task_id: int | None) -> d
                                            row.cache_read)):  # fmt: skip
                 kinds[index] += count
     budgets = {budget.task_id: budget.tokens for budget in answer.budgets}
+    for task in budgets:
+        sums.setdefault(task, [0, 0, 0, 0])  # a budget with nothing spent on it yet
     out: dict[int, str] = {}
     for task, (i, o, w, r) in sums.items():
         words = f"{tokens(i + o + w + r)} tokens (input {i}, output {o}, cache writes {w},"

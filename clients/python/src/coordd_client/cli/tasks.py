@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from coordd_client import acks, render
+from coordd_client import acks, cost_report, render
 from coordd_client.cli import held
 from coordd_client.cli.arguments import (
     FENCE,
@@ -214,7 +214,10 @@ def show(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.get(ctx.args.id)
         history = task_history(client, ctx.args.id) if ctx.args.history else None
+        cost = cost_report.task_costs(client, project=None, task_id=ctx.args.id)
     human = render.task_detail(result.task)
+    if ctx.args.id in cost:  # issue 48: tokens charged so far, and the budget if any
+        human += f"\ncost:        {cost[ctx.args.id]}"
     if history is not None:
         human += "\n\nhistory:\n" + "\n".join(render.history_line(e) for e in history)
         ctx.emit({"task": result.task, "history": history}, human)
