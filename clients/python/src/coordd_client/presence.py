@@ -26,9 +26,12 @@ from coordd_client.render import parse_time
 HORIZON = LIVE_HORIZON
 
 
-def involved(tasks: Iterable[Task], events: Iterable[Event] = ()) -> set[str]:
-    """The agents a project's tasks and recent events name."""
-    names: set[str] = set()
+def involved(
+    tasks: Iterable[Task], events: Iterable[Event] = (), charged: Iterable[str] = ()
+) -> set[str]:
+    """The agents a project's tasks and recent events name, and those its token ledger
+    charged (issue 48: a tab whose claim was released still spent tokens here)."""
+    names: set[str] = set(charged)
     for task in tasks:
         names.update(n for n in (task.created_by, task.claimed_by, task.assignee) if n)
     for event in events:

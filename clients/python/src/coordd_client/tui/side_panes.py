@@ -104,7 +104,9 @@ class SidePanes(MessageActions):
         holders = set(held) | {r.agent for r in reservations}
         involved = None
         if self.project is not None:
-            involved = presence.involved(self.model.tasks.values(), self.model.feed)
+            involved = presence.involved(
+                self.model.tasks.values(), self.model.feed, self.board.costs.agents
+            )
         agents = presence.scoped(agents, now, holders=holders, involved=involved)
         self._reservations, self._agents = reservations, agents
         table = self.query_one("#reservations", DataTable)
