@@ -140,6 +140,8 @@ def test_coord_cost_refuses_what_it_cannot_read_and_shows_an_unspent_budget(
     assert "is not a token count" in refused("post", "big", "--budget", " ")
     assert "is not a token count" in refused("post", "big", "--budget", "inf")
     assert "--budget-release needs --budget" in refused("post", "big", "--budget-release")
+    said = coord(daemon, repo, "post", "said", "--budget", "500k", "--budget-release")
+    assert said.rstrip().endswith("; budget 500.0k tokens, its claim released once spent")
     posted = json.loads(coord(daemon, repo, "post", "big", "--budget", "2M", "--json"))
     task = posted["task"]["id"]
     shown = json.loads(coord(daemon, repo, "cost", "--task", str(task), "--json"))

@@ -95,7 +95,11 @@ def post(ctx: Context) -> int:
         elsewhere = blockers_elsewhere(client, [result.task], ctx.project, every=True)
         note_if_unseen(client, args.assignee, "only that name can claim it")
     verb = "posted" if result.created else "already posted (same --key)"
-    ctx.emit(result, f"{verb} {render.one_line(result.task)}")
+    human = f"{verb} {render.one_line(result.task)}"
+    if args.budget is not None:  # issue 48: said back, as `coord show` has it
+        human += f"; budget {cost_report.tokens(args.budget)} tokens"
+        human += ", its claim released once spent" if args.budget_release else ""
+    ctx.emit(result, human)
     for dependency, other in sorted(elsewhere.items()):
         # PROTOCOL.md section 9 allows any project; say so, since ls here will not list it.
         sys.stderr.write(f"coord: note: #{dependency} is a task of project {render.clean(other)}\n")
