@@ -219,6 +219,9 @@ def test_a_budget_is_warned_once_at_80_and_once_at_100_percent(board: Board) -> 
         # Named by task_id, a budget shows before anything is charged (issue 48 review).
         (unspent,) = a.cost(task_id=task.id).budgets
         assert (unspent.task_id, unspent.tokens, unspent.spent) == (task.id, 100, 0)
+        # And in the whole project's ledger (a board's COST column), not in a narrowed one.
+        assert [b.task_id for b in a.cost(project=PROJECT).budgets] == [task.id]
+        assert a.cost(project=PROJECT, model="claude-x").budgets == []
         a.claim(task.id)
         steps = [(70, []), (15, [80]), (5, []), (20, [100]), (50, [])]
         for index, (tokens, crossed) in enumerate(steps):

@@ -220,6 +220,7 @@ def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
     if p.until is not None:
         clauses.append("at < :until")
         args["until"] = instant(p.until)
+    where_time = p.since is not None or p.until is not None
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     limit = U.DEFAULT_COST_LIMIT if p.limit is None else p.limit
     found = conn.execute(
@@ -238,6 +239,14 @@ def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
     tasks = sorted({row["task_id"] for row in rows if row["task_id"] is not None})
     if p.task_id is not None and p.task_id not in tasks:
         tasks.append(p.task_id)  # its budget shows before anything is spent on it
+    elif p.task_id is None and p.project is not None and not (p.agent or p.model or where_time):
+        # The whole project's ledger (a board's COST column): its budgets, spent or not.
+        unspent = conn.execute(
+            "SELECT b.task_id FROM task_budgets AS b JOIN tasks AS t ON t.id = b.task_id"
+            f" WHERE t.project = :project ORDER BY b.task_id DESC LIMIT {limit}",
+            {"project": p.project},
+        ).fetchall()
+        tasks = sorted({*tasks, *(row[0] for row in unspent)})
     return {
         "rows": rows,
         "totals": totals,
