@@ -15,7 +15,7 @@ import msgspec
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
-from coordd_client import cost_report, methods, methods_usage, prices
+from coordd_client import cost_report, methods_usage, prices
 from coordd_client.mcp_bridge import models as m
 from coordd_client.mcp_bridge import results
 from coordd_client.mcp_bridge.bridge import Bridge
@@ -83,8 +83,6 @@ def register(server: MCPServer, bridge: Bridge) -> None:
             task_id=task_id, agent=agent, model=model, since=since, until=until, limit=limit
         )
         try:
-            if task_id is not None:  # an unknown task is not_found, not zero tokens
-                await bridge.link.request(bridge.fill(methods.get(task_id), ctx))
             answered = await bridge.link.request(bridge.fill(call, ctx))
         except CoordError as exc:
             return results.refusal(exc)
