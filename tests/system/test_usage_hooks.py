@@ -129,7 +129,9 @@ def test_codex_token_counts_are_read_from_its_rollout(
                 "reasoning_output_tokens": 0,
             },
         }
-        return json.dumps({"timestamp": now(), "type": "event_msg",
+        # After the claim whatever the clock's grain: in the claim's own millisecond, the
+        # count would be before it (unattributed), as it was once on a fast machine.
+        return json.dumps({"timestamp": later(), "type": "event_msg",
                            "payload": {"type": "token_count", "info": info}})  # fmt: skip
 
     rollout = workdir / "rollout-2026-12-06T07-00-00-x.jsonl"
