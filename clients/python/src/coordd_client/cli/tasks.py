@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 from coordd_client import acks, cost_report, render
@@ -18,12 +17,11 @@ from coordd_client.cli.arguments import (
     task_id,
     tokens,
 )
+from coordd_client.cli.blockers import blockers_elsewhere
 from coordd_client.cli.context import EXIT_EMPTY, EXIT_ERROR, EXIT_LOST, EXIT_OK, Context
 from coordd_client.cli.registry import arg, command
 from coordd_client.cli.seen import note_if_unseen
-from coordd_client.client import Client
 from coordd_client.paging import all_tasks, task_history
-from coordd_client.protocol.errors import CoordError
 from coordd_client.protocol.wire import ListResult, Task
 
 #: The states `ls` shows without --all.
@@ -104,34 +102,6 @@ def post(ctx: Context) -> int:
         # PROTOCOL.md section 9 allows any project; say so, since ls here will not list it.
         sys.stderr.write(f"coord: note: #{dependency} is a task of project {render.clean(other)}\n")
     return EXIT_OK
-
-
-#: At most this many dependencies are looked up to find the ones of other projects.
-MAX_BLOCKER_LOOKUPS = 50
-
-
-def blockers_elsewhere(
-    client: Client, tasks: Sequence[Task], project: str, *, every: bool = False
-) -> dict[int, str]:
-    """{id: its project} for the dependencies of `tasks` that are another project's.
-
-    Dependencies may name a task of any project (PROTOCOL.md section 9), which
-    this project's `ls` never lists: it marks them instead. `every` looks at all
-    dependencies, not only the ones still blocking.
-    """
-    listed = {t.id for t in tasks}
-    wanted = sorted({i for t in tasks for i in (t.depends_on if every else t.blocked_by)} - listed)[
-        :MAX_BLOCKER_LOOKUPS
-    ]
-    found: dict[int, str] = {}
-    for dependency in wanted:
-        try:
-            other = client.get(dependency).task
-        except CoordError:
-            continue
-        if other.project != project:
-            found[dependency] = other.project
-    return found
 
 
 @command(
