@@ -19,7 +19,6 @@ page of tasks and one task's history at a time. The pure pieces (`task_section`,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,10 +29,13 @@ import msgspec
 from coordd_client import methods
 from coordd_client.client import Client
 from coordd_client.cost_report import task_costs
+from coordd_client.markdown_text import code as _code
+from coordd_client.markdown_text import fenced as _fenced
+from coordd_client.markdown_text import text as _md
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
 from coordd_client.protocol.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
 from coordd_client.protocol.wire_messages import MessageEvent, RequestState
-from coordd_client.render import budget_words, clean, clean_block, parse_time, usage_words
+from coordd_client.render import budget_words, clean_block, parse_time, usage_words
 
 
 class _RawPage(msgspec.Struct):
@@ -121,40 +123,6 @@ def write_jsonl(
         out.write(jsonl_line(raw))
         written += 1
     return written
-
-
-#: What Markdown acts on anywhere in a line: escapes, code, emphasis, links, HTML.
-_MD_ALWAYS = re.compile(r"([\\`*\[\]<>])")
-#: `_` is emphasis only at a word's edge (CommonMark: never inside `snake_case`).
-_MD_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-#: An entity (`&amp;`, `&#60;`) would be shown as the character it names.
-_MD_ENTITY = re.compile(r"&(?=#?\w+;)")
-
-
-def _md(text: str) -> str:
-    """Someone else's one-line text in Markdown: controls cleaned, and escaped only where
-    Markdown would act on it, so it reads the same raw and rendered. Every caller puts
-    it after other text on its line, where `#`, `-` or `1.` start no block."""
-    text = _MD_ALWAYS.sub(r"\\\1", clean(text))
-    text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
-    return _MD_ENTITY.sub(r"\\&", text)
-
-
-def _code(text: str) -> str:
-    """A name, path, project or branch as a code span: nothing inside it is escaped, and
-    its fence is longer than any backtick run in it."""
-    text = clean(text)
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _fenced(text: str) -> str:
-    """A block of someone else's text, in a fence longer than any backtick run in it."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
 
 
 def _step(event: Event) -> str:
