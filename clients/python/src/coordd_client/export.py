@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO
+from typing import IO, Any
 
 import msgspec
 
@@ -33,7 +33,13 @@ from coordd_client.markdown_text import code as _code
 from coordd_client.markdown_text import fenced as _fenced
 from coordd_client.markdown_text import text as _md
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
-from coordd_client.protocol.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
+from coordd_client.protocol.wire import (
+    FEATURE_OF_EVENT,
+    Event,
+    EventsResult,
+    Task,
+    served_event_types,
+)
 from coordd_client.protocol.wire_messages import MessageEvent, RequestState
 from coordd_client.render import budget_words, clean_block, parse_time, usage_words
 
@@ -345,40 +351,30 @@ class _MessagePage(msgspec.Struct):
     last_seq: int
 
 
-class _EventPage(msgspec.Struct):
-    events: list[Event]
-    last_seq: int
+def _task_events(client: Client, task_id: int, event_type: str, page: type[Any]) -> list[Any]:
+    """Every `event_type` event of one task, a page (`page`'s Struct) at a time."""
+    found: list[Any] = []
+    after = 0
+    while True:
+        since = methods.events_since(
+            after_seq=after, limit=EVENT_PAGE, task_id=task_id, types=[event_type]
+        )
+        answer = client.send(since.as_type(page))
+        found += answer.events
+        if len(answer.events) < EVENT_PAGE:
+            return found
+        after = answer.last_seq
 
 
 def budget_crossings(client: Client, task_id: int) -> list[Event]:
     """The `usage.budget` events of one task (issue 48); none from an older daemon."""
     if not client.supports("token_ledger"):
         return []
-    found: list[Event] = []
-    after = 0
-    while True:
-        since = methods.events_since(
-            after_seq=after, limit=EVENT_PAGE, task_id=task_id, types=["usage.budget"]
-        )
-        page = client.send(since.as_type(_EventPage))
-        found += page.events
-        if len(page.events) < EVENT_PAGE:
-            return found
-        after = page.last_seq
+    return _task_events(client, task_id, "usage.budget", EventsResult)
 
 
 def thread(client: Client, task_id: int) -> list[MessageEvent]:
     """The messages on one task's thread (1.2 section 12); none from an older daemon."""
     if not client.supports("messages"):
         return []
-    found: list[MessageEvent] = []
-    after = 0
-    while True:
-        since = methods.events_since(
-            after_seq=after, limit=EVENT_PAGE, task_id=task_id, types=["message.sent"]
-        )
-        page = client.send(since.as_type(_MessagePage))
-        found += page.events
-        if len(page.events) < EVENT_PAGE:
-            return found
-        after = page.last_seq
+    return _task_events(client, task_id, "message.sent", _MessagePage)
