@@ -105,22 +105,9 @@ def _timed(command: Sequence[str], stdin: str, env: dict[str, str], cwd: Path) -
 def wait_for_quick(env: Mapping[str, str], deadline_s: float = 60.0) -> None:
     """Until the quick server a first call started (issue 46) accepts calls, so every
     measured call goes the quick way (its first call ran in-process and started it)."""
-    import socket as socket_module
+    from support import quick_server_ready
 
-    directory = Path(env["COORDD_SOCKET"]).parent
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        for path in directory.glob("quick-*.sock"):
-            probe = socket_module.socket(socket_module.AF_UNIX)
-            try:
-                probe.connect(str(path))
-                return
-            except OSError:
-                pass
-            finally:
-                probe.close()
-        time.sleep(0.05)
-    raise RuntimeError(f"no quick server in {directory} within {deadline_s} s")
+    quick_server_ready(Path(env["COORDD_SOCKET"]).parent, deadline_s)
 
 
 #: The everyday commands measured beside the hooks: each run claims, then completes, a

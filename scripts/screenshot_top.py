@@ -23,15 +23,7 @@ async def main() -> None:
         follow=False,
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        app.show_fixed(
-            demo.TASKS,
-            demo.AGENTS,
-            demo.RESERVATIONS,
-            demo.EVENTS,
-            inbox=demo.MESSAGES,
-            edited_elsewhere=demo.EDITED_ELSEWHERE,
-            costs=demo.COSTS,
-        )
+        demo.show(app)
         await pilot.pause(0.2)
         OUT.write_text(app.export_screenshot(title="coord top"))
 

@@ -221,6 +221,24 @@ COORD = str(Path(sys.executable).parent / "coord")
 CALLER_VARS = ("COORD", "CLAUDECODE", "CLAUDE_CODE_", "CODEX_")
 
 
+def quick_server_ready(directory: Path, deadline_s: float = 120.0) -> None:
+    """Until the quick server (issue 46) a first call started in `directory` (beside the
+    daemon's socket) accepts: the event a warm start gives, not a guess at its time."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        for path in directory.glob("quick-*.sock"):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(str(path))
+                return
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.05)
+    raise AssertionError(f"no quick server in {directory} within {deadline_s} s")
+
+
 def coord_env(socket: Path, *, autostart: bool = False, **extra: str) -> dict[str, str]:
     """The environment for a `coord` process on `socket`, free of the caller's identity.
 

@@ -15,16 +15,14 @@ modules (issue 45 item 2).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from coordd_client.quick.relay import QUICK_HOOKS
-from support import COORD, DaemonProcess, coord_env, git_repo
+from support import COORD, DaemonProcess, coord_env, git_repo, quick_server_ready
 
 #: The relay's own modules: the package face, the command word, the quick relay and
 #: where its socket is (the MCP relay's `place`), and the socket's location.
@@ -56,22 +54,6 @@ def imported(stderr: str) -> set[str]:
         for line in stderr.splitlines()
         if line.startswith("import time:") and "imported package" not in line
     }
-
-
-def quick_server_ready(directory: Path, deadline_s: float = 120.0) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        for path in directory.glob("quick-*.sock"):
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                probe.connect(str(path))
-                return
-            except OSError:
-                pass
-            finally:
-                probe.close()
-        time.sleep(0.05)
-    raise AssertionError(f"no quick server in {directory} within {deadline_s} s")
 
 
 @pytest.mark.timeout(300)

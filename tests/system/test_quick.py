@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from hook_runs import SESSION_A, payload
 
-from support import COORD, DaemonProcess, coord_env, git_repo
+from support import COORD, DaemonProcess, coord_env, git_repo, quick_server_ready
 
 #: Each step: argv, and the stdin a host would send (hooks).
 STEPS: list[tuple[list[str], str | None]] = [
@@ -75,23 +73,6 @@ def stdin_for(spec: str | None, repo: Path) -> str | None:
         return None
     name, _, file = spec.partition(":")
     return payload(name, CWD=str(repo), SESSION=SESSION_A, FILE=str(repo / file))
-
-
-def quick_server_ready(side: Path, deadline_s: float = 120.0) -> None:
-    """Wait until the quick server a first call started accepts (it loads the client)."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        for path in side.glob("quick-*.sock"):
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                probe.connect(str(path))
-                return
-            except OSError:
-                pass
-            finally:
-                probe.close()
-        time.sleep(0.05)
-    raise AssertionError(f"no quick server in {side} within {deadline_s} s")
 
 
 def run_steps(side: Path, repo: Path, quick: str) -> list[tuple[str, str, int]]:

@@ -36,15 +36,7 @@ def demo_app() -> TopApp:
 async def show_demo(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, TopApp)
-    app.show_fixed(
-        demo.TASKS,
-        demo.AGENTS,
-        demo.RESERVATIONS,
-        demo.EVENTS,
-        inbox=demo.MESSAGES,
-        edited_elsewhere=demo.EDITED_ELSEWHERE,
-        costs=demo.COSTS,
-    )
+    demo.show(app)
     # A shown feed is written after the first layout (a line is cut to the log's width;
     # a hidden one waits to be shown): wait for it rather than trust one pause to be
     # enough on a busy machine.

@@ -24,7 +24,10 @@ SECRET = "correct horse battery staple"
 WAIT_S = 60.0
 
 
-def test_gates_and_failures_are_posted_signed_and_nothing_else(daemon: DaemonProcess) -> None:
+def _plain_receiver() -> tuple[
+    http.server.ThreadingHTTPServer, queue.Queue[tuple[dict[str, str], bytes]]
+]:
+    """A receiver that answers every delivery 204 and keeps its headers and body, in order."""
     got: queue.Queue[tuple[dict[str, str], bytes]] = queue.Queue()
 
     class Receiver(http.server.BaseHTTPRequestHandler):
@@ -39,6 +42,11 @@ def test_gates_and_failures_are_posted_signed_and_nothing_else(daemon: DaemonPro
 
     receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    return receiver, got
+
+
+def test_gates_and_failures_are_posted_signed_and_nothing_else(daemon: DaemonProcess) -> None:
+    receiver, got = _plain_receiver()
     hook = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
     web = start_web(
         daemon.socket_path, PROJECT, "--webhook", hook, "--notify-on", "gate,task.failed",
@@ -246,19 +254,7 @@ def test_retries_keep_each_receivers_order(daemon: DaemonProcess, tmp_path: Path
 
 def test_a_budget_crossing_reaches_a_receiver_that_chose_it(daemon: DaemonProcess) -> None:
     """Issue 48: `--notify-on usage.budget` names an event no page subscribes to."""
-    got: queue.Queue[bytes] = queue.Queue()
-
-    class Receiver(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            got.put(self.rfile.read(int(self.headers["Content-Length"])))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    receiver, got = _plain_receiver()
     hook = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
     web = start_web(
         daemon.socket_path, PROJECT, "--webhook", hook, "--notify-on", "usage.budget",
@@ -273,7 +269,7 @@ def test_a_budget_crossing_reaches_a_receiver_that_chose_it(daemon: DaemonProces
                 "claude", [{"id": "1", "at": at, "model": "m", "input": 90}],
                 agent="worker", project=PROJECT,
             )  # fmt: skip
-        body = json.loads(got.get(timeout=WAIT_S))
+        body = json.loads(got.get(timeout=WAIT_S)[1])
     finally:
         web.stop()
         receiver.shutdown()

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from coordd_client.cost_view import Costs
 from coordd_client.protocol.wire import AgentInfo, Event, Reservation, Task
 from coordd_client.protocol.wire_messages import Message, RequestState
+from coordd_client.tui.app import TopApp
 
 NOW = datetime(2026, 12, 1, 14, 0, 0, tzinfo=UTC)
 
@@ -102,3 +103,11 @@ COSTS = Costs(
             "cursor-shop": 2_150_000},
     budgets={4: 2_000_000, 6: 2_000_000},
 )  # fmt: skip
+
+
+def show(app: TopApp) -> None:
+    """This board in `app`, as the snapshot tests and docs/top.svg show it."""
+    app.show_fixed(
+        TASKS, AGENTS, RESERVATIONS, EVENTS, inbox=MESSAGES,
+        edited_elsewhere=EDITED_ELSEWHERE, costs=COSTS,
+    )  # fmt: skip
