@@ -91,7 +91,7 @@ async def test_a_claim_costs_the_event_loop_a_bounded_number_of_calls(inproc: Da
     for n in range(REQUESTS):
         posted = await inproc.writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))
         if first is None:
-            first = int(bytes(posted["task"]).split(b'"id":')[1].split(b",")[0])
+            first = int(bytes(posted.task).split(b'"id":')[1].split(b",")[0])
     assert first is not None
     per_claim = await _event_loop_calls_per_request(inproc, "claim", first)
     assert per_claim <= CLAIM_EVENT_LOOP_BOUND, per_claim
@@ -114,7 +114,7 @@ async def test_a_claim_costs_the_writer_thread_a_bounded_number_of_calls(workdir
         ids = []
         for n in range(REQUESTS):
             posted = await writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))
-            ids.append(int(bytes(posted["task"]).split(b'"id":')[1].split(b",")[0]))
+            ids.append(int(bytes(posted.task).split(b'"id":')[1].split(b",")[0]))
         before = counter.calls
         for task_id in ids:  # one claim per group, as a lone client's
             await writer.submit(claims.claim_task, P.ClaimParams(id=task_id, agent="guard"))
@@ -163,7 +163,7 @@ def test_a_group_of_claims_far_apart_writes_a_bounded_number_of_pages(workdir: P
     for start in range(0, len(order), group):
         before = wal.stat().st_size if wal.exists() else 0
         results = run_each(store, claims.claim_task, order[start : start + group], seen)
-        assert all(result["won"] for result in results)
+        assert all(result.won for result in results)
         frames.append((wal.stat().st_size - before) / (page_size + 24))
     store.close()
     per_group = sum(frames[2:]) / len(frames[2:])  # past the WAL's header and first pages

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
+import msgspec
 import pytest
 import trio
 
@@ -71,8 +72,8 @@ def test_state_counts_and_agent_holdings_read_indexes_only(conn: SqliteDb) -> No
     conn.execute("BEGIN IMMEDIATE")
     txn = transaction.Txn(conn, datetime.now(UTC), {}, 1)
     for n, state in enumerate(["pending", "claimed", "done", "failed", "cancelled", "done"]):
-        posted = writes.post_task(txn, P.PostParams(title=f"s{n}"))["task"]
-        task_id = int(bytes(posted).split(b'"id":')[1].split(b",")[0])
+        posted = writes.post_task(txn, P.PostParams(title=f"s{n}")).task
+        task_id = int(msgspec.json.encode(posted).split(b'"id":')[1].split(b",")[0])
         if state != "pending":
             claims.claim_task(txn, P.ClaimParams(id=task_id, agent="a"))
         if state in ("done", "failed"):
@@ -104,8 +105,8 @@ def test_statements_per_claim_stay_fixed(conn: SqliteDb) -> None:
     agents: dict[str, datetime] = {}
     conn.execute("BEGIN IMMEDIATE")
     txn = transaction.Txn(conn, datetime.now(UTC), agents, 1)
-    ids = [writes.post_task(txn, P.PostParams(title=f"t{n}"))["task"] for n in range(3)]
-    task_ids = [int(bytes(raw).split(b'"id":')[1].split(b",")[0]) for raw in ids]
+    ids = [writes.post_task(txn, P.PostParams(title=f"t{n}")).task for n in range(3)]
+    task_ids = [int(msgspec.json.encode(raw).split(b'"id":')[1].split(b",")[0]) for raw in ids]
 
     def claim(task_id: int, agent: str) -> None:
         claims.claim_task(txn, P.ClaimParams(id=task_id, agent=agent))
@@ -129,7 +130,7 @@ async def test_a_group_of_claims_costs_its_statements_and_three_per_group(
     Counted with SQLite's trace hook (it sees each row of an executemany), not timed."""
     posted = []
     for n in range(16):
-        posted.append((await writer.submit(writes.post_task, P.PostParams(title=f"g{n}")))["task"])
+        posted.append((await writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))).task)
     ids = [int(bytes(raw).split(b'"id":')[1].split(b",")[0]) for raw in posted]
     seen: list[str] = []
     # The writer thread's own connection, traced on that thread.
@@ -160,7 +161,7 @@ async def test_a_failing_command_is_undone_alone(writer: Writer) -> None:
     """The optimistic group is rolled back whole and run again with savepoints: the
     failure undoes only its own command, and the others' events are stored once."""
     posted = await writer.submit(writes.post_task, P.PostParams(title="held"))
-    task_id = int(bytes(posted["task"]).split(b'"id":')[1].split(b",")[0])
+    task_id = int(bytes(posted.task).split(b'"id":')[1].split(b",")[0])
     errors: list[Exception] = []
 
     async def complete_unheld() -> None:

@@ -29,12 +29,12 @@ async def test_point_read_runs_inline_and_sees_committed_rows(
         # already cancelled, where a trio.to_thread hop would raise Cancelled.
         with trio.CancelScope() as scope:
             scope.cancel()
-            result = await pool.point_read(reads.read_task, field(posted["task"], "id"))
+            result = await pool.point_read(reads.read_task, field(posted.task, "id"))
         assert not scope.cancelled_caught
         assert field(result["task"], "title") == "inline"
         with trio.CancelScope() as scope:
             scope.cancel()
-            await pool.run(reads.read_task, field(posted["task"], "id"))
+            await pool.run(reads.read_task, field(posted.task, "id"))
         assert scope.cancelled_caught  # the pool path does hop (and checkpoint)
     finally:
         pool.close()
@@ -65,7 +65,7 @@ async def test_busy_point_read_falls_back_to_the_pool_without_blocking_the_loop(
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(release_later)
-            result = await pool.point_read(reads.read_task, field(posted["task"], "id"))
+            result = await pool.point_read(reads.read_task, field(posted.task, "id"))
         assert field(result["task"], "title") == "locked out"
         assert ticks == 30  # the read finished only after the lock was released
     finally:

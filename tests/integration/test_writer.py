@@ -14,6 +14,7 @@ from coordd.store import claims, transaction, writes
 from coordd.store.writer import Writer
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import InternalError, NotFound
+from coordd_client.protocol.wire import PostResult
 
 
 def count_tasks(path: Path) -> int:
@@ -69,8 +70,8 @@ async def test_failing_command_does_not_poison_its_batch(writer: Writer, workdir
         gate.set()
     assert isinstance(outcomes["boom"], InternalError)
     assert isinstance(outcomes["claim"], NotFound)
-    assert outcomes["before"]["created"] is True  # type: ignore[index]
-    assert outcomes["after"]["created"] is True  # type: ignore[index]
+    assert outcomes["before"].created is True  # type: ignore[attr-defined]
+    assert outcomes["after"].created is True  # type: ignore[attr-defined]
     assert writer.statistics().largest_group >= 4  # they really shared one transaction
     conn = sqlite3.connect(workdir / "w.db")
     titles = sorted(t for (t,) in conn.execute("SELECT title FROM tasks"))
@@ -82,7 +83,7 @@ async def test_nothing_is_answered_before_commit(writer: Writer, workdir: Path) 
     inside = threading.Event()
     release = threading.Event()
 
-    def slow_post(txn: transaction.Txn) -> dict[str, Any]:
+    def slow_post(txn: transaction.Txn) -> PostResult:
         result = writes.post_task(txn, P.PostParams(title="slow"))
         inside.set()
         release.wait(10)
@@ -110,7 +111,7 @@ async def test_cancelled_caller_still_waits_for_the_outcome(writer: Writer, work
     inside = threading.Event()
     release = threading.Event()
 
-    def slow(txn: transaction.Txn) -> dict[str, Any]:
+    def slow(txn: transaction.Txn) -> PostResult:
         inside.set()
         release.wait(10)
         return writes.post_task(txn, P.PostParams(title="kept"))

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from coordd.methods import registry
-from coordd.methods.registry import METHODS
+from coordd.methods.registry import METHODS, FollowUp
 from coordd.store import transaction
 from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
 from coordd_client.protocol import method_table, wire
@@ -56,6 +56,70 @@ def test_each_handler_is_registered_with_its_entrys_params_and_traits(name: str)
     assert (method.inline is not None) == entry.inline
     assert method.blocking == entry.waits
     assert method.large_answer == entry.large
+
+
+#: Methods whose answer is still built as a dict (issue 45 item 1): it only shrinks.
+DICT_ANSWERS = frozenset(
+    {
+        "agent.list",
+        "agent.release",
+        "cost.query",
+        "events.since",
+        "events.subscribe",
+        "events.unsubscribe",
+        "file.guard",
+        "file.recent",
+        "file.record_edit",
+        "file.record_read",
+        "land.enqueue",
+        "land.finish",
+        "land.list",
+        "land.start",
+        "message.ack",
+        "message.get",
+        "message.read",
+        "message.send",
+        "message.wait",
+        "ping",
+        "port.lease",
+        "request.answer",
+        "request.release",
+        "reservation.acquire",
+        "reservation.check",
+        "reservation.list",
+        "reservation.release",
+        "server.info",
+        "slot.acquire",
+        "slot.list",
+        "slot.release",
+        "task.assign",
+        "task.cancel",
+        "task.get",
+        "task.list",
+        "task.reopen",
+        "task.wait",
+        "usage.report",
+    }
+)
+
+
+def answered_by(name: str) -> Callable[..., Any]:
+    """What makes `name`'s answer: its store function for a plain write, else its handler."""
+    method = METHODS[name]
+    return method.write_fn or method.inline or method.handler
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_each_handler_returns_its_entrys_result_struct(name: str) -> None:
+    """Annotated with the table's result Struct, whose body mypy then holds to it: a
+    dict, where a misspelt key is no error, cannot come back (issue 45 item 1)."""
+    returns = get_type_hints(answered_by(name))["return"]
+    if get_origin(returns) is FollowUp:  # `events.subscribe`: its answer, then its pump
+        (returns,) = get_args(returns)
+    if name in DICT_ANSWERS:
+        assert returns is not TABLE[name].result, f"{name} answers its Struct now: unlist it"
+        return
+    assert (get_origin(returns) or returns) is TABLE[name].result_type()
 
 
 def test_every_entry_has_one_builder() -> None:

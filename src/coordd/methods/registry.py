@@ -6,7 +6,7 @@ import os
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import msgspec
 import trio
@@ -76,14 +76,17 @@ class Session(Protocol):
     def nursery(self) -> trio.Nursery: ...
 
 
+R = TypeVar("R")
+
+
 @dataclass(frozen=True)
-class FollowUp:
+class FollowUp(Generic[R]):
     """A result plus work to start only after the response frame is queued.
 
     `events.subscribe` needs this: its notifications must follow its answer.
     """
 
-    result: Any
+    result: R
     then: Callable[[], Awaitable[None]]
 
 

@@ -23,6 +23,7 @@ from coordd.store.transaction import (
 )
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import Blocked
+from coordd_client.protocol.wire import ClaimResult, HeartbeatResult, MaybeTaskResult
 
 
 def _expire(tx: Txn, row: TaskRow) -> TaskRow:
@@ -46,7 +47,7 @@ _CLAIM_PENDING = (
 )
 
 
-def _not_claimable(tx: Txn, current: TaskRow, agent: str) -> dict[str, Any]:
+def _not_claimable(tx: Txn, current: TaskRow, agent: str) -> ClaimResult:
     """A task the claim's UPDATE passed over: assigned elsewhere, or blocked.
 
     Assignment is checked first (PROTOCOL 9): someone else's task answers
@@ -55,7 +56,7 @@ def _not_claimable(tx: Txn, current: TaskRow, agent: str) -> dict[str, Any]:
     """
     tx.touch_agent(agent)
     if current.assignee is not None and current.assignee != agent:
-        return {"won": False, "task": current.raw}
+        return ClaimResult(won=False, task=current.task)
     blocked_by = _blocked_by_decoder.decode(current.json).blocked_by
     names = ", ".join(f"#{i}" for i in blocked_by)
     raise Blocked(
@@ -72,7 +73,7 @@ class _BlockedBy(msgspec.Struct):
 _blocked_by_decoder = msgspec.json.Decoder(_BlockedBy)
 
 
-def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
+def claim_task(tx: Txn, p: P.ClaimParams) -> ClaimResult:
     """The core primitive: one conditional UPDATE decides the single winner."""
     args = {
         "agent": p.agent,
@@ -88,7 +89,7 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
             return _not_claimable(tx, current, p.agent)
         if current.state != "claimed":
             tx.touch_agent(p.agent)
-            return {"won": False, "task": current.raw}
+            return ClaimResult(won=False, task=current.task)
         assert current.lease_expires_at is not None
         if current.lease_expires_at <= tx.now_text:
             if current.open_deps and current.assignee in (None, p.agent):
@@ -109,14 +110,14 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> dict[str, Any]:
             )
             assert renewed is not None
             tx.touch_agent(p.agent)
-            return {"won": True, "task": renewed.raw}
+            return ClaimResult(won=True, task=renewed.task)
         else:
             tx.touch_agent(p.agent)
-            return {"won": False, "task": current.raw}
+            return ClaimResult(won=False, task=current.task)
     assert row is not None
     tx.emit("task.claimed", row, p.agent)
     tx.touch_agent(p.agent)
-    return {"won": True, "task": row.raw}
+    return ClaimResult(won=True, task=row.task)
 
 
 def reap_expired(tx: Txn) -> int:
@@ -159,7 +160,7 @@ _CLAIM_WON_BY_KEY = (
 )
 
 
-def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
+def claim_next(tx: Txn, p: P.ClaimNextParams) -> MaybeTaskResult:
     """Claim the best claimable match: highest priority, then lowest id.
 
     A `repeat` of a call that already won (same agent, same `request_key`:
@@ -175,7 +176,7 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
         )
         if won is not None:
             tx.touch_agent(p.agent)
-            return {"task": won.raw}
+            return MaybeTaskResult(task=won.task)
     where = ["state = 'pending'", CLAIMABLE_BY_AGENT]
     args: dict[str, Any] = {"agent": p.agent}
     if p.project is not None:
@@ -196,7 +197,7 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
     ).fetchall()
     tx.touch_agent(p.agent)
     if not found:
-        return {"task": None}
+        return MaybeTaskResult(task=None)
     claim_args = {
         "agent": p.agent,
         "now": tx.now_text,
@@ -207,10 +208,10 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> dict[str, Any]:
     row = one_row(tx.conn, _CLAIM_PENDING, claim_args)
     assert row is not None  # the writer is the only writer: the row is still pending
     tx.emit("task.claimed", row, p.agent)
-    return {"task": row.raw}
+    return MaybeTaskResult(task=row.task)
 
 
-def heartbeat(tx: Txn, p: P.HeartbeatParams) -> dict[str, Any]:
+def heartbeat(tx: Txn, p: P.HeartbeatParams) -> HeartbeatResult:
     """Renew the agent's live claims: found among the live claims (the lease index holds
     the holder), which on a real board are a few per agent at work."""
     cursor = tx.conn.execute(
@@ -220,7 +221,9 @@ def heartbeat(tx: Txn, p: P.HeartbeatParams) -> dict[str, Any]:
     )
     tx.touch_agent(p.agent, force=True)
     # 1.1: the agent's live reservations too, each to now + its own ttl_s.
-    return {"renewed": cursor.rowcount, "reservations_renewed": renew_for_agent(tx, p.agent)}
+    return HeartbeatResult(
+        renewed=cursor.rowcount, reservations_renewed=renew_for_agent(tx, p.agent)
+    )
 
 
 def grant_restart_grace(tx: Txn, grace_s: float) -> int:

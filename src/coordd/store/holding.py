@@ -21,6 +21,7 @@ from coordd.store.transaction import (
 from coordd.store.writes import dependents_changed, insert_task
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import LeaseLost
+from coordd_client.protocol.wire import CompleteResult, TaskResult
 
 
 def _repeat_of(tx: Txn, p: _HeldParams, state: str) -> TaskRow | None:
@@ -99,21 +100,21 @@ def _change_held(
     return repeat, True
 
 
-def renew_task(tx: Txn, p: P.RenewParams) -> dict[str, Any]:
+def renew_task(tx: Txn, p: P.RenewParams) -> TaskResult:
     until = {"until": tx.lease_until(p.lease_s)}
     row, _ = _change_held(tx, p, "lease_expires_at = :until", event=None, extra=until)
-    return {"task": row.raw}
+    return TaskResult(task=row.task)
 
 
-def release_task(tx: Txn, p: P.ReleaseParams) -> dict[str, Any]:
+def release_task(tx: Txn, p: P.ReleaseParams) -> TaskResult:
     assignments = f"state = 'pending', {CLEAR_CLAIM}"
     if p.assignee is not None:  # 1.1: hand it over in the same step
         assignments += ", assignee = :assignee"
     row, _ = _change_held(tx, p, assignments, event="task.released", extra={"assignee": p.assignee})
-    return {"task": row.raw}
+    return TaskResult(task=row.task)
 
 
-def complete_task(tx: Txn, p: P.CompleteParams) -> dict[str, Any]:
+def complete_task(tx: Txn, p: P.CompleteParams) -> CompleteResult:
     row, repeated = _change_held(
         tx,
         p,
@@ -124,16 +125,16 @@ def complete_task(tx: Txn, p: P.CompleteParams) -> dict[str, Any]:
     )
     if repeated:
         posted = get_row(tx.conn, row.posted_id) if row.posted_id else None
-        return {"task": row.raw, "posted": posted.raw if posted else None}
+        return CompleteResult(task=row.task, posted=posted.task if posted else None)
     dependents_changed(tx, row.id, -1, p.agent)
     if p.then_post is None:
-        return {"task": row.raw, "posted": None}
+        return CompleteResult(task=row.task, posted=None)
     posted, _created = insert_task(tx, p.then_post, fallback_agent=p.agent)
     tx.conn.execute("UPDATE tasks SET posted_id = ? WHERE id = ?", (posted.id, p.id))
-    return {"task": row.raw, "posted": posted.raw}
+    return CompleteResult(task=row.task, posted=posted.task)
 
 
-def fail_task(tx: Txn, p: P.FailParams) -> dict[str, Any]:
+def fail_task(tx: Txn, p: P.FailParams) -> TaskResult:
     if p.retry:
         # A repeated fail with retry cannot be recognised: the task is pending again.
         assignments, repeat_state = f"state = 'pending', {CLEAR_CLAIM}, result = :reason", None
@@ -148,7 +149,7 @@ def fail_task(tx: Txn, p: P.FailParams) -> dict[str, Any]:
         extra={"reason": p.reason},
         repeat_state=repeat_state,
     )
-    return {"task": row.raw}
+    return TaskResult(task=row.task)
 
 
 def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:

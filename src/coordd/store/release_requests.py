@@ -174,9 +174,9 @@ def _hand_over_claim(tx: Txn, task_id: int, holder: str, requester: str) -> Any:
     """Release the holder's claim to the requester and claim it for it, one step."""
     holding.release_task(tx, P.ReleaseParams(id=task_id, agent=holder, assignee=requester))
     claimed = claims.claim_task(tx, P.ClaimParams(id=task_id, agent=requester))
-    if not claimed["won"]:
-        raise Conflict(f"task {task_id} cannot be claimed by {requester} now", task=claimed["task"])
-    return claimed["task"]
+    if not claimed.won:
+        raise Conflict(f"task {task_id} cannot be claimed by {requester} now", task=claimed.task)
+    return claimed.task
 
 
 def _hand_over_patterns(

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import msgspec
 
@@ -21,6 +21,7 @@ from coordd.store.sql import Db
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import NotFound
 from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
+from coordd_client.protocol.wire import Task
 
 #: A task's `blocked_by` (PROTOCOL.md section 9): its dependencies not done
 #: now, ascending. A task with none open pays only the CASE, never a lookup.
@@ -85,6 +86,20 @@ class TaskRow(NamedTuple):
     @property
     def raw(self) -> msgspec.Raw:
         return msgspec.Raw(self.json)
+
+    @property
+    def task(self) -> Task:
+        """The task as a result Struct's member (`wire_task`), in one call: the claim path."""
+        return msgspec.Raw(self.json)  # type: ignore[return-value]
+
+
+def wire_task(raw: msgspec.Raw) -> Task:
+    """A task's wire JSON as a result Struct's `Task` member, never decoded (issue 45).
+
+    msgspec encodes a `Raw` as it is, so a result Struct carries the JSON SQLite made
+    and the hot path builds no `Task` per row. It is typed as the `Task` it encodes for
+    the result's sake only: the daemon never reads it back (read the `TaskRow`)."""
+    return cast(Task, raw)
 
 
 class CommittedEvent(NamedTuple):

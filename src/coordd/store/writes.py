@@ -28,11 +28,12 @@ from coordd.store.transaction import (
 )
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import Conflict, NotFound
+from coordd_client.protocol.wire import PostResult
 
 
-def post_task(tx: Txn, p: P.PostParams) -> dict[str, Any]:
+def post_task(tx: Txn, p: P.PostParams) -> PostResult:
     row, created = insert_task(tx, p)
-    return {"task": row.raw, "created": created}
+    return PostResult(task=row.task, created=created)
 
 
 def insert_task(
