@@ -32,7 +32,7 @@ import heapq
 import itertools
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import TypeVar
 
 import trio
 
@@ -43,6 +43,8 @@ from coordd.store.transaction import LEAVES_CLAIM, CommittedEvent
 from coordd_client.protocol.errors import Reserved, ShuttingDown
 from coordd_client.protocol.params import AcquireParams
 from coordd_client.protocol.patterns import Pattern, overlap, parse, prefix_upper_bound
+
+R = TypeVar("R")
 
 #: A waiter looks again this long after the reservation in its way expires,
 #: so the look finds it expired (liveness is `expires_at > now`).
@@ -235,9 +237,9 @@ class ReservationQueue:
     async def acquire(
         self,
         p: AcquireParams,
-        attempt: Callable[[], Awaitable[Any]],
+        attempt: Callable[[], Awaitable[R]],
         task_still_held: Callable[[], Awaitable[None]] | None,
-    ) -> Any:
+    ) -> R:
         """Run `attempt` until it grants (its result), or `p.wait_s` runs out (`Reserved`).
 
         `task_still_held` raises when the acquire's task left `claimed`; it is

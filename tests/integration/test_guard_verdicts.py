@@ -61,7 +61,7 @@ def test_a_reservation_granted_after_the_readers_match_still_denies(conn: Sqlite
     _reserve(conn, "other", "src/*.py")  # in between: the reader never saw it
     answer = _write(conn, edits.guard, p, verdicts)
     assert isinstance(answer, dict) and not answer["allowed"]
-    assert [c["reservation"]["pattern"] for c in answer["conflicts"]] == ["src/*.py"] * 2
+    assert [c.reservation.pattern for c in answer["conflicts"]] == ["src/*.py"] * 2
     assert verdicts.computed == 2  # only the new pattern was matched in the writer
 
 
@@ -74,7 +74,7 @@ def test_a_reservation_released_after_the_readers_match_no_longer_denies(
     _write(conn, reservations.release, P.ReleaseReservationsParams(agent="other", project=PROJECT))
     answer = _write(conn, edits.guard, p, verdicts)
     assert isinstance(answer, dict) and answer["allowed"]
-    assert [r["pattern"] for r in answer["reserved"]] == ["src/a.py"]
+    assert [r.pattern for r in answer["reserved"]] == ["src/a.py"]
     assert verdicts.computed == 0
 
 

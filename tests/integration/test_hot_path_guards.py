@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import msgspec
 import trio
 
 from coordd.clock import ManualClock
@@ -91,7 +92,7 @@ async def test_a_claim_costs_the_event_loop_a_bounded_number_of_calls(inproc: Da
     for n in range(REQUESTS):
         posted = await inproc.writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))
         if first is None:
-            first = int(bytes(posted.task).split(b'"id":')[1].split(b",")[0])
+            first = int(msgspec.json.encode(posted.task).split(b'"id":')[1].split(b",")[0])
     assert first is not None
     per_claim = await _event_loop_calls_per_request(inproc, "claim", first)
     assert per_claim <= CLAIM_EVENT_LOOP_BOUND, per_claim
@@ -114,7 +115,7 @@ async def test_a_claim_costs_the_writer_thread_a_bounded_number_of_calls(workdir
         ids = []
         for n in range(REQUESTS):
             posted = await writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))
-            ids.append(int(bytes(posted.task).split(b'"id":')[1].split(b",")[0]))
+            ids.append(int(msgspec.json.encode(posted.task).split(b'"id":')[1].split(b",")[0]))
         before = counter.calls
         for task_id in ids:  # one claim per group, as a lone client's
             await writer.submit(claims.claim_task, P.ClaimParams(id=task_id, agent="guard"))

@@ -20,6 +20,7 @@ from coordd.store.schema import MIGRATIONS, migrate
 from coordd.store.writer import Writer
 from coordd_client.aio import AsyncClient
 from coordd_client.protocol import params as P
+from coordd_client.protocol.wire import AgentInfo
 
 
 @pytest.fixture
@@ -65,9 +66,9 @@ def test_state_counts_and_agent_holdings_read_indexes_only(conn: SqliteDb) -> No
         assert f"COVERING INDEX {index}" in counts, counts
     assert all("USING COVERING INDEX" in step for step in counts.split(" | ") if "tasks" in step)
     conn.execute("INSERT INTO agents (agent, last_seen) VALUES ('a', '1'), ('b', '2')")
-    assert reads.list_agents(conn, "0")["agents"] == [
-        {"agent": "b", "last_seen": "2", "holding": 0},
-        {"agent": "a", "last_seen": "1", "holding": 0},
+    assert reads.list_agents(conn, "0").agents == [
+        AgentInfo(agent="b", last_seen="2", holding=0),
+        AgentInfo(agent="a", last_seen="1", holding=0),
     ]
     conn.execute("BEGIN IMMEDIATE")
     txn = transaction.Txn(conn, datetime.now(UTC), {}, 1)
@@ -87,7 +88,7 @@ def test_state_counts_and_agent_holdings_read_indexes_only(conn: SqliteDb) -> No
     assert reads.state_counts(conn) == {
         "pending": 1, "claimed": 1, "done": 2, "failed": 1, "cancelled": 1
     }  # fmt: skip
-    holdings = {a["agent"]: a["holding"] for a in reads.list_agents(conn, "0")["agents"]}
+    holdings = {a.agent: a.holding for a in reads.list_agents(conn, "0").agents}
     assert holdings == {"a": 1, "b": 0}
 
 
@@ -131,7 +132,7 @@ async def test_a_group_of_claims_costs_its_statements_and_three_per_group(
     posted = []
     for n in range(16):
         posted.append((await writer.submit(writes.post_task, P.PostParams(title=f"g{n}"))).task)
-    ids = [int(bytes(raw).split(b'"id":')[1].split(b",")[0]) for raw in posted]
+    ids = [int(msgspec.json.encode(raw).split(b'"id":')[1].split(b",")[0]) for raw in posted]
     seen: list[str] = []
     # The writer thread's own connection, traced on that thread.
     db = cast(SqliteDb, writer._store.db)
@@ -161,7 +162,7 @@ async def test_a_failing_command_is_undone_alone(writer: Writer) -> None:
     """The optimistic group is rolled back whole and run again with savepoints: the
     failure undoes only its own command, and the others' events are stored once."""
     posted = await writer.submit(writes.post_task, P.PostParams(title="held"))
-    task_id = int(bytes(posted.task).split(b'"id":')[1].split(b",")[0])
+    task_id = int(msgspec.json.encode(posted.task).split(b'"id":')[1].split(b",")[0])
     errors: list[Exception] = []
 
     async def complete_unheld() -> None:

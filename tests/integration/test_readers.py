@@ -12,10 +12,11 @@ from coordd.store import reads, writes
 from coordd.store.readers import ReaderPool
 from coordd.store.writer import Writer
 from coordd_client.protocol import params as P
+from coordd_client.protocol.wire import Task
 
 
-def field(raw: msgspec.Raw, name: str) -> object:
-    return msgspec.json.decode(bytes(raw))[name]
+def field(task: Task, name: str) -> object:
+    return msgspec.json.decode(msgspec.json.encode(task))[name]
 
 
 async def test_point_read_runs_inline_and_sees_committed_rows(
@@ -31,7 +32,7 @@ async def test_point_read_runs_inline_and_sees_committed_rows(
             scope.cancel()
             result = await pool.point_read(reads.read_task, field(posted.task, "id"))
         assert not scope.cancelled_caught
-        assert field(result["task"], "title") == "inline"
+        assert field(result.task, "title") == "inline"
         with trio.CancelScope() as scope:
             scope.cancel()
             await pool.run(reads.read_task, field(posted.task, "id"))
@@ -66,7 +67,7 @@ async def test_busy_point_read_falls_back_to_the_pool_without_blocking_the_loop(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(release_later)
             result = await pool.point_read(reads.read_task, field(posted.task, "id"))
-        assert field(result["task"], "title") == "locked out"
+        assert field(result.task, "title") == "locked out"
         assert ticks == 30  # the read finished only after the lock was released
     finally:
         pool.close()

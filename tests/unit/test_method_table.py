@@ -61,12 +61,7 @@ def test_each_handler_is_registered_with_its_entrys_params_and_traits(name: str)
 #: Methods whose answer is still built as a dict (issue 45 item 1): it only shrinks.
 DICT_ANSWERS = frozenset(
     {
-        "agent.list",
-        "agent.release",
         "cost.query",
-        "events.since",
-        "events.subscribe",
-        "events.unsubscribe",
         "file.guard",
         "file.recent",
         "file.record_edit",
@@ -80,24 +75,12 @@ DICT_ANSWERS = frozenset(
         "message.read",
         "message.send",
         "message.wait",
-        "ping",
         "port.lease",
         "request.answer",
         "request.release",
-        "reservation.acquire",
-        "reservation.check",
-        "reservation.list",
-        "reservation.release",
-        "server.info",
         "slot.acquire",
         "slot.list",
         "slot.release",
-        "task.assign",
-        "task.cancel",
-        "task.get",
-        "task.list",
-        "task.reopen",
-        "task.wait",
         "usage.report",
     }
 )

@@ -47,6 +47,8 @@ NO_TS_TWIN = {
     "PingResult": "typed inline, `{ pong: boolean }`",
     "StoreInfo": "typed inline in ServerInfo",
     "PeerInfo": "typed inline in ServerInfo",
+    "WriterInfo": "typed inline in ServerInfo",
+    "QueueInfo": "typed inline in ServerInfo",
 }
 
 

@@ -197,6 +197,13 @@ export interface ServerInfo {
   peers?: { node: string; last_seen: string }[];
   /** 1.2 section 1b (feature `board_id`): the store's id; absent from an older daemon. */
   board_id?: string;
+  /** Beyond the protocol (additive; absent from older daemons): the writer, the waits, the queues. */
+  writer?: { transactions: number; commands: number; largest_group: number; queued: number };
+  waiters?: number;
+  message_waiters?: number;
+  subscriptions?: number;
+  reservations?: { waiting: number; attempts: number };
+  slots?: { waiting: number; attempts: number };
   [more: string]: unknown;
 }
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import claims, holding, reads
 from coordd_client.protocol import params as P
+from coordd_client.protocol.wire import AgentsResult
 
 write("agent.heartbeat", claims.heartbeat)
 
 
 @method("agent.list")
-async def list_agents(services: Services, p: P.NoParams, session: Session) -> Any:
+async def list_agents(services: Services, p: P.NoParams, session: Session) -> AgentsResult:
     return await services.readers.run(
         reads.list_agents, format_time(services.clock.now()), share=session.reads
     )

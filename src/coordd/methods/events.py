@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any
+from typing import cast
 
 import msgspec
 import trio
@@ -13,12 +13,14 @@ from coordd.events import Subscription, Waiter, WaitFilter
 from coordd.limits import Limits
 from coordd.methods.registry import FollowUp, Services, Session, method
 from coordd.store import reads
+from coordd.store.transaction import wire_task
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import NotFound, Overloaded
+from coordd_client.protocol.wire import Event, EventsResult, SubscribeResult, WaitResult
 
 
 @method("events.since")
-async def since(services: Services, p: P.EventsSinceParams, session: Session) -> Any:
+async def since(services: Services, p: P.EventsSinceParams, session: Session) -> EventsResult:
     events, last = await services.readers.run(
         partial(reads.events_since, task_id=p.task_id),
         p.after_seq or 0,
@@ -27,11 +29,14 @@ async def since(services: Services, p: P.EventsSinceParams, session: Session) ->
         p.types,
         share=session.reads,
     )
-    return {"events": events, "last_seq": last}
+    # Each the stored JSON, never decoded, as `transaction.wire_task` says of a task.
+    return EventsResult(events=cast(list[Event], events), last_seq=last)
 
 
 @method("events.subscribe")
-async def subscribe(services: Services, p: P.SubscribeParams, session: Session) -> Any:
+async def subscribe(
+    services: Services, p: P.SubscribeParams, session: Session
+) -> FollowUp[SubscribeResult]:
     if len(session.subscriptions) >= Limits.subscriptions_per_connection:
         raise Overloaded(
             f"a connection may hold at most {Limits.subscriptions_per_connection} subscriptions",
@@ -60,7 +65,7 @@ async def subscribe(services: Services, p: P.SubscribeParams, session: Session) 
             session.subscriptions.pop(sub.id, None)
             hub.unsubscribe(sub, sub.closed or "unsubscribed")
 
-    return FollowUp({"subscription": sub.id, "last_seq": boundary}, pump)
+    return FollowUp(SubscribeResult(subscription=sub.id, last_seq=boundary), pump)
 
 
 async def _replay(
@@ -107,7 +112,9 @@ async def _deliver_live(session: Session, sub: Subscription, boundary: int) -> N
 
 
 @method("events.unsubscribe")
-async def unsubscribe(services: Services, p: P.UnsubscribeParams, session: Session) -> Any:
+async def unsubscribe(
+    services: Services, p: P.UnsubscribeParams, session: Session
+) -> dict[str, object]:
     sub = session.subscriptions.pop(p.subscription, None)
     if sub is None:
         raise NotFound(f"no subscription {p.subscription} on this connection")
@@ -116,7 +123,7 @@ async def unsubscribe(services: Services, p: P.UnsubscribeParams, session: Sessi
 
 
 @method("task.wait")
-async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
+async def wait(services: Services, p: P.WaitParams, session: Session) -> WaitResult:
     hub = services.hub
     waiter = Waiter(WaitFilter(p))
     hub.add_waiter(waiter)
@@ -127,7 +134,7 @@ async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
                 reads.first_matching_task, p, share=session.reads
             )
             if task is not None:
-                return {"task": task, "seq": seen}
+                return WaitResult(task=task, seq=seen)
         else:
             # Edge-triggered: the first matching change committed after after_seq.
             task, seen = await services.readers.run(
@@ -138,16 +145,17 @@ async def wait(services: Services, p: P.WaitParams, session: Session) -> Any:
                 share=session.reads,
             )
             if task is not None:
-                return {"task": task, "seq": seen}
+                return WaitResult(task=task, seq=seen)
         early = waiter.arm(seen)
         if early is not None:
-            return {"task": msgspec.Raw(early.task_json), "seq": early.seq}
+            return WaitResult(task=wire_task(msgspec.Raw(early.task_json)), seq=early.seq)
         with trio.move_on_after(p.timeout_s):
             await waiter.fired.wait()
         if waiter.error is not None:
             raise waiter.error
         if waiter.matched is not None:
-            return {"task": msgspec.Raw(waiter.matched.task_json), "seq": waiter.matched.seq}
-        return {"task": None, "seq": max(seen, hub.last_seq)}
+            matched = waiter.matched
+            return WaitResult(task=wire_task(msgspec.Raw(matched.task_json)), seq=matched.seq)
+        return WaitResult(task=None, seq=max(seen, hub.last_seq))
     finally:
         hub.remove_waiter(waiter)

@@ -8,17 +8,16 @@ reservations a write ended with no event (`Txn.freed_projects`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import reservations
 from coordd_client.protocol import params as P
+from coordd_client.protocol.wire import CheckResult, ReservationsResult
 
 
 @method("reservation.acquire")
-async def acquire(services: Services, p: P.AcquireParams, session: Session) -> Any:
-    async def attempt() -> Any:
+async def acquire(services: Services, p: P.AcquireParams, session: Session) -> ReservationsResult:
+    async def attempt() -> ReservationsResult:
         return await services.writer.submit(reservations.acquire, p)
 
     if not p.wait_s:
@@ -40,13 +39,15 @@ write("reservation.release", reservations.release)
 
 
 @method("reservation.check")
-async def check(services: Services, p: P.CheckParams, session: Session) -> Any:
+async def check(services: Services, p: P.CheckParams, session: Session) -> CheckResult:
     now = format_time(services.clock.now())
     async with services.matching(len(p.paths)):
         return await services.readers.run(reservations.check, now, p, share=session.reads)
 
 
 @method("reservation.list")
-async def list_(services: Services, p: P.ListReservationsParams, session: Session) -> Any:
+async def list_(
+    services: Services, p: P.ListReservationsParams, session: Session
+) -> ReservationsResult:
     now = format_time(services.clock.now())
     return await services.readers.run(reservations.list_live, now, p, share=session.reads)

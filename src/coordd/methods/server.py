@@ -8,6 +8,14 @@ from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.store import reads
 from coordd_client.protocol import method_table
 from coordd_client.protocol import params as P
+from coordd_client.protocol.wire import (
+    PeerInfo,
+    PingResult,
+    QueueInfo,
+    ServerInfo,
+    StoreInfo,
+    WriterInfo,
+)
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
 #: the 1.2 ones (docs/PROTOCOL-1.2.md).
@@ -37,45 +45,45 @@ FEATURE_METHODS = method_table.FEATURE_METHODS
 
 
 @inline_method("ping")
-def ping(services: Services, p: P.NoParams) -> dict[str, Any]:
-    return {"pong": True}
+def ping(services: Services, p: P.NoParams) -> PingResult:
+    return PingResult(pong=True)
 
 
 @method("server.info")
-async def server_info(services: Services, p: P.NoParams, session: Session) -> dict[str, Any]:
+async def server_info(services: Services, p: P.NoParams, session: Session) -> ServerInfo:
     counts, last_seq = await services.readers.run(_counts_and_seq, share=session.reads)
     stats = services.writer.statistics()
     store = services.store
-    return {
-        "version": services.version,
-        "protocol": 1,
+    return ServerInfo(
+        version=services.version,
+        protocol=1,
         # PROTOCOL.md section 6: the 1.1 additions this daemon implements.
-        "features": list(FEATURES),
-        "pid": services.pid,
-        "db_path": None if store.db_path is None else str(store.db_path),
-        "board_id": services.board_id,
-        "store": {"backend": store.name, "location": store.location},
-        "node": store.node,
-        "peers": [{"node": peer.node, "last_seen": peer.last_seen} for peer in store.peers()],
-        "started_at": services.started_at,
-        "counts": counts,
-        "last_seq": last_seq,
+        features=list(FEATURES),
+        pid=services.pid,
+        db_path=None if store.db_path is None else str(store.db_path),
+        board_id=services.board_id,
+        store=StoreInfo(backend=store.name, location=store.location),
+        node=store.node,
+        peers=[PeerInfo(node=peer.node, last_seen=peer.last_seen) for peer in store.peers()],
+        started_at=services.started_at,
+        counts=counts,
+        last_seq=last_seq,
         # Beyond PROTOCOL.md (additive): what the writer and the hub are doing.
-        "writer": {
-            "transactions": stats.transactions,
-            "commands": stats.commands,
-            "largest_group": stats.largest_group,
-            "queued": stats.queued,
-        },
-        "waiters": services.hub.waiter_count,
-        "message_waiters": len(services.hub.listeners),  # issue 34 (section 12)
-        "subscriptions": services.hub.subscription_count,
-        "reservations": {
-            "waiting": services.reservation_queue.waiting,
-            "attempts": services.reservation_queue.attempts,
-        },
-        "slots": {"waiting": services.slot_queue.waiting, "attempts": services.slot_queue.attempts},
-    }
+        writer=WriterInfo(
+            transactions=stats.transactions,
+            commands=stats.commands,
+            largest_group=stats.largest_group,
+            queued=stats.queued,
+        ),
+        waiters=services.hub.waiter_count,
+        message_waiters=len(services.hub.listeners),  # issue 34 (section 12)
+        subscriptions=services.hub.subscription_count,
+        reservations=QueueInfo(
+            waiting=services.reservation_queue.waiting,
+            attempts=services.reservation_queue.attempts,
+        ),
+        slots=QueueInfo(waiting=services.slot_queue.waiting, attempts=services.slot_queue.attempts),
+    )
 
 
 def _counts_and_seq(conn: Any) -> tuple[dict[str, int], int]:

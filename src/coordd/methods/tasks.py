@@ -6,11 +6,10 @@ Each is a thin adapter: decode the params, run one function from
 
 from __future__ import annotations
 
-from typing import Any
-
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import claims, holding, reads, writes
 from coordd_client.protocol import params as P
+from coordd_client.protocol.wire import ListResult, TaskResult
 
 for _name, _fn in (
     ("task.post", writes.post_task),
@@ -28,10 +27,10 @@ for _name, _fn in (
 
 
 @method("task.get")
-async def get(services: Services, p: P.GetParams, session: Session) -> Any:
+async def get(services: Services, p: P.GetParams, session: Session) -> TaskResult:
     return await services.readers.point_read(reads.read_task, p.id)
 
 
 @method("task.list")
-async def list_(services: Services, p: P.ListParams, session: Session) -> Any:
+async def list_(services: Services, p: P.ListParams, session: Session) -> ListResult:
     return await services.readers.run(reads.list_tasks, p, share=session.reads)

@@ -30,7 +30,7 @@ from coordd_client.protocol import params as P
 from coordd_client.protocol import params_edits as E
 from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
 from coordd_client.protocol.patterns import MAX_PATTERN_CHARS
-from coordd_client.protocol.wire import LIVE_HORIZON
+from coordd_client.protocol.wire import LIVE_HORIZON, PathConflict, Reservation
 
 #: The `reason` of a reservation taken on first edit: how renewals find them, and how a
 #: board tells them from those an agent asked for (which are never touched here).
@@ -96,12 +96,12 @@ def guard(tx: Txn, p: E.GuardParams, verdicts: Verdicts | None = None) -> dict[s
     now = tx.now_text
     relative = p.relative
     check = P.CheckParams(project=p.project, paths=relative)
-    covering = reservations.check(tx.conn, now, check, verdicts)["conflicts"]
-    mine = {c["path"] for c in covering if c["reservation"]["agent"] == p.agent}
+    covering = reservations.check(tx.conn, now, check, verdicts).conflicts
+    mine = {c.path for c in covering if c.reservation.agent == p.agent}
     held = [
-        {"path": p.paths[relative.index(c["path"])], "reservation": c["reservation"]}
+        PathConflict(path=p.paths[relative.index(c.path)], reservation=c.reservation)
         for c in covering
-        if c["reservation"]["agent"] != p.agent and c["reservation"]["exclusive"]
+        if c.reservation.agent != p.agent and c.reservation.exclusive
     ]
     stale, unrecorded = ([], []) if p.hashes is None else _freshness(tx.conn, p, relative)
     tx.touch_agent(p.agent)
@@ -110,7 +110,7 @@ def guard(tx: Txn, p: E.GuardParams, verdicts: Verdicts | None = None) -> dict[s
     for path, current in unrecorded:  # warned once: this content is the baseline now
         _upsert_seen(tx, p, path, current)
     renewed = _renew_auto(tx, p.agent, p.project)
-    granted: list[dict[str, Any]] = []
+    granted: list[Reservation] = []
     task_id = None
     if p.auto_reserve is not False:
         wanted = [path for path in dict.fromkeys(relative) if path not in mine]
@@ -203,7 +203,7 @@ def _in_the_way(
 
 def _reserve(
     tx: Txn, p: E.GuardParams, wanted: Sequence[str], verdicts: Verdicts
-) -> tuple[int | None, list[dict[str, Any]]]:
+) -> tuple[int | None, list[Reservation]]:
     """Reserve each of `wanted` that nobody else holds in any way, all in one acquire.
 
     A path another agent holds shared (or under a pattern that overlaps without
@@ -235,7 +235,7 @@ def _reserve(
         reason=AUTO_REASON,
         task_id=task_id,
     )
-    return task_id, reservations.acquire(tx, acquire, verdicts)["reservations"]
+    return task_id, reservations.acquire(tx, acquire, verdicts).reservations
 
 
 def _renew_auto(tx: Txn, agent: str, project: str) -> int:

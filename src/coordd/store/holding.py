@@ -21,7 +21,7 @@ from coordd.store.transaction import (
 from coordd.store.writes import dependents_changed, insert_task
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import LeaseLost
-from coordd_client.protocol.wire import CompleteResult, TaskResult
+from coordd_client.protocol.wire import CompleteResult, ReleaseAgentResult, TaskResult
 
 
 def _repeat_of(tx: Txn, p: _HeldParams, state: str) -> TaskRow | None:
@@ -152,7 +152,7 @@ def fail_task(tx: Txn, p: P.FailParams) -> TaskResult:
     return TaskResult(task=row.task)
 
 
-def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
+def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> ReleaseAgentResult:
     """1.2 `agent.release` (docs/PROTOCOL-1.2.md section 2), in one transaction.
 
     `p.agent` lets go of what `p.of` holds in `p.project` (omitted: every
@@ -202,12 +202,12 @@ def release_agent(tx: Txn, p: P.ReleaseAgentParams) -> dict[str, int]:
     why = f"released by {p.agent}" + ("" if p.reason is None else f": {p.reason}")
     ended_slots = slots.end_released(tx, leases, why)
     tx.touch_agent(p.agent)
-    return {
-        "claims": len(released),
-        "reservations": sum(n for _, n in live),
-        "unassigned": len(unassigned),
-        "slots": ended_slots,
-    }
+    return ReleaseAgentResult(
+        claims=len(released),
+        reservations=sum(n for _, n in live),
+        unassigned=len(unassigned),
+        slots=ended_slots,
+    )
 
 
 def _updated_rows(tx: Txn, update: str, args: dict[str, Any]) -> list[TaskRow]:

@@ -129,8 +129,8 @@ def _reserved(conn: Db, now: str, project: str, agent: str, paths: list[str]) ->
     for chunk in path_chunks(paths):  # each a check's worth (1.2 section 10a)
         p = P.CheckParams(project=project, paths=chunk, agent=agent)
         found += [
-            c for c in reservations.check(conn, now, p)["conflicts"]
-            if c["reservation"]["exclusive"]
+            c for c in reservations.check(conn, now, p).conflicts
+            if c.reservation.exclusive
         ]  # fmt: skip
     return found
 

@@ -8,7 +8,7 @@ the JSON SQLite encoded, wrapped in `msgspec.Raw`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -19,18 +19,26 @@ from coordd.store.transaction import (
     CommittedEvent,
     in_list,
     require_row,
+    wire_task,
 )
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import InvalidParams
 from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
-from coordd_client.protocol.wire import STATES
+from coordd_client.protocol.wire import (
+    STATES,
+    AgentInfo,
+    AgentsResult,
+    ListResult,
+    Task,
+    TaskResult,
+)
 
 
-def read_task(conn: Db, task_id: int) -> dict[str, Any]:
-    return {"task": require_row(conn, task_id).raw}
+def read_task(conn: Db, task_id: int) -> TaskResult:
+    return TaskResult(task=require_row(conn, task_id).task)
 
 
-def list_tasks(conn: Db, p: P.ListParams) -> dict[str, Any]:
+def list_tasks(conn: Db, p: P.ListParams) -> ListResult:
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}
     task_filters(where, args, p)
@@ -44,10 +52,11 @@ def list_tasks(conn: Db, p: P.ListParams) -> dict[str, Any]:
     ).fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
-    return {
-        "tasks": [msgspec.Raw(text) for _, text in rows],
-        "next_after_id": rows[-1][0] if more else None,
-    }
+    return ListResult(
+        # Each the JSON SQLite made, as `wire_task` says: no Task decoded per row.
+        tasks=cast(list[Task], [msgspec.Raw(text) for _, text in rows]),
+        next_after_id=rows[-1][0] if more else None,
+    )
 
 
 def task_filters(where: list[str], args: dict[str, Any], p: P.ListParams | P.WaitParams) -> None:
@@ -81,7 +90,7 @@ def task_filters(where: list[str], args: dict[str, Any], p: P.ListParams | P.Wai
         where.append("state = 'pending' AND " + ("open_deps = 0" if ready else "open_deps > 0"))
 
 
-def first_matching_task(conn: Db, p: P.WaitParams) -> tuple[msgspec.Raw | None, int]:
+def first_matching_task(conn: Db, p: P.WaitParams) -> tuple[Task | None, int]:
     """The oldest task matching a wait filter now, and the newest seq at that read."""
     where = ["TRUE"]
     args: dict[str, Any] = {}
@@ -90,7 +99,7 @@ def first_matching_task(conn: Db, p: P.WaitParams) -> tuple[msgspec.Raw | None, 
         f"SELECT {TASK_JSON} FROM tasks WHERE {' AND '.join(where)} ORDER BY id LIMIT 1", args
     ).fetchall()
     seq = last_seq(conn)
-    return (msgspec.Raw(rows[0][0]) if rows else None), seq
+    return (wire_task(msgspec.Raw(rows[0][0])) if rows else None), seq
 
 
 def board_id(conn: Db) -> str:
@@ -136,7 +145,7 @@ def state_counts(conn: Db) -> dict[str, int]:
     return counts
 
 
-def list_agents(conn: Db, now_text: str) -> dict[str, Any]:
+def list_agents(conn: Db, now_text: str) -> AgentsResult:
     # One pass over the live claims (the lease index), not one per agent.
     rows = conn.execute(
         "SELECT agents.agent, agents.last_seen, coalesce(live.held, 0) FROM agents"
@@ -145,11 +154,11 @@ def list_agents(conn: Db, now_text: str) -> dict[str, Any]:
         " ON live.claimed_by = agents.agent ORDER BY agents.last_seen DESC, agents.agent",
         (now_text,),
     ).fetchall()
-    return {
-        "agents": [
-            {"agent": agent, "last_seen": seen, "holding": holding} for agent, seen, holding in rows
+    return AgentsResult(
+        agents=[
+            AgentInfo(agent=agent, last_seen=seen, holding=holding) for agent, seen, holding in rows
         ]
-    }
+    )
 
 
 #: The seqs of one task's events after `:after`, newest first.
@@ -215,7 +224,7 @@ def first_matching_event(
     matches: Callable[[bytes], bool],
     project: str | None,
     after_seq: int,
-) -> tuple[msgspec.Raw | None, int]:
+) -> tuple[Task | None, int]:
     """The task of the first stored event after `after_seq` that `matches`; else the newest seq.
 
     `task.wait`'s edge-triggered read: filtered in Python, the same filter
@@ -238,7 +247,7 @@ def first_matching_event(
         for seq, data in rows:
             stored = stored_event_decoder.decode(data)
             if stored.task and matches(bytes(stored.task)):
-                return stored.task, seq
+                return wire_task(stored.task), seq
             position = seq
     return None, newest
 

@@ -26,6 +26,7 @@ from coordd_client.protocol import params as P
 from coordd_client.protocol import params_messages as T
 from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound
 from coordd_client.protocol.patterns import overlap, parse
+from coordd_client.protocol.wire import Reservation
 
 
 def _shorten(text: str) -> str:
@@ -81,7 +82,7 @@ def _pattern_holder(tx: Txn, p: T.RequestReleaseParams, texts: list[str]) -> str
     conflicts = reservations.find_conflicts(
         tx.conn, tx.now_text, p.project, p.agent, patterns=patterns, exclusive=True
     )
-    holders = list(dict.fromkeys(c["reservation"]["agent"] for c in conflicts))
+    holders = list(dict.fromkeys(c.reservation.agent for c in conflicts))
     if p.to is not None:
         holders = [h for h in holders if h == p.to]
     if not holders:
@@ -109,7 +110,7 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
         raise Conflict(f"request #{p.id} is {state['status']} already; nothing to answer")
     requester, project = request["sender"], request["project"]
     task = None
-    granted: list[Any] = []
+    granted: list[Reservation] = []
     released: list[str] = []
     if p.decision != "deny":
         if state["task_id"] is not None:
@@ -130,7 +131,7 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
         # left of them may go (the requester's grant is already in place).
         tx.freed_projects.add(project)
     status = {"approve": "approved", "deny": "denied", "narrow": "narrowed"}[p.decision]
-    given = [r["pattern"] for r in granted]
+    given = [r.pattern for r in granted]
     what = f"task #{state['task_id']}" if task is not None else ", ".join(given)
     # A deny says what stays where, as an approve says what moved: the requester's
     # tab reads this line (issue 47: every approval, and its refusal, says what), and
@@ -181,7 +182,7 @@ def _hand_over_claim(tx: Txn, task_id: int, holder: str, requester: str) -> Any:
 
 def _hand_over_patterns(
     tx: Txn, project: str, holder: str, requester: str, *, wanted: list[str], request_id: int
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[Reservation], list[str]]:
     """End the holder's live reservations that overlap `wanted`; grant `wanted` to the
     requester (all or nothing: a third agent's reservation in the way refuses it).
 
@@ -209,5 +210,4 @@ def _hand_over_patterns(
             reason=f"handed over by {holder} (request #{request_id})",
         ),
     )
-    granted: list[dict[str, Any]] = result["reservations"]
-    return granted, [text for _, text in ending]
+    return result.reservations, [text for _, text in ending]

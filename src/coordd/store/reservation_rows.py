@@ -13,6 +13,7 @@ from typing import Any
 
 from coordd.store.sql import Db
 from coordd.store.transaction import in_list
+from coordd_client.protocol.wire import Reservation
 
 #: Live now (`:now`): not expired and, when task-bound, its task still held on a live lease.
 LIVE = (
@@ -24,26 +25,16 @@ COLUMNS = (
     "r.id, r.project, r.agent, r.pattern, r.exclusive, r.reason, r.task_id,"
     " r.created_at, r.expires_at, r.ttl_s"
 )
-_KEYS = (
-    "id",
-    "project",
-    "agent",
-    "pattern",
-    "exclusive",
-    "reason",
-    "task_id",
-    "created_at",
-    "expires_at",
-    "ttl_s",
-)
 
 
-def as_wire(values: Sequence[Any]) -> dict[str, Any]:
-    reservation = dict(zip(_KEYS, values, strict=True))
-    reservation["exclusive"] = bool(reservation["exclusive"])
-    ttl = reservation["ttl_s"]
-    reservation["ttl_s"] = int(ttl) if float(ttl).is_integer() else ttl
-    return reservation
+def as_wire(values: Sequence[Any]) -> Reservation:
+    """A row of `COLUMNS` as the wire has it (a whole `ttl_s` sent as an integer)."""
+    rid, project, agent, pattern, exclusive, reason, task_id, created_at, expires_at, ttl = values
+    return Reservation(
+        id=rid, project=project, agent=agent, pattern=pattern, exclusive=bool(exclusive),
+        reason=reason, task_id=task_id, created_at=created_at, expires_at=expires_at,
+        ttl_s=int(ttl) if float(ttl).is_integer() else ttl,
+    )  # fmt: skip
 
 
 #: What a candidate is matched by: two columns read a third as fast as all of them,
@@ -53,9 +44,9 @@ MATCHED = "r.id, r.pattern"
 PATTERN = 1
 
 
-def read_whole(conn: Db, ids: list[int]) -> dict[int, dict[str, Any]]:
+def read_whole(conn: Db, ids: list[int]) -> dict[int, Reservation]:
     """The reservations `ids` (matched in this transaction), as the wire has them."""
-    found: dict[int, dict[str, Any]] = {}
+    found: dict[int, Reservation] = {}
     for start in range(0, len(ids), 500):
         args: dict[str, Any] = {}
         keys = in_list("id", ids[start : start + 500], args)
@@ -64,7 +55,7 @@ def read_whole(conn: Db, ids: list[int]) -> dict[int, dict[str, Any]]:
     return found
 
 
-def rows_of(conn: Db, sql: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+def rows_of(conn: Db, sql: str, args: dict[str, Any]) -> list[Reservation]:
     return [as_wire(values) for values in conn.execute(sql, args).fetchall()]
 
 

@@ -15,7 +15,7 @@ prepares each path it checks once for every pattern asked about it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from coordd.clock import time_left
@@ -43,11 +43,18 @@ from coordd_client.protocol.patterns import (
     prefix_upper_bound,
     relative_path,
 )
+from coordd_client.protocol.wire import (
+    CheckResult,
+    PathConflict,
+    PatternConflict,
+    ReleasedResult,
+    ReservationsResult,
+)
 
 # --- acquire ------------------------------------------------------------------
 
 
-def acquire(tx: Txn, p: P.AcquireParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+def acquire(tx: Txn, p: P.AcquireParams, verdicts: Verdicts | None = None) -> ReservationsResult:
     """Grant every pattern or none (PROTOCOL.md section 10); renew the ones already held.
 
     `verdicts`: what a reader already matched for this request (`file.guard`)."""
@@ -102,7 +109,7 @@ def acquire(tx: Txn, p: P.AcquireParams, verdicts: Verdicts | None = None) -> di
         ).fetchall()
         granted.append(as_wire(row[0]))
     tx.touch_agent(p.agent)
-    return {"reservations": granted}
+    return ReservationsResult(reservations=granted)
 
 
 def require_task_held(conn: Db, now: str, task_id: int, agent: str) -> None:
@@ -132,8 +139,8 @@ def find_conflicts(
     patterns: Iterable[Pattern],
     exclusive: bool,
     verdicts: Verdicts | None = None,
-) -> list[dict[str, Any]]:
-    """`[{"pattern", "reservation"}]`: each pair of one of `patterns` and a live reservation
+) -> list[PatternConflict]:
+    """Each pair of one of `patterns` and a live reservation
     of another agent in its way, in pattern order, then reservation id."""
     pairs: list[tuple[str, int]] = []
     verdicts = Verdicts() if verdicts is None else verdicts
@@ -146,7 +153,7 @@ def find_conflicts(
             break
     pairs = pairs[: Limits.max_reported_conflicts]
     whole = read_whole(conn, list({rid for _, rid in pairs}))
-    return [{"pattern": text, "reservation": whole[rid]} for text, rid in pairs]
+    return [PatternConflict(pattern=text, reservation=whole[rid]) for text, rid in pairs]
 
 
 def in_the_way(
@@ -218,17 +225,17 @@ def _candidates(
     return found
 
 
-def refusal(conflicts: list[dict[str, Any]], now: str) -> Reserved:
+def refusal(conflicts: list[PatternConflict], now: str) -> Reserved:
     """The -32002 `reserved` error, naming who holds what, until when (and how long that
     is from now), for which task."""
-    first = conflicts[0]["reservation"]
-    left = time_left(first["expires_at"], now)
-    task = f" for task #{first['task_id']}" if first["task_id"] is not None else ""
-    others = len({c["reservation"]["id"] for c in conflicts}) - 1
+    first = conflicts[0].reservation
+    left = time_left(first.expires_at, now)
+    task = f" for task #{first.task_id}" if first.task_id is not None else ""
+    others = len({c.reservation.id for c in conflicts}) - 1
     more = f" (and {others} more)" if others else ""
     return Reserved(
-        f"reserved: {conflicts[0]['pattern']!r} overlaps {first['pattern']!r}, held by"
-        f" {first['agent']} until {first['expires_at']}{f' ({left})' if left else ''}{task}"
+        f"reserved: {conflicts[0].pattern!r} overlaps {first.pattern!r}, held by"
+        f" {first.agent} until {first.expires_at}{f' ({left})' if left else ''}{task}"
         f"{more}; work elsewhere,"
         " or wait for it (`wait_s`)",
         conflicts=conflicts,
@@ -238,7 +245,7 @@ def refusal(conflicts: list[dict[str, Any]], now: str) -> Reserved:
 # --- release, renew, purge ------------------------------------------------------
 
 
-def release(tx: Txn, p: P.ReleaseReservationsParams) -> dict[str, Any]:
+def release(tx: Txn, p: P.ReleaseReservationsParams) -> ReleasedResult:
     """Delete the agent's reservations in the project: the named patterns or ids, or all."""
     args: dict[str, Any] = {"project": p.project, "agent": p.agent, "now": tx.now_text}
     where = "r.project = :project AND r.agent = :agent"
@@ -253,7 +260,7 @@ def release(tx: Txn, p: P.ReleaseReservationsParams) -> dict[str, Any]:
     if released:
         tx.freed_projects.add(p.project)
     tx.touch_agent(p.agent)
-    return {"released": released}
+    return ReleasedResult(released=released)
 
 
 def renew_for_agent(tx: Txn, agent: str) -> int:
@@ -280,7 +287,7 @@ def purge_expired(tx: Txn) -> int:
 # --- reads --------------------------------------------------------------------
 
 
-def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None) -> CheckResult:
     """For each path, every live reservation of another agent that covers it.
 
     `verdicts`: what a reader already matched for this request (`file.guard`)."""
@@ -305,10 +312,12 @@ def check(conn: Db, now: str, p: P.CheckParams, verdicts: Verdicts | None = None
             break
     pairs = pairs[: Limits.max_reported_conflicts]
     whole = read_whole(conn, list({rid for _, rid in pairs}))
-    return {"conflicts": [{"path": given, "reservation": whole[rid]} for given, rid in pairs]}
+    return CheckResult(
+        conflicts=[PathConflict(path=given, reservation=whole[rid]) for given, rid in pairs]
+    )
 
 
-def list_live(conn: Db, now: str, p: P.ListReservationsParams) -> dict[str, Any]:
+def list_live(conn: Db, now: str, p: P.ListReservationsParams) -> ReservationsResult:
     args: dict[str, Any] = {"now": now}
     where = [LIVE]
     if p.project is not None:
@@ -318,9 +327,9 @@ def list_live(conn: Db, now: str, p: P.ListReservationsParams) -> dict[str, Any]
         where.append("r.agent = :agent")
         args["agent"] = p.agent
     sql = f"SELECT {COLUMNS} FROM reservations AS r WHERE {' AND '.join(where)} ORDER BY r.id"
-    return {"reservations": rows_of(conn, sql, args)}
+    return ReservationsResult(reservations=rows_of(conn, sql, args))
 
 
-def earliest_end(conflicts: list[dict[str, Any]]) -> str | None:
+def earliest_end(conflicts: Sequence[PatternConflict]) -> str | None:
     """When the first reservation in the way runs out of time (a waiter's next look)."""
-    return min((c["reservation"]["expires_at"] for c in conflicts), default=None)
+    return min((c.reservation.expires_at for c in conflicts), default=None)

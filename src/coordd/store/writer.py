@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 from outcome import Error, Value
@@ -52,6 +52,8 @@ from coordd.store.commands import (
 )
 from coordd.store.write_store import WriteStore
 from coordd_client.protocol.errors import CoordError, InternalError, Overloaded, ShuttingDown
+
+R = TypeVar("R")
 
 log = logging.getLogger(__name__)
 
@@ -141,9 +143,10 @@ class Writer:
 
     # --- submitting (trio side) ---------------------------------------------
 
-    async def submit(self, fn: WriteFn, *args: Any) -> Any:
+    async def submit(self, fn: Callable[..., R], *args: Any) -> R:
         """Run `fn(txn, *args)` in the next write transaction; return after COMMIT."""
-        return await self._submit(Command(fn, args, transactional=True))
+        result: R = await self._submit(Command(fn, args, transactional=True))
+        return result
 
     async def submit_outside_transaction(self, fn: WriteFn, *args: Any) -> Any:
         """Run `fn(connection, *args)` on the writer thread between transactions."""

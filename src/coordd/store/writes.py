@@ -28,7 +28,7 @@ from coordd.store.transaction import (
 )
 from coordd_client.protocol import params as P
 from coordd_client.protocol.errors import Conflict, NotFound
-from coordd_client.protocol.wire import PostResult
+from coordd_client.protocol.wire import PostResult, TaskResult
 
 
 def post_task(tx: Txn, p: P.PostParams) -> PostResult:
@@ -134,7 +134,7 @@ def dependents_changed(tx: Txn, dependency: int, delta: int, agent: str | None) 
             tx.emit("task.blocked", row, agent)
 
 
-def assign_task(tx: Txn, p: P.AssignParams) -> dict[str, Any]:
+def assign_task(tx: Txn, p: P.AssignParams) -> TaskResult:
     """Set or clear a pending task's assignee (PROTOCOL 9); the same one again is a no-op."""
     current = require_row(tx.conn, p.id)
     if current.state != "pending":
@@ -144,7 +144,7 @@ def assign_task(tx: Txn, p: P.AssignParams) -> dict[str, Any]:
         )
     tx.touch_agent(p.agent)
     if current.assignee == p.assignee:
-        return {"task": current.raw}
+        return TaskResult(task=current.task)
     row = one_row(
         tx.conn,
         f"UPDATE tasks SET assignee = ?, updated_at = ? WHERE id = ? RETURNING {ROW_COLUMNS}",
@@ -152,10 +152,10 @@ def assign_task(tx: Txn, p: P.AssignParams) -> dict[str, Any]:
     )
     assert row is not None
     tx.emit("task.assigned", row, p.agent)
-    return {"task": row.raw}
+    return TaskResult(task=row.task)
 
 
-def cancel_task(tx: Txn, p: P.CancelParams) -> dict[str, Any]:
+def cancel_task(tx: Txn, p: P.CancelParams) -> TaskResult:
     row = one_row(
         tx.conn,
         f"UPDATE tasks SET state = 'cancelled', {CLEAR_CLAIM}, result = ?, updated_at = ?"
@@ -167,10 +167,10 @@ def cancel_task(tx: Txn, p: P.CancelParams) -> dict[str, Any]:
         raise Conflict(f"task {p.id} is {current.state} and cannot be cancelled", task=current.raw)
     tx.emit("task.cancelled", row, p.agent)
     tx.touch_agent(p.agent)
-    return {"task": row.raw}
+    return TaskResult(task=row.task)
 
 
-def reopen_task(tx: Txn, p: P.ReopenParams) -> dict[str, Any]:
+def reopen_task(tx: Txn, p: P.ReopenParams) -> TaskResult:
     before = require_row(tx.conn, p.id)
     row = one_row(
         tx.conn,
@@ -189,7 +189,7 @@ def reopen_task(tx: Txn, p: P.ReopenParams) -> dict[str, Any]:
     if before.state == "done":
         dependents_changed(tx, row.id, +1, p.agent)
     tx.touch_agent(p.agent)
-    return {"task": row.raw}
+    return TaskResult(task=row.task)
 
 
 def trim_events(txn: Txn, retention: Retention, keep_after: int) -> int:

@@ -276,6 +276,22 @@ class PeerInfo(msgspec.Struct, frozen=True, kw_only=True):
     last_seen: str
 
 
+class WriterInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """What the daemon's writer has done (beyond PROTOCOL.md, additive)."""
+
+    transactions: int
+    commands: int
+    largest_group: int
+    queued: int
+
+
+class QueueInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Acquires waiting in a queue, and the tries they made (beyond PROTOCOL.md)."""
+
+    waiting: int
+    attempts: int
+
+
 class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     protocol: int
@@ -294,6 +310,14 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     #: 1.2 section 1b (feature `board_id`): the store's id, the same on every node of
     #: a team store and kept by `coordd migrate`; None from an older daemon.
     board_id: str | None = None
+    #: Beyond PROTOCOL.md (additive; absent from older daemons): what the writer, the
+    #: waits, the subscriptions and the reservation and slot queues are doing.
+    writer: WriterInfo | None = None
+    waiters: int = 0
+    message_waiters: int = 0
+    subscriptions: int = 0
+    reservations: QueueInfo | None = None
+    slots: QueueInfo | None = None
 
 
 class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):
