@@ -9,8 +9,6 @@ again after waking, so two messages sent while it wakes are both returned.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 import trio
 
@@ -20,6 +18,7 @@ from coordd.store import messages, release_requests
 from coordd.store.transaction import CommittedEvent
 from coordd_client.protocol import params_messages as T
 from coordd_client.protocol.errors import ShuttingDown
+from coordd_client.protocol.wire_messages import InboxResult, MessageResult
 
 
 class _Addressed(msgspec.Struct):
@@ -59,24 +58,24 @@ write("message.ack", messages.ack)
 
 
 @method("message.read")
-async def read(services: Services, p: T.ReadParams, session: Session) -> Any:
+async def read(services: Services, p: T.ReadParams, session: Session) -> InboxResult:
     return await services.readers.run(messages.read, _now(services), p, share=session.reads)
 
 
 @method("message.get")
-async def get(services: Services, p: T.MessageGetParams, session: Session) -> Any:
+async def get(services: Services, p: T.MessageGetParams, session: Session) -> MessageResult:
     return await services.readers.run(messages.get, _now(services), p, share=session.reads)
 
 
 @method("message.wait")
-async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> Any:
+async def wait(services: Services, p: T.MessageWaitParams, session: Session) -> InboxResult:
     if services.lifecycle.draining:
         raise ShuttingDown("the daemon is shutting down")
     waiter = InboxWaiter(p.agent)
     services.hub.listeners.add(waiter)
     try:
         found = await services.readers.run(messages.read, _now(services), p, share=session.reads)
-        if found["messages"]:
+        if found.messages:
             return found
         with trio.move_on_after(p.timeout_s):
             await waiter.fired.wait()

@@ -23,6 +23,14 @@ from coordd.store.transaction import Txn, encoder, require_row
 from coordd_client.protocol import params_messages as T
 from coordd_client.protocol.errors import InvalidParams, NotFound
 from coordd_client.protocol.wire import LIVE_HORIZON
+from coordd_client.protocol.wire_messages import (
+    AckResult,
+    InboxResult,
+    Message,
+    MessageResult,
+    RequestState,
+    SendResult,
+)
 
 #: The event type of every message, question, request and answer.
 MESSAGE_SENT = "message.sent"
@@ -34,7 +42,7 @@ COLUMNS = (
 _KEYS = COLUMNS.replace(" ", "").split(",")
 
 
-def as_wire(values: Sequence[Any], now: str) -> dict[str, Any]:
+def as_wire(values: Sequence[Any], now: str) -> Message:
     """A `messages` row as the wire's Message object (docs/PROTOCOL-1.2.md section 12)."""
     row = dict(zip(_KEYS, values, strict=True))
     request = None
@@ -42,34 +50,34 @@ def as_wire(values: Sequence[Any], now: str) -> dict[str, Any]:
         status = row["status"]
         if status == "open" and row["expires_at"] <= now:
             status = "expired"
-        request = {
-            "holder": row["to_agent"],
-            "patterns": None if row["patterns"] is None else msgspec.json.decode(row["patterns"]),
-            "task_id": row["claim_id"],
-            "status": status,
-            "expires_at": row["expires_at"],
-            "granted": None if row["granted"] is None else msgspec.json.decode(row["granted"]),
-            "reason": row["reason"],
-        }
+        request = RequestState(
+            holder=row["to_agent"],
+            patterns=None if row["patterns"] is None else msgspec.json.decode(row["patterns"]),
+            task_id=row["claim_id"],
+            status=status,
+            expires_at=row["expires_at"],
+            granted=None if row["granted"] is None else msgspec.json.decode(row["granted"]),
+            reason=row["reason"],
+        )
         is_open = status == "open"
     else:
         is_open = row["kind"] == "question" and row["answer_id"] is None
-    return {
-        "id": row["id"],
-        "project": row["project"],
-        "sender": row["sender"],
-        "kind": row["kind"],
-        "audience": row["audience"],
-        "to": row["to_agent"],
-        "task_id": row["task_id"],
-        "reply_to": row["reply_to"],
-        "body": row["body"],
-        "created_at": row["created_at"],
-        "seq": row["seq"],
-        "answer_id": row["answer_id"],
-        "open": is_open,
-        "request": request,
-    }
+    return Message(
+        id=row["id"],
+        project=row["project"],
+        sender=row["sender"],
+        kind=row["kind"],
+        audience=row["audience"],
+        to=row["to_agent"],
+        task_id=row["task_id"],
+        reply_to=row["reply_to"],
+        body=row["body"],
+        created_at=row["created_at"],
+        seq=row["seq"],
+        answer_id=row["answer_id"],
+        open=is_open,
+        request=request,
+    )
 
 
 def message_row(conn: Db, message_id: int) -> tuple[Any, ...] | None:
@@ -77,7 +85,7 @@ def message_row(conn: Db, message_id: int) -> tuple[Any, ...] | None:
     return tuple(rows[0]) if rows else None
 
 
-def require_message(conn: Db, message_id: int, now: str) -> dict[str, Any]:
+def require_message(conn: Db, message_id: int, now: str) -> Message:
     row = message_row(conn, message_id)
     if row is None:
         raise NotFound(f"no message with id {message_id}", id=message_id)
@@ -94,7 +102,7 @@ def recipients_of(conn: Db, message_id: int) -> list[str]:
     ]
 
 
-def by_key(tx: Txn, project: str, key: str | None) -> dict[str, Any] | None:
+def by_key(tx: Txn, project: str, key: str | None) -> Message | None:
     """The message a repeated idempotency key already sent (as `task.post`'s keys)."""
     if key is None:
         return None
@@ -159,7 +167,7 @@ def insert_message(
     key: str | None = None,
     request: dict[str, Any] | None = None,
     unseen: frozenset[str] = frozenset(),
-) -> dict[str, Any]:
+) -> Message:
     """Store one message with its recipients and append its `message.sent` event.
 
     The rows of `unseen` recipients (names never seen, `messages_unseen`) are marked
@@ -180,7 +188,7 @@ def insert_message(
     recipients = [name for name in dict.fromkeys(recipients) if name != sender]
     tx.conn.executemany(
         "INSERT INTO message_recipients (agent, message_id, unseen_since) VALUES (?, ?, ?)",
-        [(name, message["id"], tx.now_text if name in unseen else None) for name in recipients],
+        [(name, message.id, tx.now_text if name in unseen else None) for name in recipients],
     )
     emit_message(tx, message, recipients)
     tx.touch_agent(sender)
@@ -193,15 +201,15 @@ class _MessageEvent(msgspec.Struct, kw_only=True):
     type: str
     task_id: int | None
     agent: str
-    message: dict[str, Any]
+    message: Message
     recipients: list[str]
 
 
-def emit_message(tx: Txn, message: dict[str, Any], recipients: list[str]) -> None:
+def emit_message(tx: Txn, message: Message, recipients: list[str]) -> None:
     """Append `message.sent`. It has no `task` member (a message changes no task), so
     `task.wait` never matches it. On a task's thread it joins that task's history
     chain (`events.since` with `task_id`)."""
-    task_id = message["task_id"]
+    task_id = message.task_id
     prev_seq = None
     if task_id is not None:
         (prev_seq,) = tx.conn.execute(
@@ -209,11 +217,11 @@ def emit_message(tx: Txn, message: dict[str, Any], recipients: list[str]) -> Non
         ).fetchone()
     tx.emit_untasked(
         MESSAGE_SENT,
-        message["project"],
+        message.project,
         lambda seq: encoder.encode(
             _MessageEvent(
                 seq=seq, at=tx.now_text, type=MESSAGE_SENT, task_id=task_id,
-                agent=message["sender"], message=message, recipients=recipients,
+                agent=message.sender, message=message, recipients=recipients,
             )
         ),
         task_id=task_id,
@@ -221,35 +229,35 @@ def emit_message(tx: Txn, message: dict[str, Any], recipients: list[str]) -> Non
     )  # fmt: skip
 
 
-def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:
+def send(tx: Txn, p: T.SendParams) -> SendResult:
     """`message.send`: to `to`; else the thread of `task_id`; else a reply goes to the
     sender of `reply_to`; else every live agent of the project."""
     repeat = by_key(tx, p.project, p.idempotency_key)
     if repeat is not None:
-        recipients = recipients_of(tx.conn, repeat["id"])
-        return {
-            "message": repeat,
-            "created": False,
-            "recipients": recipients,
-            "never_seen": sorted(messages_unseen.never_seen(tx.conn, recipients)),
-        }
+        recipients = recipients_of(tx.conn, repeat.id)
+        return SendResult(
+            message=repeat,
+            created=False,
+            recipients=recipients,
+            never_seen=sorted(messages_unseen.never_seen(tx.conn, recipients)),
+        )
     parent = None
     if p.reply_to is not None:
         parent = require_message(tx.conn, p.reply_to, tx.now_text)
-        if parent["project"] != p.project:
+        if parent.project != p.project:
             raise InvalidParams(
-                f"message {p.reply_to} is in project {parent['project']!r}, not {p.project!r}"
+                f"message {p.reply_to} is in project {parent.project!r}, not {p.project!r}"
                 " - at `$.reply_to`",
                 field="reply_to",
             )
-    task_id = p.task_id if p.task_id is not None else (parent or {}).get("task_id")
+    task_id = p.task_id if p.task_id is not None else (parent.task_id if parent else None)
     field: str | None = None  # the param that named the one recipient, if one did
     if p.to is not None:
         audience, recipients, to, field = "agent", [p.to], p.to, "to"
     elif p.task_id is not None:
         audience, recipients, to = "task", thread_audience(tx, p.task_id), None
     elif parent is not None:
-        to = parent["sender"] if parent["sender"] != p.agent else parent["to"]
+        to = parent.sender if parent.sender != p.agent else parent.to
         audience, recipients, field = "agent", [] if to is None else [to], "reply_to"
     else:
         audience, recipients, to = "project", project_audience(tx, p.project), None
@@ -262,21 +270,18 @@ def send(tx: Txn, p: T.SendParams) -> dict[str, Any]:
         recipients=recipients, body=p.body, to=to, task_id=task_id, reply_to=p.reply_to,
         key=p.idempotency_key, unseen=unseen,
     )  # fmt: skip
-    if parent is not None and parent["kind"] == "question" and parent["sender"] != p.agent:
+    if parent is not None and parent.kind == "question" and parent.sender != p.agent:
         # A question is open until someone else answers it: the first reply does.
         tx.conn.execute(
             "UPDATE messages SET answer_id = ? WHERE id = ? AND answer_id IS NULL",
-            (message["id"], parent["id"]),
+            (message.id, parent.id),
         )
-    return {
-        "message": message,
-        "created": True,
-        "recipients": recipients,
-        "never_seen": sorted(unseen),
-    }
+    return SendResult(
+        message=message, created=True, recipients=recipients, never_seen=sorted(unseen)
+    )
 
 
-def ack(tx: Txn, p: T.AckParams) -> dict[str, Any]:
+def ack(tx: Txn, p: T.AckParams) -> AckResult:
     """`message.ack`: move the agent's cursor up to `up_to` (never back)."""
     (newest,) = tx.conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
     if p.up_to > newest:
@@ -291,7 +296,7 @@ def ack(tx: Txn, p: T.AckParams) -> dict[str, Any]:
         (p.agent, p.up_to),
     )
     tx.touch_agent(p.agent)
-    return {"cursor": cursor_of(tx.conn, p.agent)}
+    return AckResult(cursor=cursor_of(tx.conn, p.agent))
 
 
 # --- reading ---------------------------------------------------------------------
@@ -302,7 +307,7 @@ def cursor_of(conn: Db, agent: str) -> int:
     return int(rows[0][0]) if rows else 0
 
 
-def read(conn: Db, now: str, p: T.ReadParams | T.MessageWaitParams) -> dict[str, Any]:
+def read(conn: Db, now: str, p: T.ReadParams | T.MessageWaitParams) -> InboxResult:
     """`message.read`: the agent's messages after its cursor (or `after_id`), oldest first."""
     cursor = cursor_of(conn, p.agent)
     after = cursor if p.after_id is None else p.after_id
@@ -314,9 +319,11 @@ def read(conn: Db, now: str, p: T.ReadParams | T.MessageWaitParams) -> dict[str,
         (p.agent, after, limit + 1),
     ).fetchall()
     messages = [as_wire(values, now) for values in rows[:limit]]
-    return {"messages": messages, "cursor": cursor, "more": len(rows) > limit}
+    return InboxResult(messages=messages, cursor=cursor, more=len(rows) > limit)
 
 
-def get(conn: Db, now: str, p: T.MessageGetParams) -> dict[str, Any]:
+def get(conn: Db, now: str, p: T.MessageGetParams) -> MessageResult:
     """`message.get`: one message as it stands (a request's status, a question's answer)."""
-    return {"message": require_message(conn, p.id, now), "recipients": recipients_of(conn, p.id)}
+    return MessageResult(
+        message=require_message(conn, p.id, now), recipients=recipients_of(conn, p.id)
+    )

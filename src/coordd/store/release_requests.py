@@ -13,8 +13,6 @@ overlapping pattern), the whole answer is refused and nothing changes.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from coordd.store import claims, holding, reservations
@@ -26,7 +24,8 @@ from coordd_client.protocol import params as P
 from coordd_client.protocol import params_messages as T
 from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound
 from coordd_client.protocol.patterns import overlap, parse
-from coordd_client.protocol.wire import Reservation
+from coordd_client.protocol.wire import Reservation, Task
+from coordd_client.protocol.wire_messages import AnswerResult, RequestResult
 
 
 def _shorten(text: str) -> str:
@@ -34,11 +33,11 @@ def _shorten(text: str) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def request_release(tx: Txn, p: T.RequestReleaseParams) -> dict[str, Any]:
+def request_release(tx: Txn, p: T.RequestReleaseParams) -> RequestResult:
     """`request.release`: one request, to the one agent holding what is asked for."""
     repeat = by_key(tx, p.project, p.idempotency_key)
     if repeat is not None:
-        return {"request": repeat, "created": False}
+        return RequestResult(request=repeat, created=False)
     if p.task_id is not None:
         holder = _claim_holder(tx, p)
         what = f"task #{p.task_id}"
@@ -57,7 +56,7 @@ def request_release(tx: Txn, p: T.RequestReleaseParams) -> dict[str, Any]:
         key=p.idempotency_key,
         request={"patterns": patterns_json, "claim_id": p.task_id, "expires_at": expires_at},
     )  # fmt: skip
-    return {"request": request, "created": True}
+    return RequestResult(request=request, created=True)
 
 
 def _claim_holder(tx: Txn, p: T.RequestReleaseParams) -> str:
@@ -98,30 +97,30 @@ def _pattern_holder(tx: Txn, p: T.RequestReleaseParams, texts: list[str]) -> str
     return holder
 
 
-def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
+def answer(tx: Txn, p: T.AnswerParams) -> AnswerResult:
     """`request.answer`: the holder decides; an approve or narrow hands over now."""
     request = require_message(tx.conn, p.id, tx.now_text)
-    state = request["request"]
+    state = request.request
     if state is None:
-        raise NotFound(f"message {p.id} is a {request['kind']}, not a release request", id=p.id)
-    if request["to"] != p.agent:
-        raise LeaseLost(f"request #{p.id} is addressed to {request['to']}, not to you ({p.agent})")
-    if state["status"] != "open":
-        raise Conflict(f"request #{p.id} is {state['status']} already; nothing to answer")
-    requester, project = request["sender"], request["project"]
-    task = None
+        raise NotFound(f"message {p.id} is a {request.kind}, not a release request", id=p.id)
+    if request.to != p.agent:
+        raise LeaseLost(f"request #{p.id} is addressed to {request.to}, not to you ({p.agent})")
+    if state.status != "open":
+        raise Conflict(f"request #{p.id} is {state.status} already; nothing to answer")
+    requester, project = request.sender, request.project
+    task: Task | None = None
     granted: list[Reservation] = []
     released: list[str] = []
     if p.decision != "deny":
-        if state["task_id"] is not None:
+        if state.task_id is not None:
             if p.decision == "narrow":
                 raise InvalidParams(
                     "a claim is handed over whole: approve or deny it - at `$.decision`",
                     field="decision",
                 )
-            task = _hand_over_claim(tx, state["task_id"], p.agent, requester)
+            task = _hand_over_claim(tx, state.task_id, p.agent, requester)
         else:
-            wanted = state["patterns"] if p.decision == "approve" else p.patterns
+            wanted = state.patterns if p.decision == "approve" else p.patterns
             assert wanted is not None
             granted, released = _hand_over_patterns(
                 tx, project, p.agent, requester, wanted=wanted, request_id=p.id
@@ -132,15 +131,13 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
         tx.freed_projects.add(project)
     status = {"approve": "approved", "deny": "denied", "narrow": "narrowed"}[p.decision]
     given = [r.pattern for r in granted]
-    what = f"task #{state['task_id']}" if task is not None else ", ".join(given)
+    what = f"task #{state.task_id}" if task is not None else ", ".join(given)
     # A deny says what stays where, as an approve says what moved: the requester's
     # tab reads this line (issue 47: every approval, and its refusal, says what), and
     # the human's reason follows in their own words.
-    one = state["task_id"] is not None or len(state["patterns"] or ()) == 1
+    one = state.task_id is not None or len(state.patterns or ()) == 1
     kept = (
-        f"task #{state['task_id']}"
-        if state["task_id"] is not None
-        else ", ".join(state["patterns"] or ())
+        f"task #{state.task_id}" if state.task_id is not None else ", ".join(state.patterns or ())
     )
     text = {
         "approve": f"approved: {what} is yours now",
@@ -149,7 +146,7 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
     }[p.decision] + (f" ({p.reason})" if p.reason else "")
     reply = insert_message(
         tx, project=project, sender=p.agent, kind="answer", audience="agent",
-        recipients=[requester], body=_shorten(text), to=requester, task_id=state["task_id"],
+        recipients=[requester], body=_shorten(text), to=requester, task_id=state.task_id,
         reply_to=p.id,
     )  # fmt: skip
     tx.conn.execute(
@@ -158,20 +155,20 @@ def answer(tx: Txn, p: T.AnswerParams) -> dict[str, Any]:
             status,
             msgspec.json.encode(given).decode() if given else None,
             p.reason,
-            reply["id"],
+            reply.id,
             p.id,
         ),
     )
-    return {
-        "request": require_message(tx.conn, p.id, tx.now_text),
-        "answer": reply,
-        "reservations": granted,
-        "released": released,
-        "task": task,
-    }
+    return AnswerResult(
+        request=require_message(tx.conn, p.id, tx.now_text),
+        answer=reply,
+        reservations=granted,
+        released=released,
+        task=task,
+    )
 
 
-def _hand_over_claim(tx: Txn, task_id: int, holder: str, requester: str) -> Any:
+def _hand_over_claim(tx: Txn, task_id: int, holder: str, requester: str) -> Task:
     """Release the holder's claim to the requester and claim it for it, one step."""
     holding.release_task(tx, P.ReleaseParams(id=task_id, agent=holder, assignee=requester))
     claimed = claims.claim_task(tx, P.ClaimParams(id=task_id, agent=requester))
