@@ -17,7 +17,7 @@ the oldest live entry), so every one of them may try when woken.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 import trio
 
@@ -25,6 +25,8 @@ from coordd.clock import Clock, parse_time
 from coordd.lifecycle import Lifecycle
 from coordd.store.transaction import LEAVES_CLAIM, CommittedEvent
 from coordd_client.protocol.errors import Conflict, ShuttingDown
+
+R = TypeVar("R")
 
 #: Events after which a waiter in the event's project may be granted.
 FREES = LEAVES_CLAIM | {"slot.released", "land.landed", "land.failed"}
@@ -73,10 +75,10 @@ class SlotQueue:
         self,
         key: tuple[str, str],
         wait_s: float,
-        attempt: Callable[[], Awaitable[Any]],
+        attempt: Callable[[], Awaitable[R]],
         *,
         fifo: bool,
-    ) -> Any:
+    ) -> R:
         """Run `attempt` until it answers, or `wait_s` runs out (its last refusal).
 
         A refusal that carries `data.retry_at` is one to wait on; any other

@@ -66,14 +66,6 @@ DICT_ANSWERS = frozenset(
         "file.recent",
         "file.record_edit",
         "file.record_read",
-        "land.enqueue",
-        "land.finish",
-        "land.list",
-        "land.start",
-        "port.lease",
-        "slot.acquire",
-        "slot.list",
-        "slot.release",
         "usage.report",
     }
 )

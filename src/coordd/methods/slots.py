@@ -6,17 +6,16 @@ with `wait_s` waits in the `SlotQueue`, which committed events wake.
 
 from __future__ import annotations
 
-from typing import Any
-
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import landing, slots
 from coordd_client.protocol import params_slots as S
+from coordd_client.protocol.wire_slots import LandingList, SlotList, SlotResult, Started
 
 
 @method("slot.acquire")
-async def acquire(services: Services, p: S.SlotAcquireParams, session: Session) -> Any:
-    async def attempt() -> Any:
+async def acquire(services: Services, p: S.SlotAcquireParams, session: Session) -> SlotResult:
+    async def attempt() -> SlotResult:
         return await services.writer.submit(slots.acquire, p)
 
     if not p.wait_s:
@@ -28,7 +27,7 @@ write("slot.release", slots.release)
 
 
 @method("slot.list")
-async def list_(services: Services, p: S.SlotListParams, session: Session) -> Any:
+async def list_(services: Services, p: S.SlotListParams, session: Session) -> SlotList:
     now = format_time(services.clock.now())
     return await services.readers.run(slots.list_live, now, p, share=session.reads)
 
@@ -38,8 +37,8 @@ write("land.enqueue", landing.enqueue)
 
 
 @method("land.start")
-async def start(services: Services, p: S.LandStartParams, session: Session) -> Any:
-    async def attempt() -> Any:
+async def start(services: Services, p: S.LandStartParams, session: Session) -> Started:
+    async def attempt() -> Started:
         return await services.writer.submit(landing.start, p)
 
     if not p.wait_s:
@@ -52,6 +51,6 @@ write("land.finish", landing.finish)
 
 
 @method("land.list")
-async def list_landings(services: Services, p: S.LandListParams, session: Session) -> Any:
+async def list_landings(services: Services, p: S.LandListParams, session: Session) -> LandingList:
     now = format_time(services.clock.now())
     return await services.readers.run(landing.list_open, now, p, share=session.reads)

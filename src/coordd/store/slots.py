@@ -17,6 +17,7 @@ every event with no task they reach only callers that name their type
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -28,6 +29,8 @@ from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list
 from coordd_client.protocol import params_slots as S
 from coordd_client.protocol.errors import Conflict
+from coordd_client.protocol.wire import SlotLease
+from coordd_client.protocol.wire_slots import Released, SlotList, SlotResult
 
 #: The task-bound half of liveness, in SQL (the time half is `_end`).
 TASK_HELD = (
@@ -39,7 +42,6 @@ _COLUMNS = (
     " s.expires_at, s.ttl_s, a.last_seen"
 )
 _FROM = "slot_leases AS s LEFT JOIN agents AS a ON a.agent = s.agent"
-_KEYS = ("id", "project", "name", "agent", "capacity", "port", "task_id", "created_at")
 
 _encoder = msgspec.json.Encoder()
 
@@ -52,17 +54,30 @@ def _end(expires_at: str, ttl_s: float, last_seen: str | None) -> str:
     return max(expires_at, seen_end)
 
 
-def _as_wire(values: Sequence[Any]) -> dict[str, Any]:
-    lease = dict(zip(_KEYS, values[:8], strict=True))
+def _as_wire(values: Sequence[Any]) -> SlotLease:
+    rid, project, name, agent, capacity, port, task_id, created_at = values[:8]
     expires_at, ttl_s, last_seen = values[8], float(values[9]), values[10]
-    lease["fence"] = lease["id"]
-    lease["expires_at"] = _end(expires_at, ttl_s, last_seen)
-    lease["ttl_s"] = int(ttl_s) if ttl_s.is_integer() else ttl_s
-    return lease
+    return SlotLease(
+        id=rid, project=project, name=name, agent=agent, capacity=capacity, port=port,
+        task_id=task_id, created_at=created_at, fence=rid,
+        expires_at=_end(expires_at, ttl_s, last_seen),
+        ttl_s=int(ttl_s) if ttl_s.is_integer() else ttl_s,
+    )  # fmt: skip
 
 
-def _leases(conn: Db, now: str, where: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every lease matching `where` (on `s`), as wire dicts, ascending id; dead ones too."""
+@dataclass
+class Found:
+    """A lease as this module reads it: the wire's, and its liveness now."""
+
+    lease: SlotLease
+    live: bool
+    #: Why a dead one ended (its task left `claimed`, or its time ran out), or why a
+    #: live one is being ended.
+    ended: str | None = None
+
+
+def _leases(conn: Db, now: str, where: str, args: dict[str, Any]) -> list[Found]:
+    """Every lease matching `where` (on `s`), ascending id; dead ones too."""
     args = {**args, "now": now}
     rows = conn.execute(
         f"SELECT {_COLUMNS}, {TASK_HELD} FROM {_FROM} WHERE {where} ORDER BY s.id", args
@@ -70,22 +85,13 @@ def _leases(conn: Db, now: str, where: str, args: dict[str, Any]) -> list[dict[s
     out = []
     for row in rows:
         lease = _as_wire(row[:11])
-        lease["live"] = bool(row[11]) and lease["expires_at"] > now
-        #: Why a dead one ended: its task left `claimed`, or its time ran out.
-        lease["ended"] = None if lease["live"] else ("expired" if row[11] else "task")
-        out.append(lease)
+        live = bool(row[11]) and lease.expires_at > now
+        out.append(Found(lease, live, None if live else ("expired" if row[11] else "task")))
     return out
 
 
-def live_leases(conn: Db, now: str, where: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    return [_public(lease) for lease in _leases(conn, now, where, args) if lease["live"]]
-
-
-def _public(lease: dict[str, Any]) -> dict[str, Any]:
-    """The lease as the wire has it (without the liveness this module adds)."""
-    lease.pop("live", None)
-    lease.pop("ended", None)
-    return lease
+def live_leases(conn: Db, now: str, where: str, args: dict[str, Any]) -> list[SlotLease]:
+    return [found.lease for found in _leases(conn, now, where, args) if found.live]
 
 
 def emit(tx: Txn, event_type: str, project: str, agent: str | None, **member: Any) -> None:
@@ -98,39 +104,38 @@ def emit(tx: Txn, event_type: str, project: str, agent: str | None, **member: An
     tx.emit_untasked(event_type, project, encode)
 
 
-def _lease_event(tx: Txn, event_type: str, lease: dict[str, Any], why: str | None) -> None:
-    slot = {k: v for k, v in lease.items() if k not in ("live", "ended")}
-    emit(tx, event_type, lease["project"], lease["agent"], slot=slot, reason=why)
+def _lease_event(tx: Txn, event_type: str, lease: SlotLease, why: str | None) -> None:
+    emit(tx, event_type, lease.project, lease.agent, slot=lease, reason=why)
 
 
 # --- acquire ------------------------------------------------------------------
 
 
-def _sweep(tx: Txn, project: str, name: str) -> list[dict[str, Any]]:
+def _sweep(tx: Txn, project: str, name: str) -> list[SlotLease]:
     """The live leases of a name; dead ones end first (their `slot.released` precedes
     the grant they make room for, so the log replays in order)."""
     found = _leases(
         tx.conn, tx.now_text, "s.project = :project AND s.name = :name",
         {"project": project, "name": name},
     )  # fmt: skip
-    _end_leases(tx, [lease for lease in found if not lease["live"]])
-    return [_public(lease) for lease in found if lease["live"]]
+    _end_leases(tx, [lease for lease in found if not lease.live])
+    return [lease.lease for lease in found if lease.live]
 
 
-def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
+def acquire(tx: Txn, p: S.SlotAcquireParams) -> SlotResult:
     """Grant a unit of the slot, renew the caller's, or refuse with who holds it."""
     if p.task_id is not None:
         require_task_held(tx.conn, tx.now_text, p.task_id, p.agent)
     capacity = p.capacity or 1
     held = _sweep(tx, p.project, p.name)
-    if any(lease["port"] is not None for lease in held):
+    if any(lease.port is not None for lease in held):
         raise Conflict(
             f"{p.name} is the name of a port lease in this project, not a slot;"
             " choose another name",
             slot=p.name,
         )
-    others = [lease for lease in held if lease["agent"] != p.agent]
-    sizes = {lease["capacity"] for lease in others}
+    others = [lease for lease in held if lease.agent != p.agent]
+    sizes = {lease.capacity for lease in others}
     if sizes and sizes != {capacity}:
         raise Conflict(
             f"slot {p.name} is held with capacity {sizes.pop()}, not {capacity}: every"
@@ -138,7 +143,7 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
             slot=p.name,
             holders=others,
         )
-    mine = next((lease for lease in held if lease["agent"] == p.agent), None)
+    mine = next((lease for lease in held if lease.agent == p.agent), None)
     if mine is None and len(others) >= capacity:
         raise busy(p.name, capacity, others, tx.now_text)
     lease = _upsert(
@@ -147,21 +152,26 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> dict[str, Any]:
     )  # fmt: skip
     if mine is None:
         _lease_event(tx, "slot.granted", lease, None)
-    return {"lease": lease, "holders": len(others) + 1}
+    return SlotResult(lease=lease, holders=len(others) + 1)
 
 
-def busy(name: str, capacity: int, holders: list[dict[str, Any]], now: str) -> Conflict:
+class _PortResult(SlotResult, frozen=True, kw_only=True, omit_defaults=True):
+    """`port.lease`'s answer: a `SlotResult` without `holders` (a port has one holder),
+    which 1.2 leaves out rather than sending null."""
+
+
+def busy(name: str, capacity: int, holders: list[SlotLease], now: str) -> Conflict:
     """-32002 `conflict`: the slot is full; `data.retry_at` is when a holder's time ends."""
     first = holders[0]
-    left = time_left(first["expires_at"], now)
+    left = time_left(first.expires_at, now)
     more = f" (and {len(holders) - 1} more)" if len(holders) > 1 else ""
     return Conflict(
-        f"slot {name} is full ({len(holders)} of {capacity}): held by {first['agent']}"
-        f" until {first['expires_at']}{f' ({left})' if left else ''}{more};"
+        f"slot {name} is full ({len(holders)} of {capacity}): held by {first.agent}"
+        f" until {first.expires_at}{f' ({left})' if left else ''}{more};"
         " wait for it (`wait_s`)",
         slot=name,
         holders=holders,
-        retry_at=min(h["expires_at"] for h in holders),
+        retry_at=min(h.expires_at for h in holders),
     )
 
 
@@ -175,7 +185,7 @@ def _upsert(
     port: int | None,
     task_id: int | None,
     ttl_s: float | None,
-) -> dict[str, Any]:
+) -> SlotLease:
     ttl = S.DEFAULT_SLOT_TTL_S if ttl_s is None else ttl_s
     args = {"project": project, "name": name, "agent": agent, "now": tx.now_text}
     # A dead lease of the same key gives way to a new grant (a new id: a new fence).
@@ -192,13 +202,13 @@ def _upsert(
     (lease,) = _leases(
         tx.conn, tx.now_text, "s.project = :project AND s.name = :name AND s.agent = :agent", args
     )
-    return _public(lease)
+    return lease.lease
 
 
 # --- ports --------------------------------------------------------------------
 
 
-def lease_port(tx: Txn, p: S.PortLeaseParams) -> dict[str, Any]:
+def lease_port(tx: Txn, p: S.PortLeaseParams) -> SlotResult:
     """The lowest port of the range that no live lease (in any project) holds."""
     if p.task_id is not None:
         require_task_held(tx.conn, tx.now_text, p.task_id, p.agent)
@@ -206,22 +216,22 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> dict[str, Any]:
     low = S.DEFAULT_PORT_LOW if p.low is None else p.low
     high = S.DEFAULT_PORT_HIGH if p.high is None else p.high
     same = _sweep(tx, p.project, name)
-    if any(lease["port"] is None for lease in same):
+    if any(lease.port is None for lease in same):
         raise Conflict(f"{name} is a slot in this project, not a port lease", slot=name)
-    mine = next((lease for lease in same if lease["agent"] == p.agent), None)
-    if mine is not None and low <= mine["port"] <= high:
+    mine = next((lease for lease in same if lease.agent == p.agent), None)
+    if mine is not None and mine.port is not None and low <= mine.port <= high:
         lease = _upsert(
-            tx, p.project, name, p.agent, capacity=None, port=mine["port"], task_id=p.task_id,
+            tx, p.project, name, p.agent, capacity=None, port=mine.port, task_id=p.task_id,
             ttl_s=p.ttl_s,
         )  # fmt: skip
-        return {"lease": lease}
+        return _PortResult(lease=lease)
     if mine is not None:  # a renewal outside the new range: give the old port back first
-        _end_leases(tx, [mine], "released")
+        _end_leases(tx, [Found(mine, live=True)], "released")
         mine = None
     # Ports are a machine's, not a project's: every project's live leases count
     # (in team mode, every machine's: the store is the team's).
     taken = {
-        lease["port"]
+        lease.port
         for lease in live_leases(
             tx.conn, tx.now_text, "s.port BETWEEN :low AND :high", {"low": low, "high": high}
         )
@@ -239,27 +249,27 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> dict[str, Any]:
         ttl_s=p.ttl_s,
     )  # fmt: skip
     _lease_event(tx, "slot.granted", lease, None)
-    return {"lease": lease}
+    return _PortResult(lease=lease)
 
 
 # --- release, reap ------------------------------------------------------------
 
 
-def _end_leases(tx: Txn, leases: list[dict[str, Any]], why: str | None = None) -> None:
+def _end_leases(tx: Txn, leases: list[Found], why: str | None = None) -> None:
     """Delete `leases` with a `slot.released` each: `why`, or why each one died."""
     if not leases:
         return
     args: dict[str, Any] = {}
     tx.conn.execute(
-        f"DELETE FROM slot_leases WHERE id IN {in_list('id', [x['id'] for x in leases], args)}",
+        f"DELETE FROM slot_leases WHERE id IN {in_list('id', [x.lease.id for x in leases], args)}",
         args,
     )
-    for lease in leases:
-        _lease_event(tx, "slot.released", lease, why or lease.get("ended") or "released")
-        tx.freed_projects.add(lease["project"])
+    for found in leases:
+        _lease_event(tx, "slot.released", found.lease, why or found.ended or "released")
+        tx.freed_projects.add(found.lease.project)
 
 
-def release(tx: Txn, p: S.SlotReleaseParams) -> dict[str, Any]:
+def release(tx: Txn, p: S.SlotReleaseParams) -> Released:
     """End the agent's leases in the project: the named ones, the given ids, or all."""
     args: dict[str, Any] = {"project": p.project, "agent": p.agent}
     where = "s.project = :project AND s.agent = :agent"
@@ -268,14 +278,14 @@ def release(tx: Txn, p: S.SlotReleaseParams) -> dict[str, Any]:
     elif p.ids is not None:
         where += f" AND s.id IN {in_list('id', list(dict.fromkeys(p.ids)), args)}"
     found = _leases(tx.conn, tx.now_text, where, args)
-    live = [lease for lease in found if lease["live"]]
+    live = [lease for lease in found if lease.live]
     _end_leases(tx, live, "released")
-    _end_leases(tx, [lease for lease in found if not lease["live"]])
+    _end_leases(tx, [lease for lease in found if not lease.live])
     tx.touch_agent(p.agent)
-    return {"released": len(live)}
+    return Released(released=len(live))
 
 
-def leases_of(tx: Txn, of: str, project: str | None) -> list[dict[str, Any]]:
+def leases_of(tx: Txn, of: str, project: str | None) -> list[Found]:
     """1.2 `agent.release`: `of`'s slot and port leases (in `project`, or every project),
     live or lapsed, ascending id, their liveness as of now: read before the release ends
     `of`'s claims, so a lease bound to one of them is still live. A lease a landing
@@ -294,15 +304,15 @@ def leases_of(tx: Txn, of: str, project: str | None) -> list[dict[str, Any]]:
     return _leases(tx.conn, tx.now_text, where, args)
 
 
-def end_released(tx: Txn, leases: list[dict[str, Any]], why: str) -> int:
+def end_released(tx: Txn, leases: list[Found], why: str) -> int:
     """End `leases` (from `leases_of`) in one id-ordered pass: each live one with a
     `slot.released` that says `why`, a lapsed one with its own reason, as the reaper
     would have. The number that were live."""
     for lease in leases:
-        if lease["live"]:
-            lease["ended"] = why
+        if lease.live:
+            lease.ended = why
     _end_leases(tx, leases)
-    return sum(1 for lease in leases if lease["live"])
+    return sum(1 for lease in leases if lease.live)
 
 
 def release_landing_slot(tx: Txn, project: str, agent: str, name: str) -> None:
@@ -316,10 +326,10 @@ def reap(tx: Txn) -> int:
     due = _leases(tx.conn, tx.now_text, f"(s.expires_at <= :now OR NOT {TASK_HELD})", args)
     ended = []
     for lease in due:
-        if lease["live"]:
+        if lease.live:
             tx.conn.execute(
                 "UPDATE slot_leases SET expires_at = ? WHERE id = ?",
-                (lease["expires_at"], lease["id"]),
+                (lease.lease.expires_at, lease.lease.id),
             )
         else:
             ended.append(lease)
@@ -330,7 +340,7 @@ def reap(tx: Txn) -> int:
 # --- reads --------------------------------------------------------------------
 
 
-def list_live(conn: Db, now: str, p: S.SlotListParams) -> dict[str, Any]:
+def list_live(conn: Db, now: str, p: S.SlotListParams) -> SlotList:
     where = ["1 = 1"]
     args: dict[str, Any] = {}
     for column in ("project", "agent", "name"):
@@ -338,4 +348,4 @@ def list_live(conn: Db, now: str, p: S.SlotListParams) -> dict[str, Any]:
         if value is not None:
             where.append(f"s.{column} = :{column}")
             args[column] = value
-    return {"leases": live_leases(conn, now, " AND ".join(where), args)}
+    return SlotList(leases=live_leases(conn, now, " AND ".join(where), args))
