@@ -17,6 +17,7 @@ from coordd.store.connections import Durability, SqliteDb, open_writer_connectio
 from coordd.store.schema import migrate
 from coordd_client.protocol import params as P
 from coordd_client.protocol import params_edits as E
+from coordd_client.protocol.wire_edits import GuardResult
 
 PROJECT = "/repo"
 
@@ -60,8 +61,8 @@ def test_a_reservation_granted_after_the_readers_match_still_denies(conn: Sqlite
     verdicts = _matched(conn, p)
     _reserve(conn, "other", "src/*.py")  # in between: the reader never saw it
     answer = _write(conn, edits.guard, p, verdicts)
-    assert isinstance(answer, dict) and not answer["allowed"]
-    assert [c.reservation.pattern for c in answer["conflicts"]] == ["src/*.py"] * 2
+    assert isinstance(answer, GuardResult) and not answer.allowed
+    assert [c.reservation.pattern for c in answer.conflicts] == ["src/*.py"] * 2
     assert verdicts.computed == 2  # only the new pattern was matched in the writer
 
 
@@ -73,8 +74,8 @@ def test_a_reservation_released_after_the_readers_match_no_longer_denies(
     verdicts = _matched(conn, p)
     _write(conn, reservations.release, P.ReleaseReservationsParams(agent="other", project=PROJECT))
     answer = _write(conn, edits.guard, p, verdicts)
-    assert isinstance(answer, dict) and answer["allowed"]
-    assert [r.pattern for r in answer["reserved"]] == ["src/a.py"]
+    assert isinstance(answer, GuardResult) and answer.allowed
+    assert [r.pattern for r in answer.reserved] == ["src/a.py"]
     assert verdicts.computed == 0
 
 
@@ -85,4 +86,4 @@ def test_an_overlap_granted_in_between_stops_the_automatic_reservation(
     verdicts = _matched(conn, p)
     _reserve(conn, "other", "src/a.py/x")  # overlaps without covering: no auto-reserve
     answer = _write(conn, edits.guard, p, verdicts)
-    assert isinstance(answer, dict) and answer["allowed"] and answer["reserved"] == []
+    assert isinstance(answer, GuardResult) and answer.allowed and answer.reserved == []

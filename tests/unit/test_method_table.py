@@ -62,10 +62,6 @@ def test_each_handler_is_registered_with_its_entrys_params_and_traits(name: str)
 DICT_ANSWERS = frozenset(
     {
         "cost.query",
-        "file.guard",
-        "file.recent",
-        "file.record_edit",
-        "file.record_read",
         "usage.report",
     }
 )

@@ -9,16 +9,15 @@ no waiter; a recorded edit appends `file.edited`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import edits
 from coordd_client.protocol import params_edits as E
+from coordd_client.protocol.wire_edits import GuardResult, RecentResult
 
 
 @method("file.guard")
-async def guard(services: Services, p: E.GuardParams, session: Session) -> Any:
+async def guard(services: Services, p: E.GuardParams, session: Session) -> GuardResult:
     """Matched on a reader first, then decided in the writer with those answers: the
     writer matches only what changed in between, so a guard over many paths and many
     live reservations never holds every other write behind it (issue 44)."""
@@ -36,6 +35,6 @@ for _name, _fn in (
 
 
 @method("file.recent")
-async def recent(services: Services, p: E.RecentParams, session: Session) -> Any:
+async def recent(services: Services, p: E.RecentParams, session: Session) -> RecentResult:
     now = format_time(services.clock.now())
     return await services.readers.run(edits.recent, now, p, share=session.reads)

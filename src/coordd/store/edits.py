@@ -31,6 +31,13 @@ from coordd_client.protocol import params_edits as E
 from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
 from coordd_client.protocol.patterns import MAX_PATTERN_CHARS
 from coordd_client.protocol.wire import LIVE_HORIZON, PathConflict, Reservation
+from coordd_client.protocol.wire_edits import (
+    FileEdit,
+    GuardResult,
+    RecentResult,
+    RecordResult,
+    StaleFile,
+)
 
 #: The `reason` of a reservation taken on first edit: how renewals find them, and how a
 #: board tells them from those an agent asked for (which are never touched here).
@@ -87,7 +94,7 @@ def match_for_guard(conn: Db, now: str, p: E.GuardParams) -> Verdicts:
     return verdicts
 
 
-def guard(tx: Txn, p: E.GuardParams, verdicts: Verdicts | None = None) -> dict[str, Any]:
+def guard(tx: Txn, p: E.GuardParams, verdicts: Verdicts | None = None) -> GuardResult:
     """Deny (reserved by another, or stale), else reserve what is unreserved and allow.
 
     `verdicts`: what `match_for_guard` matched on a reader just before; every row is
@@ -106,7 +113,8 @@ def guard(tx: Txn, p: E.GuardParams, verdicts: Verdicts | None = None) -> dict[s
     stale, unrecorded = ([], []) if p.hashes is None else _freshness(tx.conn, p, relative)
     tx.touch_agent(p.agent)
     if held or stale:
-        return _verdict(False, conflicts=held, stale=stale)
+        return GuardResult(allowed=False, conflicts=held, stale=stale, unrecorded=[], reserved=[],
+                           task_id=None, renewed=0, others=[])  # fmt: skip
     for path, current in unrecorded:  # warned once: this content is the baseline now
         _upsert_seen(tx, p, path, current)
     renewed = _renew_auto(tx, p.agent, p.project)
@@ -115,34 +123,16 @@ def guard(tx: Txn, p: E.GuardParams, verdicts: Verdicts | None = None) -> dict[s
     if p.auto_reserve is not False:
         wanted = [path for path in dict.fromkeys(relative) if path not in mine]
         task_id, granted = _reserve(tx, p, wanted, verdicts)
-    return _verdict(
-        True,
-        unrecorded=[path for path, _ in unrecorded],
-        reserved=granted,
-        task_id=task_id,
-        renewed=renewed,
+    return GuardResult(
+        allowed=True, conflicts=[], stale=[], unrecorded=[path for path, _ in unrecorded],
+        reserved=granted, task_id=task_id, renewed=renewed,
         others=_others(tx.conn, now, p, relative),
-    )
-
-
-def _verdict(allowed: bool, **found: Any) -> dict[str, Any]:
-    answer: dict[str, Any] = {
-        "allowed": allowed,
-        "conflicts": [],
-        "stale": [],
-        "unrecorded": [],
-        "reserved": [],
-        "task_id": None,
-        "renewed": 0,
-        "others": [],
-    }
-    answer.update(found)
-    return answer
+    )  # fmt: skip
 
 
 def _freshness(
     conn: Db, p: E.GuardParams | E.RecordReadParams, relative: list[str]
-) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+) -> tuple[list[StaleFile], list[tuple[str, str]]]:
     """(stale, unrecorded) for the paths whose content is not what the agent last saw.
 
     Stale: another agent's recorded edit in this worktree since the agent's own
@@ -150,7 +140,7 @@ def _freshness(
     formatter). A path the agent never read or wrote has nothing to be stale against.
     """
     assert p.hashes is not None
-    stale: list[dict[str, Any]] = []
+    stale: list[StaleFile] = []
     unrecorded: list[tuple[str, str]] = []
     args: dict[str, Any] = {"agent": p.agent, "project": p.project, "worktree": p.worktree}
     for given, path, current in zip(p.paths, relative, p.hashes, strict=True):
@@ -170,7 +160,7 @@ def _freshness(
             args,
         ).fetchall()
         if edit:
-            stale.append({"path": given, "agent": edit[0][0], "at": edit[0][1]})
+            stale.append(StaleFile(path=given, agent=edit[0][0], at=edit[0][1]))
         elif (path, current) not in unrecorded:
             unrecorded.append((path, current))
     return stale, unrecorded
@@ -253,7 +243,7 @@ def _renew_auto(tx: Txn, agent: str, project: str) -> int:
     return len(live)
 
 
-def _others(conn: Db, now: str, p: E.GuardParams, relative: list[str]) -> list[dict[str, Any]]:
+def _others(conn: Db, now: str, p: E.GuardParams, relative: list[str]) -> list[FileEdit]:
     """Other live agents' recorded edits of these paths in other worktrees, newest first."""
     args: dict[str, Any] = {
         "project": p.project,
@@ -273,9 +263,9 @@ def _others(conn: Db, now: str, p: E.GuardParams, relative: list[str]) -> list[d
     return [_edit(row) for row in rows]
 
 
-def _edit(row: Sequence[Any]) -> dict[str, Any]:
+def _edit(row: Sequence[Any]) -> FileEdit:
     path, worktree, agent, at = row
-    return {"path": path, "worktree": worktree, "agent": agent, "at": at}
+    return FileEdit(path=path, worktree=worktree, agent=agent, at=at)
 
 
 def _ago(now: str, seconds: float) -> str:
@@ -285,7 +275,12 @@ def _ago(now: str, seconds: float) -> str:
 # --- recording ------------------------------------------------------------------
 
 
-def record_edit(tx: Txn, p: E.RecordEditParams) -> dict[str, Any]:
+class _EditRecorded(RecordResult, frozen=True, kw_only=True, omit_defaults=True):
+    """`file.record_edit`'s answer: a `RecordResult` without `changed` (only a read
+    reports what changed), which 1.2 leaves out rather than sending empty."""
+
+
+def record_edit(tx: Txn, p: E.RecordEditParams) -> RecordResult:
     """The edit as the post-edit hook saw it: the agent's baseline, and the edit others see."""
     relative = p.relative
     for path, after in zip(relative, p.hashes, strict=True):
@@ -298,10 +293,10 @@ def record_edit(tx: Txn, p: E.RecordEditParams) -> dict[str, Any]:
         _upsert_seen(tx, p, path, after)
     tx.touch_agent(p.agent)
     _emit_edited(tx, p, list(dict.fromkeys(relative)))
-    return {"recorded": len(relative)}
+    return _EditRecorded(recorded=len(relative))
 
 
-def record_read(tx: Txn, p: E.RecordReadParams) -> dict[str, Any]:
+def record_read(tx: Txn, p: E.RecordReadParams) -> RecordResult:
     """What the agent read: its new baseline for the stale-write verdict.
 
     `changed`: the paths another agent's recorded edit changed since the agent's own
@@ -313,7 +308,7 @@ def record_read(tx: Txn, p: E.RecordReadParams) -> dict[str, Any]:
     for path, content in zip(relative, p.hashes, strict=True):
         _upsert_seen(tx, p, path, content)
     tx.touch_agent(p.agent)
-    return {"recorded": len(p.paths), "changed": changed}
+    return RecordResult(recorded=len(p.paths), changed=changed)
 
 
 def _upsert_seen(tx: Txn, p: E._FileParams, path: str, content: str) -> None:
@@ -342,7 +337,7 @@ def _emit_edited(tx: Txn, p: E._FileParams, paths: list[str]) -> None:
 # --- reads and retention --------------------------------------------------------
 
 
-def recent(conn: Db, now: str, p: E.RecentParams) -> dict[str, Any]:
+def recent(conn: Db, now: str, p: E.RecentParams) -> RecentResult:
     """Recorded edits by live agents, newest first.
 
     With `agent`: other agents' edits, in other worktrees, of paths `agent` edited
@@ -370,7 +365,7 @@ def recent(conn: Db, now: str, p: E.RecentParams) -> dict[str, Any]:
         " ORDER BY e.at DESC, e.path LIMIT :limit",
         args,
     ).fetchall()
-    return {"edits": [_edit(row) for row in rows]}
+    return RecentResult(edits=[_edit(row) for row in rows])
 
 
 def purge_old(tx: Txn) -> int:
