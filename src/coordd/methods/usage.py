@@ -7,15 +7,14 @@ the hooks send what they read (`coordd_client.hooks.usage`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import usage
 from coordd_client.protocol import params_usage as U
+from coordd_client.protocol.wire_usage import CostResult
 
 write("usage.report", usage.report)
 
 
 @method("cost.query")
-async def cost_query(services: Services, p: U.CostQueryParams, session: Session) -> Any:
+async def cost_query(services: Services, p: U.CostQueryParams, session: Session) -> CostResult:
     return await services.readers.run(usage.query, p, share=session.reads)

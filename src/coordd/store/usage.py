@@ -20,6 +20,15 @@ from coordd.store import attribution
 from coordd.store.sql import Db
 from coordd.store.transaction import CLEAR_CLAIM, ROW_COLUMNS, Txn, in_list, one_row
 from coordd_client.protocol import params_usage as U
+from coordd_client.protocol.wire import BudgetCrossing
+from coordd_client.protocol.wire_usage import (
+    Budget,
+    Charge,
+    CostResult,
+    CostRow,
+    Tokens,
+    UsageReportResult,
+)
 
 KINDS = ("input", "output", "cache_creation", "cache_read")
 _encoder = msgspec.json.Encoder()
@@ -41,7 +50,15 @@ def split(amount: int, ways: int) -> list[int]:
     return [base + (1 if index < rest else 0) for index in range(ways)]
 
 
-def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
+class _NothingNew(UsageReportResult, frozen=True, kw_only=True, omit_defaults=True):
+    """`usage.report`'s answer when every entry was in the ledger already, as 1.2 sends
+    it: `seq` null and no `budgets` member (omitted at its default; `seq` is sent, its
+    default here being one it never takes)."""
+
+    seq: int | None = -1
+
+
+def report(tx: Txn, p: U.UsageReportParams) -> UsageReportResult:
     """`usage.report`: the entries new to the ledger recorded and charged, one event,
     and the budgets they carried past a threshold (module docstring)."""
     tx.touch_agent(p.agent)
@@ -59,7 +76,7 @@ def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
     new = [entry for key, entry in unique.items() if key not in known]
     duplicates = len(p.entries) - len(new)
     if not new:
-        return {"recorded": 0, "duplicates": duplicates, "charges": [], "seq": None}
+        return _NothingNew(recorded=0, duplicates=duplicates, charges=[], seq=None)
     instants = [instant(entry.at) for entry in new]
     holdings = attribution.held_at(
         tx.conn, p.agent, instants, tx.now_text, unstored=tx.group_events
@@ -93,7 +110,9 @@ def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
         rows,
     )
     order = sorted(totals, key=lambda task: (task is None, task or 0))
-    charges = [{"task_id": task, **dict(zip(KINDS, totals[task], strict=True))} for task in order]
+    charges = [
+        Charge(task_id=task, **dict(zip(KINDS, totals[task], strict=True))) for task in order
+    ]
     seq = tx.next_seq
     usage = {
         "host": p.host,
@@ -111,13 +130,9 @@ def report(tx: Txn, p: U.UsageReportParams) -> dict[str, Any]:
 
     tx.emit_untasked("usage.reported", p.project, encode)
     crossed = _check_budgets(tx, p.agent, [task for task in order if task is not None], projects)
-    return {
-        "recorded": len(new),
-        "duplicates": duplicates,
-        "charges": charges,
-        "seq": seq,
-        "budgets": crossed,
-    }
+    return UsageReportResult(
+        recorded=len(new), duplicates=duplicates, charges=charges, seq=seq, budgets=crossed
+    )
 
 
 #: The thresholds a `usage.budget` event is appended at, in percent of the budget.
@@ -127,7 +142,7 @@ _SPENT = "(input + output + cache_creation + cache_read)"
 
 def _check_budgets(
     tx: Txn, agent: str, tasks: list[int], projects: dict[int, str]
-) -> list[dict[str, Any]]:
+) -> list[BudgetCrossing]:
     """For each task this report charged that has a budget: the highest threshold its
     charges now reach, if no event said so yet; one `usage.budget` event for each, on
     the task's history. What a budget can do is say so: the turn that crossed it was
@@ -143,25 +158,24 @@ def _check_budgets(
         f" WHERE b.task_id IN {ids} ORDER BY b.task_id",
         args,
     ).fetchall()
-    crossed: list[dict[str, Any]] = []
+    crossed: list[BudgetCrossing] = []
     for task_id, tokens, warned, spent, event_seq, release in found:
         reached = max((t for t in THRESHOLDS if (spent or 0) * 100 >= t * tokens), default=0)
         if reached <= warned:
             continue
         tx.conn.execute("UPDATE task_budgets SET warned = ? WHERE task_id = ?", (reached, task_id))
-        crossing = {"task_id": task_id, "tokens": tokens, "spent": spent, "threshold": reached,
-                    "released": False}  # fmt: skip
+        holder = _holder(tx, task_id) if reached == 100 and release else None
+        crossing = BudgetCrossing(task_id=task_id, tokens=tokens, spent=spent, threshold=reached,
+                                  released=holder is not None)  # fmt: skip
         crossed.append(crossing)
 
-        def encode(event_seq: int, crossing: dict[str, Any] = crossing) -> bytes:
+        def encode(event_seq: int, crossing: BudgetCrossing = crossing) -> bytes:
             return _encoder.encode(
                 {"seq": event_seq, "at": tx.now_text, "type": "usage.budget",
-                 "task_id": crossing["task_id"], "agent": agent, "task": None,
-                 "project": projects[crossing["task_id"]], "budget": crossing}
+                 "task_id": crossing.task_id, "agent": agent, "task": None,
+                 "project": projects[crossing.task_id], "budget": crossing}
             )  # fmt: skip
 
-        holder = _holder(tx, task_id) if reached == 100 and release else None
-        crossing["released"] = holder is not None
         tx.emit_untasked(
             "usage.budget", projects[task_id], encode, task_id=task_id, prev_seq=event_seq
         )
@@ -203,7 +217,7 @@ def _projects(conn: Db, tasks: set[int]) -> dict[int, str]:
 _SUMS = ", ".join(f"CAST(COALESCE(SUM({kind}), 0) AS BIGINT)" for kind in KINDS)
 
 
-def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
+def query(conn: Db, p: U.CostQueryParams) -> CostResult:
     """The charges matching every filter given, summed per (task, agent, model), the
     unattributed last; and their totals."""
     clauses: list[str] = []
@@ -230,13 +244,13 @@ def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
         args,
     ).fetchall()
     rows = [
-        {"task_id": row[0], "agent": row[1], "model": row[2],
-         **dict(zip(KINDS, row[3:7], strict=True)), "entries": row[7]}
+        CostRow(task_id=row[0], agent=row[1], model=row[2],
+                **dict(zip(KINDS, row[3:7], strict=True)), entries=row[7])
         for row in found[:limit]
     ]  # fmt: skip
     total = conn.execute(f"SELECT {_SUMS} FROM usage_charges{where}", args).fetchone()
-    totals = dict(zip(KINDS, total, strict=True))
-    tasks = sorted({row["task_id"] for row in rows if row["task_id"] is not None})
+    totals = Tokens(**dict(zip(KINDS, total, strict=True)))
+    tasks = sorted({row.task_id for row in rows if row.task_id is not None})
     if p.task_id is not None and p.task_id not in tasks:
         tasks.append(p.task_id)  # its budget shows before anything is spent on it
     elif p.task_id is None and p.project is not None and not (p.agent or p.model or where_time):
@@ -247,15 +261,12 @@ def query(conn: Db, p: U.CostQueryParams) -> dict[str, Any]:
             {"project": p.project},
         ).fetchall()
         tasks = sorted({*tasks, *(row[0] for row in unspent)})
-    return {
-        "rows": rows,
-        "totals": totals,
-        "more": len(found) > limit,
-        "budgets": _budgets(conn, tasks),
-    }
+    return CostResult(
+        rows=rows, totals=totals, more=len(found) > limit, budgets=_budgets(conn, tasks)
+    )
 
 
-def _budgets(conn: Db, tasks: list[int]) -> list[dict[str, Any]]:
+def _budgets(conn: Db, tasks: list[int]) -> list[Budget]:
     if not tasks:
         return []
     args: dict[str, Any] = {}
@@ -266,4 +277,4 @@ def _budgets(conn: Db, tasks: list[int]) -> list[dict[str, Any]]:
         f" FROM task_budgets AS b WHERE b.task_id IN {ids} ORDER BY b.task_id",
         args,
     ).fetchall()
-    return [{"task_id": t, "tokens": tokens, "spent": spent} for t, tokens, spent in found]
+    return [Budget(task_id=t, tokens=tokens, spent=spent) for t, tokens, spent in found]
