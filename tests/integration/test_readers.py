@@ -11,8 +11,8 @@ import trio
 from coordd.store import reads, writes
 from coordd.store.readers import ReaderPool
 from coordd.store.writer import Writer
-from coordd_client.protocol import params as P
-from coordd_client.protocol.wire import Task
+from coordd_wire import params as P
+from coordd_wire.wire import Task
 
 
 def field(task: Task, name: str) -> object:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import claims, holding, reads
-from coordd_client.protocol import params as P
-from coordd_client.protocol.wire import AgentsResult
+from coordd_wire import params as P
+from coordd_wire.wire import AgentsResult
 
 write("agent.heartbeat", claims.heartbeat)
 

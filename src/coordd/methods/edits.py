@@ -12,8 +12,8 @@ from __future__ import annotations
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import edits
-from coordd_client.protocol import params_edits as E
-from coordd_client.protocol.wire_edits import GuardResult, RecentResult
+from coordd_wire import params_edits as E
+from coordd_wire.wire_edits import GuardResult, RecentResult
 
 
 @method("file.guard")

@@ -14,9 +14,9 @@ from coordd.limits import Limits
 from coordd.methods.registry import FollowUp, Services, Session, method
 from coordd.store import reads
 from coordd.store.transaction import wire_task
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import NotFound, Overloaded
-from coordd_client.protocol.wire import Event, EventsResult, SubscribeResult, WaitResult
+from coordd_wire import params as P
+from coordd_wire.errors import NotFound, Overloaded
+from coordd_wire.wire import Event, EventsResult, SubscribeResult, WaitResult
 
 
 @method("events.since")

@@ -16,9 +16,9 @@ from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import messages, release_requests
 from coordd.store.transaction import CommittedEvent
-from coordd_client.protocol import params_messages as T
-from coordd_client.protocol.errors import ShuttingDown
-from coordd_client.protocol.wire_messages import InboxResult, MessageResult
+from coordd_wire import params_messages as T
+from coordd_wire.errors import ShuttingDown
+from coordd_wire.wire_messages import InboxResult, MessageResult
 
 
 class _Addressed(msgspec.Struct):

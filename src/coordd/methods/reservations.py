@@ -11,8 +11,8 @@ from __future__ import annotations
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import reservations
-from coordd_client.protocol import params as P
-from coordd_client.protocol.wire import CheckResult, ReservationsResult
+from coordd_wire import params as P
+from coordd_wire.wire import CheckResult, ReservationsResult
 
 
 @method("reservation.acquire")

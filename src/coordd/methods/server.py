@@ -6,9 +6,9 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.store import reads
-from coordd_client.protocol import method_table
-from coordd_client.protocol import params as P
-from coordd_client.protocol.wire import (
+from coordd_wire import method_table
+from coordd_wire import params as P
+from coordd_wire.wire import (
     PeerInfo,
     PingResult,
     QueueInfo,

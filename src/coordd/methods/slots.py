@@ -9,8 +9,8 @@ from __future__ import annotations
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import landing, slots
-from coordd_client.protocol import params_slots as S
-from coordd_client.protocol.wire_slots import LandingList, SlotList, SlotResult, Started
+from coordd_wire import params_slots as S
+from coordd_wire.wire_slots import LandingList, SlotList, SlotResult, Started
 
 
 @method("slot.acquire")

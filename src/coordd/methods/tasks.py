@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import claims, holding, reads, writes
-from coordd_client.protocol import params as P
-from coordd_client.protocol.wire import ListResult, TaskResult
+from coordd_wire import params as P
+from coordd_wire.wire import ListResult, TaskResult
 
 for _name, _fn in (
     ("task.post", writes.post_task),

@@ -21,9 +21,9 @@ from coordd.store.transaction import (
     one_row,
     require_row,
 )
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import Blocked
-from coordd_client.protocol.wire import ClaimResult, HeartbeatResult, MaybeTaskResult
+from coordd_wire import params as P
+from coordd_wire.errors import Blocked
+from coordd_wire.wire import ClaimResult, HeartbeatResult, MaybeTaskResult
 
 
 def _expire(tx: Txn, row: TaskRow) -> TaskRow:

@@ -18,12 +18,12 @@ from msgspec.structs import replace
 from coordd.store import reservations, slots
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
-from coordd_client.protocol import params as P
-from coordd_client.protocol import params_slots as S
-from coordd_client.protocol.bounds import path_chunks
-from coordd_client.protocol.errors import Conflict, LeaseLost, NotFound
-from coordd_client.protocol.wire import Landing
-from coordd_client.protocol.wire_slots import (
+from coordd_wire import params as P
+from coordd_wire import params_slots as S
+from coordd_wire.bounds import path_chunks
+from coordd_wire.errors import Conflict, LeaseLost, NotFound
+from coordd_wire.wire import Landing
+from coordd_wire.wire_slots import (
     Enqueued,
     Finished,
     LandingList,

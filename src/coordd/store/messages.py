@@ -20,10 +20,10 @@ from coordd.store import messages_unseen
 from coordd.store.reservation_rows import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
-from coordd_client.protocol import params_messages as T
-from coordd_client.protocol.errors import InvalidParams, NotFound
-from coordd_client.protocol.wire import LIVE_HORIZON
-from coordd_client.protocol.wire_messages import (
+from coordd_wire import params_messages as T
+from coordd_wire.errors import InvalidParams, NotFound
+from coordd_wire.wire import LIVE_HORIZON
+from coordd_wire.wire_messages import (
     AckResult,
     InboxResult,
     Message,

@@ -21,10 +21,10 @@ from coordd.store.transaction import (
     require_row,
     wire_task,
 )
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import InvalidParams
-from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
-from coordd_client.protocol.wire import (
+from coordd_wire import params as P
+from coordd_wire.errors import InvalidParams
+from coordd_wire.method_table import OPT_IN_EVENT_TYPES
+from coordd_wire.wire import (
     STATES,
     AgentInfo,
     AgentsResult,

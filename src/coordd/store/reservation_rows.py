@@ -13,7 +13,7 @@ from typing import Any
 
 from coordd.store.sql import Db
 from coordd.store.transaction import in_list
-from coordd_client.protocol.wire import Reservation
+from coordd_wire.wire import Reservation
 
 #: Live now (`:now`): not expired and, when task-bound, its task still held on a live lease.
 LIVE = (

@@ -27,10 +27,10 @@ from coordd.clock import format_time, parse_time, time_left
 from coordd.store.reservations import require_task_held
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list
-from coordd_client.protocol import params_slots as S
-from coordd_client.protocol.errors import Conflict
-from coordd_client.protocol.wire import SlotLease
-from coordd_client.protocol.wire_slots import Released, SlotList, SlotResult
+from coordd_wire import params_slots as S
+from coordd_wire.errors import Conflict
+from coordd_wire.wire import SlotLease
+from coordd_wire.wire_slots import Released, SlotList, SlotResult
 
 #: The task-bound half of liveness, in SQL (the time half is `_end`).
 TASK_HELD = (

@@ -19,9 +19,9 @@ from coordd.clock import format_time
 from coordd.store import attribution
 from coordd.store.sql import Db
 from coordd.store.transaction import CLEAR_CLAIM, ROW_COLUMNS, Txn, in_list, one_row
-from coordd_client.protocol import params_usage as U
-from coordd_client.protocol.wire import BudgetCrossing
-from coordd_client.protocol.wire_usage import (
+from coordd_wire import params_usage as U
+from coordd_wire.wire import BudgetCrossing
+from coordd_wire.wire_usage import (
     Budget,
     Charge,
     CostResult,

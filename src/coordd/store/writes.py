@@ -26,9 +26,9 @@ from coordd.store.transaction import (
     one_row,
     require_row,
 )
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import Conflict, NotFound
-from coordd_client.protocol.wire import PostResult, TaskResult
+from coordd_wire import params as P
+from coordd_wire.errors import Conflict, NotFound
+from coordd_wire.wire import PostResult, TaskResult
 
 
 def post_task(tx: Txn, p: P.PostParams) -> PostResult:
