@@ -32,7 +32,7 @@ from pathlib import Path
 from bench.hooks import SESSION, _timed, coord_script, hook_command, make_world, payloads
 from coordd_client import Client
 from coordd_client.discovery import SocketRoute
-from coordd_client.protocol.rendezvous import LiveDaemon, announce, live_daemons
+from coordd_wire.rendezvous import LiveDaemon, announce, live_daemons
 
 ROUTES = ("explicit", "derived", "stripped")
 

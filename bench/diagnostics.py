@@ -21,7 +21,7 @@ from coordd.store import claims, writes
 from coordd.store.connections import Durability
 from coordd.store.group import run_each
 from coordd.store.write_store import SqliteWriteStore
-from coordd_client.protocol import params as P
+from coordd_wire import params as P
 
 
 def thread_cpu_seconds(pid: int) -> dict[int, float]:

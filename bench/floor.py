@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import trio
 
-from coordd_client.protocol.framing import FrameDecoder, encode_frame
+from coordd_wire.framing import FrameDecoder, encode_frame
 
 TASK = (
     "json_object('id', id, 'project', 'p', 'kind', 'task', 'title', title, 'body', '',"

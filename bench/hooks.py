@@ -23,8 +23,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from coordd_apps.quick.relay import QUICK_HOOKS
 from coordd_client import Client
-from coordd_client.quick.relay import QUICK_HOOKS
 
 SESSION = "bench0000-1111-4f6e-8b5a-000000000001"
 EVENTS = ("session-start", "pre-edit", "post-tool", "session-end", "wake", "pre-commit")

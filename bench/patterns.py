@@ -17,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from coordd_client.protocol.patterns import (
+from coordd_wire.patterns import (
     MAX_PATTERN_CHARS,
     MAX_PATTERN_GLOBSTARS,
     MAX_PATTERN_WILDCARDS,
@@ -25,7 +25,7 @@ from coordd_client.protocol.patterns import (
     check_bounds,
     parse,
 )
-from coordd_client.protocol.wildmatch import PathBits
+from coordd_wire.wildmatch import PathBits
 
 LONGEST_PATH = 4096
 

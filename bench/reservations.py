@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coordd_client import Client
-from coordd_client.protocol.bounds import MAX_CHECK_PATHS, MAX_PATH_SEGMENTS
+from coordd_wire.bounds import MAX_CHECK_PATHS, MAX_PATH_SEGMENTS
 
 #: Patterns per `reservation.acquire` while filling (the protocol's maximum).
 FILL_BATCH = 64

@@ -33,7 +33,7 @@ from bench.diagnostics import thread_cpu_seconds
 from bench.harness import Daemon
 from coordd_client import Client, methods
 from coordd_client.aio import AsyncClient
-from coordd_client.protocol.errors import CoordError
+from coordd_wire.errors import CoordError
 
 PROJECT = "/bench/stalls"
 

@@ -6,9 +6,9 @@ talking to. docs/PROTOCOL.md restates it in prose; its reference part (every met
 with its feature flag, traits, params and their bounds, its result's members, the
 objects results carry, the feature flags, the event types, the error codes and the
 bounds) is written here from the one place each is declared, so it cannot drift from
-what the daemon serves: the method table (`coordd_client.protocol.method_table`: each
+what the daemon serves: the method table (`coordd_wire.method_table`: each
 method's params and result Structs, traits and feature flag), `FEATURES`,
-`coordd_client.protocol.errors` and `.bounds`. `--check` (run by
+`coordd_wire.errors` and `.bounds`. `--check` (run by
 tests/unit/test_protocol_doc_fresh.py) fails when the document's generated part is
 stale; the prose around it is left as written.
 
@@ -27,8 +27,8 @@ import msgspec
 from msgspec import inspect as mi
 
 from coordd.methods.server import FEATURES
-from coordd_client.protocol import bounds, errors, wire
-from coordd_client.protocol.method_table import FEATURE_METHODS, TABLE
+from coordd_wire import bounds, errors, wire
+from coordd_wire.method_table import FEATURE_METHODS, TABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "PROTOCOL.md"
@@ -315,7 +315,7 @@ def events_section() -> list[str]:
     lines = [
         "### Event types",
         "",
-        "In the order of `EventType` (`coordd_client/protocol/wire.py`). A task event",
+        "In the order of `EventType` (`coordd_wire/wire.py`). A task event",
         "reaches a subscriber or `events.since` caller that leaves `types` out or names",
         "it; the others carry no task and reach only a caller whose `types` names them.",
         "",
@@ -353,7 +353,7 @@ def errors_section() -> list[str]:
         "### Error codes",
         "",
         "Every `data.kind` with its code and the exception the Python client raises",
-        "(`coordd_client/protocol/errors.py`). The kinds marked *client* are never sent",
+        "(`coordd_wire/errors.py`). The kinds marked *client* are never sent",
         "by a daemon: a client reports them itself.",
         "",
         "| code | `data.kind` | class | from |",
@@ -370,7 +370,7 @@ def bounds_section() -> list[str]:
         "### Bounds",
         "",
         "Every range, length and pattern, declared once in",
-        "`clients/python/src/coordd_client/protocol/bounds.py`; the params above carry",
+        "`clients/python/src/coordd_wire/bounds.py`; the params above carry",
         "them. A pattern must match the whole string.",
         "",
         "| bound | limits |",
@@ -456,7 +456,7 @@ def objects_section(results: dict[str, type[msgspec.Struct] | None]) -> list[str
         "### Objects",
         "",
         "The objects results carry, as the Python client decodes them",
-        "(`coordd_client/protocol/wire*.py`, `wire_messages.py`).",
+        "(`coordd_wire/wire*.py`, `wire_messages.py`).",
     ]
     for cls in objects_reached(roots):
         lines += ["", f"#### {code(cls.__name__)}", ""]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from coordd_client.tui import demo
-from coordd_client.tui.app import TopApp
+from coordd_apps.tui import demo
+from coordd_apps.tui.app import TopApp
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "top.svg"
 

@@ -3,7 +3,7 @@
 The TS client used to name the methods, the task keys, the states, the event types,
 the error kinds and the wait limit by hand, and they drifted (its Event lacked 1.2's
 `of` and `reason`). Now they are generated from the one place each is declared: the
-method table (`coordd_client.protocol.method_table`), `coordd_client.protocol.wire`,
+method table (`coordd_wire.method_table`), `coordd_wire.wire`,
 `.errors`, `.bounds` and `coordd_client.acks` (what an acknowledgement is). The TS
 side derives its types from the generated lists, and its compiler checks what it
 cannot derive (`Task`'s members, errors.ts's kind table); `--check` (run by
@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 from coordd_client import acks
-from coordd_client.protocol import bounds, errors, wire
-from coordd_client.protocol.method_table import TABLE
+from coordd_wire import bounds, errors, wire
+from coordd_wire.method_table import TABLE
 
 TARGET = Path(__file__).resolve().parents[1] / "clients" / "ts" / "src" / "wire.ts"
 
@@ -45,7 +45,7 @@ def js_value(value: object) -> str:
 
 
 def bounds_const() -> str:
-    """Every `Bound` of `coordd_client.protocol.bounds`, keyed by its lower-case name,
+    """Every `Bound` of `coordd_wire.bounds`, keyed by its lower-case name,
     with JSON Schema's names for its limits and the ECMAScript form of its pattern."""
     names = {"ge": "minimum", "le": "maximum", "min_length": "minLength", "max_length": "maxLength"}
     lines = []

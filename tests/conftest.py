@@ -28,7 +28,7 @@ def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """Every test has a home directory of its own, as every test has a database of its own.
 
     Daemons announce themselves, and record the user's board, under the home
-    directory (`coordd_client.protocol.rendezvous`), and clients read both
+    directory (`coordd_wire.rendezvous`), and clients read both
     before they start a daemon: with one home for the whole run, a test's client
     would find another test's daemon, or start another test's board.
     """

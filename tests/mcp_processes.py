@@ -1,7 +1,7 @@
 """What the suite and the bench both need of `coord mcp`'s processes.
 
 The opening `initialize` request a host sends, and how to find the shared MCP
-servers (`coordd_client.mcp_bridge.shared`) whose socket is in a directory:
+servers (`coordd_apps.mcp_bridge.shared`) whose socket is in a directory:
 `tests/system/test_mcp_relay.py` asserts on them and `bench/mcp_start.py`
 stops them between rounds. Kept with the tests; the bench imports it.
 """
@@ -31,7 +31,7 @@ def shared_servers(directory: Path) -> list[int]:
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
                 words = (entry / "cmdline").read_bytes().split(b"\0")
-                if b"coordd_client.mcp_bridge.shared" in words and any(
+                if b"coordd_apps.mcp_bridge.shared" in words and any(
                     w.startswith(os.fsencode(directory) + b"/mcp-") for w in words
                 ):
                     found.append(int(entry.name))

@@ -336,7 +336,7 @@ def coord_without(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`coord ARGS` in a Python where `module` cannot be imported (an extra not installed)."""
     script = (
         f"import sys; sys.modules[{module!r}] = None\n"
-        "from coordd_client.cli import main\n"
+        "from coordd_apps.cli import main\n"
         f"sys.exit(main({list(args)!r}))\n"
     )
     return subprocess.run(

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from coordd_client.protocol.peercred import peer_uid
+from coordd_wire.peercred import peer_uid
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The daemon's side of the rendezvous (`coordd_client.protocol.rendezvous`).
+"""The daemon's side of the rendezvous (`coordd_wire.rendezvous`).
 
 Once its socket is bound, a daemon announces itself where every surface of
 its user looks, whatever environment a host gave that surface; a daemon on
@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from coordd.config import DaemonConfig
-from coordd_client.protocol.record import SQLITE_PREFIX
-from coordd_client.protocol.rendezvous import (
+from coordd_wire.record import SQLITE_PREFIX
+from coordd_wire.rendezvous import (
     LiveDaemon,
     UsersBoard,
     announce,

@@ -33,7 +33,7 @@ from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.failures import EXIT_DISK_FAULT, DiskFault, NodeInUse, StoreUnavailable
 from coordd.store.schema import SchemaTooNew
-from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
+from coordd_wire.paths import default_socket_path, socket_is_explicit
 
 log = logging.getLogger("coordd")
 

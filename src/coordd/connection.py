@@ -35,13 +35,13 @@ from coordd.protocol.jsonrpc import (
     encode_response,
     parse_message,
 )
-from coordd_client.protocol.errors import (
+from coordd_wire.errors import (
     CoordError,
     FrameTooLargeError,
     InvalidRequest,
     ShuttingDown,
 )
-from coordd_client.protocol.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encode_frame
+from coordd_wire.framing import EmptyFrame, FrameDecoder, FrameTooLarge, encode_frame
 
 log = logging.getLogger(__name__)
 

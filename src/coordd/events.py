@@ -28,9 +28,9 @@ import trio
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
 from coordd.store.transaction import CommittedEvent
-from coordd_client.protocol.errors import ShuttingDown
-from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
-from coordd_client.protocol.params import WaitParams
+from coordd_wire.errors import ShuttingDown
+from coordd_wire.method_table import OPT_IN_EVENT_TYPES
+from coordd_wire.params import WaitParams
 
 
 class TaskView(msgspec.Struct):

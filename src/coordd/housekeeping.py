@@ -13,7 +13,7 @@ from coordd.store import claims, edits, landing, messages_unseen, reservations, 
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
 from coordd.store.writer import Writer
-from coordd_client.protocol.errors import CoordError, ShuttingDown
+from coordd_wire.errors import CoordError, ShuttingDown
 
 log = logging.getLogger(__name__)
 

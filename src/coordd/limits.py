@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
-from coordd_client.protocol.framing import DEFAULT_MAX_FRAME
+from coordd_wire.framing import DEFAULT_MAX_FRAME
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordd.limits import Limits
-from coordd_client.protocol.record import format_store_record, store_record_path
+from coordd_wire.record import format_store_record, store_record_path
 
 # sun_path's size, including the terminating NUL: unix(7), and <sys/un.h> on macOS.
 SUN_PATH_MAX = 104 if sys.platform == "darwin" else 108

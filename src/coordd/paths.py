@@ -21,8 +21,8 @@ from coordd.dsn import CONNINFO_START, TEAM_SCHEMES, URL_SCHEME, is_team_store, 
 
 # Clients find the daemon of the default database through its lock file, so the
 # rule is the wire contract's, written once.
-from coordd_client.protocol.paths import DB_ENV, STORE_ENV, default_db_path
-from coordd_client.protocol.record import SQLITE_PREFIX
+from coordd_wire.paths import DB_ENV, STORE_ENV, default_db_path
+from coordd_wire.record import SQLITE_PREFIX
 
 __all__ = [
     "DB_ENV",

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from coordd_client.protocol.patterns import Pattern, overlap, parse
-from coordd_client.protocol.wildmatch import PathBits
+from coordd_wire.patterns import Pattern, overlap, parse
+from coordd_wire.wildmatch import PathBits
 
 
 class _Record:

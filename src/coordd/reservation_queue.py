@@ -40,9 +40,9 @@ from coordd.clock import Clock, parse_time
 from coordd.lifecycle import Lifecycle
 from coordd.store.reservations import earliest_end
 from coordd.store.transaction import LEAVES_CLAIM, CommittedEvent
-from coordd_client.protocol.errors import Reserved, ShuttingDown
-from coordd_client.protocol.params import AcquireParams
-from coordd_client.protocol.patterns import Pattern, overlap, parse, prefix_upper_bound
+from coordd_wire.errors import Reserved, ShuttingDown
+from coordd_wire.params import AcquireParams
+from coordd_wire.patterns import Pattern, overlap, parse, prefix_upper_bound
 
 #: A waiter looks again this long after the reservation in its way expires,
 #: so the look finds it expired (liveness is `expires_at > now`).

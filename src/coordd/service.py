@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from coordd_client.protocol.paths import default_socket_path, state_dir
+from coordd_wire.paths import default_socket_path, state_dir
 
 LAUNCHD_LABEL = "org.coordd.coordd"
 SYSTEMD_UNITS = ("coordd.socket", "coordd.service")

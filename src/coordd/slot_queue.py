@@ -24,7 +24,7 @@ import trio
 from coordd.clock import Clock, parse_time
 from coordd.lifecycle import Lifecycle
 from coordd.store.transaction import LEAVES_CLAIM, CommittedEvent
-from coordd_client.protocol.errors import Conflict, ShuttingDown
+from coordd_wire.errors import Conflict, ShuttingDown
 
 #: Events after which a waiter in the event's project may be granted.
 FREES = LEAVES_CLAIM | {"slot.released", "land.landed", "land.failed"}

@@ -11,8 +11,8 @@ itself: no coord text carries a tag."""
 
 from __future__ import annotations
 
+from coordd_apps.setup.hosts import WAKE_MESSAGE, WAKE_SUMMARY
 from coordd_client import Client
-from coordd_client.setup.hosts import WAKE_MESSAGE, WAKE_SUMMARY
 from hosts.fake_anthropic import FakeAnthropic, Say, Step
 from hosts.test_claude import (
     RUN_TIMEOUT_S,

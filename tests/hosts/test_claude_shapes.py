@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sys
 
+from coordd_apps.hooks.respond import CLAUDE_DENY_CONTEXT, CLAUDE_DENY_NOTE
 from coordd_client import Client
-from coordd_client.hooks.respond import CLAUDE_DENY_CONTEXT, CLAUDE_DENY_NOTE
 from hosts.fake_anthropic import FakeAnthropic, Say, Step, ToolCall
 from hosts.test_claude import (
     RUN_TIMEOUT_S,

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from coordd_client import Client
-from coordd_client.protocol.rendezvous import live_daemons
+from coordd_wire.rendezvous import live_daemons
 from hosts.codex_host import Step, codex_exec, configure, list_hooks, trust_hooks
 from hosts.fake_openai import FakeResponsesAPI
 from hosts.world import CODEX, World, require

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from coordd_client import Client
-from coordd_client.protocol.rendezvous import LiveDaemon, live_daemons
+from coordd_wire.rendezvous import LiveDaemon, live_daemons
 from hosts.codex_host import Step as CodexStep
 from hosts.codex_host import codex_exec, configure, trust_hooks
 from hosts.fake_anthropic import Say, Step, ToolCall

@@ -11,8 +11,8 @@ import trio
 from coordd.daemon import Daemon
 from coordd_client import Client, Conflict, DaemonUnavailable, InvalidParams, NotFound, Task
 from coordd_client.aio import NOTIFICATIONS_QUEUED, AsyncClient
-from coordd_client.protocol.paths import default_socket_path
 from coordd_client.rpc import Response
+from coordd_wire.paths import default_socket_path
 
 pytestmark = pytest.mark.both_backends
 

@@ -15,8 +15,8 @@ from coordd.pattern_verdicts import Verdicts
 from coordd.store import edits, reservations, transaction
 from coordd.store.connections import Durability, SqliteDb, open_writer_connection
 from coordd.store.schema import migrate
-from coordd_client.protocol import params as P
-from coordd_client.protocol import params_edits as E
+from coordd_wire import params as P
+from coordd_wire import params_edits as E
 
 PROJECT = "/repo"
 

@@ -27,7 +27,7 @@ from coordd.store.connections import Durability
 from coordd.store.group import run_each
 from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
-from coordd_client.protocol import params as P
+from coordd_wire import params as P
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUESTS = 400

@@ -18,7 +18,7 @@ from coordd.store.connections import Durability, SqliteDb, open_writer_connectio
 from coordd.store.schema import MIGRATIONS, migrate
 from coordd.store.writer import Writer
 from coordd_client.aio import AsyncClient
-from coordd_client.protocol import params as P
+from coordd_wire import params as P
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import trio
 from coordd.store import reads, writes
 from coordd.store.readers import ReaderPool
 from coordd.store.writer import Writer
-from coordd_client.protocol import params as P
+from coordd_wire import params as P
 
 
 def field(raw: msgspec.Raw, name: str) -> object:

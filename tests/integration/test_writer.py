@@ -12,8 +12,8 @@ import trio
 
 from coordd.store import claims, transaction, writes
 from coordd.store.writer import Writer
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import InternalError, NotFound
+from coordd_wire import params as P
+from coordd_wire.errors import InternalError, NotFound
 
 
 def count_tasks(path: Path) -> int:

@@ -22,7 +22,7 @@ from coordd.store import transaction
 from coordd.store.connections import Durability
 from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
-from coordd_client.protocol.errors import Overloaded, ShuttingDown
+from coordd_wire.errors import Overloaded, ShuttingDown
 
 SQLITE_IOERR_FSYNC = 1034
 

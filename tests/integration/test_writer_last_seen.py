@@ -25,7 +25,7 @@ from coordd.store.connections import Durability
 from coordd.store.transaction import CommittedEvent, Txn
 from coordd.store.write_store import SqliteWriteStore
 from coordd.store.writer import Writer
-from coordd_client.protocol.errors import CoordError, InternalError
+from coordd_wire.errors import CoordError, InternalError
 
 
 def _touch(txn: Txn, agent: str) -> None:

@@ -47,8 +47,8 @@ def test_the_cli_and_the_daemon_never_load_the_mcp_sdk_or_psycopg() -> None:
     """The embedded daemon and the plain CLI stay trio + msgspec: the MCP SDK comes with
     `coord mcp`, psycopg with a `postgresql://` store only."""
     probe = (
-        "import sys, coordd.daemon, coordd.cli, coordd_client.cli, coordd_client.aio\n"
-        "from coordd_client.cli.registry import build_parser\n"
+        "import sys, coordd.daemon, coordd.cli, coordd_apps.cli, coordd_client.aio\n"
+        "from coordd_apps.cli.registry import build_parser\n"
         "build_parser('coord')\n"
         "print(*(name in sys.modules for name in ('mcp', 'pydantic', 'psycopg', 'psycopg_pool')))"
     )
@@ -102,11 +102,11 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     assert any("trio" in r and "extra == 'trio'" in r.replace('"', "'") for r in requires), requires
     assert any(r.startswith("Requires-Dist: mcp") and "extra == 'mcp'" in r.replace('"', "'")
                for r in requires), requires  # fmt: skip
-    assert "coord = coordd_client.entry:main" in entry_points  # `coord mcp`: the relay first
+    assert "coord = coordd_apps.entry:main" in entry_points  # `coord mcp`: the relay first
 
 
 def test_importing_the_daemon_loads_the_wire_package_but_no_client() -> None:
-    """The daemon imports `coordd_client.protocol` only, never a client module."""
+    """The daemon imports `coordd_wire` only, never a client module."""
     probe = (
         "import sys, coordd.daemon, coordd.cli\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('coordd_client'))\n"
@@ -115,7 +115,7 @@ def test_importing_the_daemon_loads_the_wire_package_but_no_client() -> None:
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     ).stdout.split()
-    assert "coordd_client.protocol.framing" in out  # the probe sees what it claims to
+    assert "coordd_wire.framing" in out  # the probe sees what it claims to
     outside = [m for m in out if m not in ("coordd_client",) and ".protocol" not in m]
     assert outside == [], outside
 

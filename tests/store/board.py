@@ -37,8 +37,8 @@ from coordd.store import group, transaction
 from coordd.store.write_store import WriteStore
 from coordd_client import methods
 from coordd_client.client import Client
-from coordd_client.protocol.errors import CoordError, error_from_wire
 from coordd_client.rpc import Response
+from coordd_wire.errors import CoordError, error_from_wire
 
 R = TypeVar("R")
 

@@ -19,8 +19,8 @@ import pytest
 
 from coordd.clock import ManualClock
 from coordd_client import Blocked, InvalidParams, LeaseLost
-from coordd_client.protocol import wire
 from coordd_client.rpc import unwrap
+from coordd_wire import wire
 from store.board import Seat
 from store.tasks import claimed, event_types, fresh
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from coordd_client.protocol.wire_messages import MessageEvent
+from coordd_wire.wire_messages import MessageEvent
 from store.board import Board, Seat
 
 pytestmark = pytest.mark.both_backends

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from coordd_client import LeaseLost, NotFound, Reserved
-from coordd_client.protocol.wire import Task
+from coordd_wire.wire import Task
 from store.board import Board, Seat
 
 pytestmark = pytest.mark.both_backends

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import pytest
 
-from coordd_client.protocol.errors import Conflict
-from coordd_client.protocol.wire import Event
+from coordd_wire.errors import Conflict
+from coordd_wire.wire import Event
 from store.board import Board, Seat
 
 pytestmark = pytest.mark.both_backends

@@ -13,10 +13,10 @@ import pytest
 
 from coordd.store import attribution, claims, group, transaction, usage, writes
 from coordd.store.usage import split
-from coordd_client.protocol.errors import InvalidParams
-from coordd_client.protocol.params import ClaimParams, PostParams
-from coordd_client.protocol.params_usage import UsageEntry, UsageReportParams
-from coordd_client.protocol.wire_usage import CostRow
+from coordd_wire.errors import InvalidParams
+from coordd_wire.params import ClaimParams, PostParams
+from coordd_wire.params_usage import UsageEntry, UsageReportParams
+from coordd_wire.wire_usage import CostRow
 from store.board import Board, Seat
 
 pytestmark = pytest.mark.both_backends

@@ -25,7 +25,7 @@ from mcp import Client as MCPClient
 from test_mcp import PROJECT, call, headline, server, session
 
 from coordd_client import Client
-from coordd_client.protocol.errors import InvalidParams
+from coordd_wire.errors import InvalidParams
 from support import DaemonProcess, RawConnection, coord
 
 TS = Path(__file__).resolve().parents[2] / "clients" / "ts"

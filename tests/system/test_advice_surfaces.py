@@ -9,10 +9,10 @@ import subprocess
 
 import pytest
 
+from coordd_apps.mcp_bridge import results
 from coordd_client import Client
 from coordd_client.advice import Surface, refusal
-from coordd_client.mcp_bridge import results
-from coordd_client.protocol.errors import Conflict, Reserved
+from coordd_wire.errors import Conflict, Reserved
 from support import DaemonProcess, coord
 
 pytestmark = pytest.mark.both_backends

@@ -14,7 +14,7 @@ import trio
 
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
-from coordd_client.protocol.wire import EVENT_TYPES
+from coordd_wire.wire import EVENT_TYPES
 from support import COORD, DaemonProcess, coord, coord_env
 
 PROJECT = "/home/ada/shop"

@@ -25,12 +25,12 @@ import msgspec
 import pytest
 import trio
 
+from coordd_apps.landing.calls import retrying
 from coordd_client import Client, methods
 from coordd_client.aio import AsyncClient
-from coordd_client.landing.calls import retrying
-from coordd_client.protocol import wire
-from coordd_client.protocol.errors import DaemonUnavailable
 from coordd_client.rpc import Response
+from coordd_wire import wire
+from coordd_wire.errors import DaemonUnavailable
 from support import DaemonProcess, coord
 
 #: Seconds a worker keeps asking while the daemon is away (a restart on a busy machine).
@@ -157,8 +157,8 @@ def test_the_trio_client_asks_again_on_a_new_connection(workdir: Path) -> None:
 def test_the_mcp_claim_tools_link_asks_again_on_a_new_connection(workdir: Path) -> None:
     """The MCP tools' calls go through `DaemonLink`, which replaces a broken connection."""
     pytest.importorskip("mcp")
+    from coordd_apps.mcp_bridge.link import DaemonLink
     from coordd_client.discovery import SocketRoute
-    from coordd_client.mcp_bridge.link import DaemonLink
 
     daemon = DaemonProcess(workdir, args=("--log-level", "warning")).start()
     losing: list[AsyncLosesAClaimAnswer] = []

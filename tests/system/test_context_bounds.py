@@ -12,10 +12,10 @@ import trio
 from mcp import Client as MCPClient
 from mcp.client.stdio import StdioServerParameters
 
+from coordd_apps.hooks.context import CONTEXT_CHARS, WORKFLOW, WORKFLOW_CHARS
+from coordd_apps.mcp_bridge import board
+from coordd_apps.summary import CUT_LINE, SUMMARY_CHARS
 from coordd_client import Client
-from coordd_client.hooks.context import CONTEXT_CHARS, WORKFLOW, WORKFLOW_CHARS
-from coordd_client.mcp_bridge import board
-from coordd_client.summary import CUT_LINE, SUMMARY_CHARS
 from support import COORD, DaemonProcess, coord, coord_env, git_repo
 
 #: The longest names the daemon takes (an agent 128 characters, a title 300: 280 plus a prefix).

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from racing import WORKERS
 
-from coordd_client.protocol.patterns import overlap, parse
+from coordd_wire.patterns import overlap, parse
 from support import DaemonProcess
 
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from coordd_client.protocol.paths import usual_runtime_socket
-from coordd_client.protocol.record import read_record
+from coordd_wire.paths import usual_runtime_socket
+from coordd_wire.record import read_record
 from support import CALLER_VARS, COORD, DaemonProcess, stop_pid
 
 #: The refusal must come within 2 s; the bound leaves room for a loaded 2-core machine
@@ -267,9 +267,9 @@ async def test_the_mcp_link_finds_the_daemon_too(
     pytest.importorskip("mcp")
     import trio
 
+    from coordd_apps.mcp_bridge.link import DaemonLink
     from coordd_client import methods
     from coordd_client.discovery import SocketRoute
-    from coordd_client.mcp_bridge.link import DaemonLink
 
     for name, value in home.env(runtime=False, autostart=False).items():
         monkeypatch.setenv(name, value)

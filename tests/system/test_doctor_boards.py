@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from coordd_client import Client
-from coordd_client.protocol.rendezvous import live_daemons
+from coordd_wire.rendezvous import live_daemons
 from support import COORD, SHARED_TMP_SOCKET, DaemonProcess, git_repo
 
 pytestmark = SHARED_TMP_SOCKET

@@ -23,7 +23,7 @@ from hook_runs import AGENT_A, AGENT_B, SESSION_A, SESSION_B, hook, payload
 
 from coordd_client import Client
 from coordd_client.identity import host_agent
-from coordd_client.protocol.wire import Reservation
+from coordd_wire.wire import Reservation
 from support import SHARED_TMP_SOCKET, DaemonProcess, coord, git_repo
 
 

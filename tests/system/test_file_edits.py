@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from coordd_client import Client
-from coordd_client.protocol.bounds import (
+from coordd_wire.bounds import (
     MAX_CHECK_PATHS,
     MAX_PATH_SEGMENTS,
     path_chunks,
     path_segments,
 )
-from coordd_client.protocol.errors import InvalidParams
+from coordd_wire.errors import InvalidParams
 from support import DaemonProcess, RawConnection
 
 pytestmark = pytest.mark.both_backends

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hook_runs import AGENT_A, SESSION_B, hook, hook_env, payload
 
+from coordd_apps.hooks import guard
 from coordd_client import Client
-from coordd_client.hooks import guard
 from support import COORD, DaemonProcess, coord, git_repo
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from coordd_client.quick.relay import QUICK_HOOKS
+from coordd_apps.quick.relay import QUICK_HOOKS
 from support import COORD, DaemonProcess, coord_env, git_repo, quick_server_ready
 
 #: The relay's own modules: the package face, the command word, the quick relay and
@@ -29,14 +29,14 @@ from support import COORD, DaemonProcess, coord_env, git_repo, quick_server_read
 RELAY_OWN = frozenset(
     {
         "coordd_client",
-        "coordd_client.entry",
-        "coordd_client.argv",
-        "coordd_client.quick",
-        "coordd_client.quick.relay",
-        "coordd_client.mcp_relay",
-        "coordd_client.mcp_relay.place",
-        "coordd_client.protocol",
-        "coordd_client.protocol.location",
+        "coordd_apps.entry",
+        "coordd_apps.argv",
+        "coordd_apps.quick",
+        "coordd_apps.quick.relay",
+        "coordd_apps.mcp_relay",
+        "coordd_apps.mcp_relay.place",
+        "coordd_wire",
+        "coordd_wire.location",
     }
 )
 #: Modules beyond a bare interpreter's the relay may load in all: its own and the
@@ -100,7 +100,7 @@ def test_the_quick_relay_of_every_hook_loads_only_its_own_few_modules(
         )  # fmt: skip
         assert done.returncode == 0, (event, done.stderr[-2000:])
         names = imported(done.stderr)
-        assert "coordd_client.quick.relay" in names, event  # the relay ran, not the CLI
+        assert "coordd_apps.quick.relay" in names, event  # the relay ran, not the CLI
         heavy = sorted(n for n in names if n.split(".")[0] in HEAVY)
         assert heavy == [], (event, heavy)
         ours = sorted(n for n in names if n.split(".")[0] == "coordd_client")

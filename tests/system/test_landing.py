@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from coordd_client import Client
-from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound
+from coordd_wire.errors import Conflict, InvalidParams, LeaseLost, NotFound
 from support import COORD, DaemonProcess, coord, coord_env
 
 pytestmark = pytest.mark.both_backends

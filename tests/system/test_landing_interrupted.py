@@ -288,7 +288,7 @@ def _fail_dead_landing(daemon: DaemonProcess, repo: Path) -> None:
 def _doctor_names_the_journal(repo: Path) -> None:
     """`coord doctor`'s landing check (run here, not as `coord doctor`, whose other
     checks take seconds): one problem, and the command that fixes it."""
-    from coordd_client.doctor.landings import check_landings
+    from coordd_apps.doctor.landings import check_landings
 
     (found,) = check_landings(repo)
     assert not found.ok and found.fix == "coord land --recover", found

@@ -16,8 +16,8 @@ from mcp import Client as MCPClient
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult
 
+from coordd_apps.mcp_bridge.results import error_of
 from coordd_client import Client
-from coordd_client.mcp_bridge.results import error_of
 from support import COORD, DaemonProcess, coord, coord_env, coord_without, git_repo
 
 ERAS = ["legacy", "2026-07-28"]  # the 2025-11-25 handshake most hosts speak, and the new one

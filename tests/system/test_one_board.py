@@ -30,7 +30,7 @@ import trio
 from mcp import Client as MCPClient
 from mcp.client.stdio import StdioServerParameters
 
-from coordd_client.protocol.rendezvous import live_daemons, users_board
+from coordd_wire.rendezvous import live_daemons, users_board
 from support import (
     CALLER_VARS,
     COORD,

@@ -114,8 +114,8 @@ def test_mail_to_a_former_terminal_name_reaches_the_one_inbox(daemon: DaemonProc
 def test_top_reads_the_former_names_inbox_and_acknowledges_each(daemon: DaemonProcess) -> None:
     """`coord top`'s Messages tab (and so `k`) covers the person's former names, as this
     process's user: `tui.messages.inbox` is what the tab shows."""
+    from coordd_apps.tui import messages
     from coordd_client.human import shell_user
-    from coordd_client.tui import messages
 
     me = human_agent()
     former = f"{shell_user()}-pts7-5151-00aa"
@@ -161,9 +161,9 @@ async def test_the_mcp_board_tells_the_person_apart_too(daemon: DaemonProcess) -
 async def test_the_webs_inbox_covers_the_former_names(daemon: DaemonProcess) -> None:
     """`coord web`'s `/messages` inbox (`web.messages.inbox`), as this process's user: the
     human's and a former terminal name's unread messages, oldest first."""
+    from coordd_apps.web import messages
     from coordd_client.aio import AsyncClient
     from coordd_client.human import shell_user
-    from coordd_client.web import messages
 
     me = human_agent()
     former = f"{shell_user()}-pts9-6161-00bb"
@@ -179,7 +179,7 @@ async def test_the_webs_inbox_covers_the_former_names(daemon: DaemonProcess) -> 
 
 def test_a_message_to_several_of_the_persons_names_is_shown_once() -> None:
     """A message to the project reaches each of the person's live names: one inbox shows it once."""
-    from coordd_client.protocol.wire_messages import Message
+    from coordd_wire.wire_messages import Message
 
     def message(id_: int, body: str) -> Message:
         return Message(
@@ -220,9 +220,9 @@ def test_the_web_offers_the_answer_to_a_request_made_to_a_former_name() -> None:
     """The issue's "waiting on root-session-7632-6c09": a request to the person's former
     terminal name gets the Approve and Deny forms on `/messages`, as one to `human-<user>`
     does; one to another agent still waits on it."""
+    from coordd_apps.web.message_pages import _answers
     from coordd_client.human import shell_user
-    from coordd_client.protocol.wire_messages import Message, RequestState
-    from coordd_client.web.message_pages import _answers
+    from coordd_wire.wire_messages import Message, RequestState
 
     me, former = human_agent(), f"{shell_user()}-pts3-4242-1a2b"
 

@@ -44,7 +44,7 @@ def server_pid(workdir: Path) -> int:
     """The quick server beside `workdir`'s socket (its workers, forked from it, share its
     command line: the server is the oldest)."""
     found = subprocess.run(
-        ["pgrep", "-o", "-f", f"coordd_client.quick.server {workdir}"],
+        ["pgrep", "-o", "-f", f"coordd_apps.quick.server {workdir}"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return int(found.stdout)

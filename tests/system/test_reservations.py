@@ -17,7 +17,7 @@ from racing import race
 
 from coordd.store.schema import MIGRATIONS
 from coordd_client import Client, LeaseLost, Reserved
-from coordd_client.protocol.patterns import overlap, parse
+from coordd_wire.patterns import overlap, parse
 from support import DaemonProcess, RawConnection, coord
 
 pytestmark = pytest.mark.both_backends

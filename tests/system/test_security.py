@@ -149,7 +149,7 @@ def test_clients_refuse_a_socket_served_by_another_uid(
     impostor_socket: Path, workdir: Path
 ) -> None:
     """Before: the client sent its posts to whoever listened and printed their tasks."""
-    from coordd_client.protocol.errors import UntrustedSocket
+    from coordd_wire.errors import UntrustedSocket
 
     with pytest.raises(UntrustedSocket, match=f"served by uid {OTHER_UID}"):
         Client(impostor_socket).connect()
@@ -165,7 +165,7 @@ async def test_the_trio_client_refuses_a_socket_served_by_another_uid(
     impostor_socket: Path,
 ) -> None:
     from coordd_client.aio import AsyncClient
-    from coordd_client.protocol.errors import UntrustedSocket
+    from coordd_wire.errors import UntrustedSocket
 
     with pytest.raises(UntrustedSocket):
         async with AsyncClient.connect(impostor_socket):

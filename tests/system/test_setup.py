@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from coordd_apps.setup.hosts import CODEX_ENV_VARS
 from coordd_client import Client
-from coordd_client.setup.hosts import CODEX_ENV_VARS
 from support import COORD, DaemonProcess, coord_env, git_repo
 
 OTHER_SERVER = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}}}

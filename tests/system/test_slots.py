@@ -13,8 +13,8 @@ import pytest
 from racing import race
 
 from coordd_client import Client
-from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost
-from coordd_client.protocol.wire import Event
+from coordd_wire.errors import Conflict, InvalidParams, LeaseLost
+from coordd_wire.wire import Event
 from support import DaemonProcess, RawConnection, coord
 
 pytestmark = pytest.mark.both_backends

@@ -23,7 +23,7 @@ import pytest
 from racing import race
 
 from coordd_client import Client
-from coordd_client.protocol.errors import CoordError, DaemonUnavailable
+from coordd_wire.errors import CoordError, DaemonUnavailable
 from postgres import create_database, psql
 from servers import PostgresPeer
 from support import DaemonProcess, short_tmpdir

@@ -18,7 +18,7 @@ import pytest
 
 from coordd.store.postgres.schema import SCHEMA_VERSION as TEAM_SCHEMA_VERSION
 from coordd_client import Client
-from coordd_client.protocol.errors import CoordError, DaemonUnavailable
+from coordd_wire.errors import CoordError, DaemonUnavailable
 from postgres import create_database, psql, start_cluster
 from servers import PostgresPeer
 from support import DaemonProcess, RawConnection, short_tmpdir

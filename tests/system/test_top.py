@@ -20,10 +20,10 @@ from rich.text import Text
 from textual.widgets import DataTable, Label, RichLog, Static, TabbedContent
 from top_pilot import until
 
+from coordd_apps.tui import demo
+from coordd_apps.tui.app import Confirm, Detail, TopApp
 from coordd_client import Client, LeaseLost, presence
-from coordd_client.protocol.wire import AgentInfo, Task
-from coordd_client.tui import demo
-from coordd_client.tui.app import Confirm, Detail, TopApp
+from coordd_wire.wire import AgentInfo, Task
 from support import DaemonProcess, coord
 
 PROJECT = "/top"

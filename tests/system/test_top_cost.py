@@ -11,8 +11,8 @@ from test_top import board, cell, run
 from textual.widgets import DataTable, Static
 from top_pilot import until
 
+from coordd_apps.tui.app import TopApp
 from coordd_client import Client
-from coordd_client.tui.app import TopApp
 from support import DaemonProcess
 
 PROJECT = "/top-cost"

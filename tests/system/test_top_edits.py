@@ -8,8 +8,8 @@ import asyncio
 from textual.widgets import Static
 from top_pilot import until
 
+from coordd_apps.tui.app import TopApp
 from coordd_client import Client
-from coordd_client.tui.app import TopApp
 from support import DaemonProcess
 
 PROJECT = "/top"

@@ -12,9 +12,9 @@ from pathlib import Path
 from textual.widgets import DataTable, Input, Label, TabbedContent
 from top_pilot import until
 
+from coordd_apps.tui.app import Confirm, TopApp
+from coordd_apps.tui.screens import Ask
 from coordd_client import Client
-from coordd_client.tui.app import Confirm, TopApp
-from coordd_client.tui.screens import Ask
 from support import DaemonProcess, coord
 
 PROJECT = "/top-talk"

@@ -9,9 +9,9 @@ from typing import Any
 
 import msgspec
 
-from coordd_client.protocol.wire import Event, Task
-from coordd_client.tui import demo
-from coordd_client.tui.model import BoardModel
+from coordd_apps.tui import demo
+from coordd_apps.tui.model import BoardModel
+from coordd_wire.wire import Event, Task
 from support import coord_without
 
 

@@ -19,8 +19,8 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog, Static
 from top_pilot import until
 
-from coordd_client.tui import demo, layout, messages
-from coordd_client.tui.app import TopApp
+from coordd_apps.tui import demo, layout, messages
+from coordd_apps.tui.app import TopApp
 
 
 def demo_app() -> TopApp:

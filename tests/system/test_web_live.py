@@ -16,7 +16,7 @@ from http import client as http_client
 
 import pytest
 
-from coordd_client.web.live import LIVE_TYPES
+from coordd_apps.web.live import LIVE_TYPES
 from support import DaemonProcess
 from web_server import WebServer, http, start_web
 

@@ -9,8 +9,8 @@ import msgspec
 import pytest
 
 from coordd_client import acks, methods
-from coordd_client.protocol.errors import InvalidParams
-from coordd_client.protocol.wire import Task
+from coordd_wire.errors import InvalidParams
+from coordd_wire.wire import Task
 
 TASK = msgspec.convert(
     {

@@ -13,13 +13,13 @@ import msgspec
 import pytest
 from mcp.types import CallToolResult, TextContent
 
+from coordd_apps.cli.plain import plain_message
+from coordd_apps.hooks import guard
+from coordd_apps.mcp_bridge import results
 from coordd_client import advice
 from coordd_client.advice import Surface
-from coordd_client.cli.plain import plain_message
-from coordd_client.hooks import guard
-from coordd_client.mcp_bridge import results
-from coordd_client.protocol.errors import Conflict, Reserved
-from coordd_client.protocol.wire import PathConflict, Reservation
+from coordd_wire.errors import Conflict, Reserved
+from coordd_wire.wire import PathConflict, Reservation
 
 NOW = 1_796_218_560.0  # 2026-12-02T13:36:00Z
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import msgspec
 
-from coordd_client import approvals
-from coordd_client.protocol.wire import Reservation, Task
-from coordd_client.protocol.wire_messages import Message
+from coordd_apps import approvals
+from coordd_wire.wire import Reservation, Task
+from coordd_wire.wire_messages import Message
 
 AT = "2026-12-02T13:36:00.000000Z"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from coordd_client.cli import WORKFLOW, load_groups
-from coordd_client.cli.registry import COMMANDS, UsageError, build_parser, command
-from coordd_client.protocol.wire import STATES
+from coordd_apps.cli import WORKFLOW, load_groups
+from coordd_apps.cli.registry import COMMANDS, UsageError, build_parser, command
+from coordd_wire.wire import STATES
 
 load_groups()
 
@@ -41,7 +41,7 @@ def test_a_hook_loads_its_group_only() -> None:
     import sys
 
     probe = (
-        "import sys; from coordd_client import cli; cli.load_groups(cli._groups_for(sys.argv[1:]));"
+        "import sys; from coordd_apps import cli; cli.load_groups(cli._groups_for(sys.argv[1:]));"
         " print(sorted(m for m in sys.modules if m.startswith('coordd_client.')))"
     )
     hook = subprocess.run(
@@ -51,9 +51,9 @@ def test_a_hook_loads_its_group_only() -> None:
     every = subprocess.run(
         [sys.executable, "-c", probe, "ls"], capture_output=True, text=True, check=True
     ).stdout
-    assert "coordd_client.cli.hooks" in hook and "coordd_client.cli.setup" not in hook
-    assert "coordd_client.setup.apply" not in hook and "coordd_client.cli.top" not in hook
-    assert "coordd_client.cli.setup" in every
+    assert "coordd_apps.cli.hooks" in hook and "coordd_apps.cli.setup" not in hook
+    assert "coordd_apps.setup.apply" not in hook and "coordd_apps.cli.top" not in hook
+    assert "coordd_apps.cli.setup" in every
     assert hook.count("coordd_client.") < every.count("coordd_client.")
 
 

@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
-from coordd_client.cli.arguments import tokens
-from coordd_client.cli.cost import instant
+from coordd_apps.cli.arguments import tokens
+from coordd_apps.cli.cost import instant
 
 
 def test_a_token_count_as_people_write_one() -> None:

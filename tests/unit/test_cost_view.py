@@ -3,8 +3,8 @@ a budget's marks, and one `cost.query` summed per task and per agent."""
 
 from __future__ import annotations
 
-from coordd_client import cost_view, prices
-from coordd_client.protocol.wire_usage import Budget, CostResult, CostRow, Tokens
+from coordd_apps import cost_view, prices
+from coordd_wire.wire_usage import Budget, CostResult, CostRow, Tokens
 
 
 def test_compact_counts() -> None:

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from coordd.store.edits import literal_pattern
-from coordd_client.advice import left
-from coordd_client.hooks.files import (
+from coordd_apps.hooks.files import (
     CONFIG_FILE,
     Config,
     content_hash,
     read_config,
     repository_config,
 )
-from coordd_client.hooks.guard import STRICT_ENV, unreachable_policy
-from coordd_client.protocol.patterns import parse
+from coordd_apps.hooks.guard import STRICT_ENV, unreachable_policy
+from coordd_client.advice import left
+from coordd_wire.patterns import parse
 
 
 @pytest.mark.parametrize("path", ["src/x.py", "src/[ab].py", "a/*/b?.txt", "!bang.md", "we\\ird"])

@@ -13,8 +13,8 @@ from coordd.events import EventHub, Waiter, WaitFilter
 from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
 from coordd.store.transaction import CommittedEvent
-from coordd_client.protocol.errors import ShuttingDown
-from coordd_client.protocol.params import WaitParams
+from coordd_wire.errors import ShuttingDown
+from coordd_wire.params import WaitParams
 
 
 def event(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coordd_client.protocol.framing import (
+from coordd_wire.framing import (
     EmptyFrame,
     FrameDecoder,
     FrameError,

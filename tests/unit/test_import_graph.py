@@ -7,7 +7,7 @@ file), except under `if TYPE_CHECKING:`, which never runs. Importing `a.b.c` als
 (not to the importer's own packages, already running). The rooms, bottom up
 (docs/ARCHITECTURE.md, "The rooms"):
 
-- the wire package `coordd_client.protocol`: imports nothing else of ours;
+- the wire package `coordd_wire`: imports nothing else of ours;
 - the daemon `coordd`: itself and the wire package only;
 - the library (`coordd_client`'s own modules): the wire package and itself, never an
   app;

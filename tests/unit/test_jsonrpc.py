@@ -15,8 +15,8 @@ from coordd.protocol.jsonrpc import (
     decode_params,
     parse_message,
 )
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import InvalidParams
+from coordd_wire import params as P
+from coordd_wire.errors import InvalidParams
 
 
 def only(payload: bytes) -> Request | Rejected:

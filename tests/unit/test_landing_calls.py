@@ -1,4 +1,4 @@
-"""`coordd_client.landing.calls.retrying`: what is retried, what is not, and for how long."""
+"""`coordd_apps.landing.calls.retrying`: what is retried, what is not, and for how long."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from coordd_client.landing.calls import DaemonGone, retrying
-from coordd_client.protocol.errors import DaemonUnavailable, LeaseLost, ShuttingDown
+from coordd_apps.landing.calls import DaemonGone, retrying
+from coordd_wire.errors import DaemonUnavailable, LeaseLost, ShuttingDown
 
 
 def test_the_daemon_away_for_a_while_is_retried_until_it_answers(

@@ -1,4 +1,4 @@
-"""`coordd_client.landing.checkout.recover`: a journaled move, cut short, finished.
+"""`coordd_apps.landing.checkout.recover`: a journaled move, cut short, finished.
 
 Each test builds a small repository whose `main` moves from `old` to `new`, puts
 its checkout in the state a lander killed half-way would leave (the ref moved,
@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from coordd_client.landing import checkout, git, journal
+from coordd_apps.landing import checkout, git, journal
 
 ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from coordd_client.landing.interrupts import Interrupted, catching
+from coordd_apps.landing.interrupts import Interrupted, catching
 
 
 def test_a_signal_interrupts_the_lander_once() -> None:

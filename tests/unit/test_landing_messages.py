@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from coordd_client.landing import git
-from coordd_client.landing.renewer import fenced_why
-from coordd_client.protocol.errors import LeaseLost
+from coordd_apps.landing import git
+from coordd_apps.landing.renewer import fenced_why
+from coordd_wire.errors import LeaseLost
 
 
 def test_progress_reports_are_left_out_of_what_git_said() -> None:

@@ -2,7 +2,7 @@
 lengths, patterns, list caps, enums) equals the schema of the wire param it is sent as
 (issue 30, item 3).
 
-Both sides are built from `coordd_client.protocol.bounds`; this compares what each
+Both sides are built from `coordd_wire.bounds`; this compares what each
 actually publishes (the real MCP server's tool list, msgspec's schema of the daemon's
 params Struct), so a bound typed by hand on either side, or an argument on one side
 only, fails here naming the tool, the argument and both values.
@@ -18,12 +18,12 @@ import pytest
 import trio
 
 from coordd.methods.registry import METHODS
-from coordd_client.mcp_bridge.server import build_server
+from coordd_apps.mcp_bridge.server import build_server
 from parity import ROOT, builder_methods
 
 pytest.importorskip("mcp")
 
-TOOLS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "mcp_bridge" / "tools.py"
+TOOLS_PY = ROOT / "clients" / "python" / "src" / "coordd_apps" / "mcp_bridge" / "tools.py"
 #: Issue 34's tools, registered by tools.py from their own module.
 TALK_TOOLS_PY = TOOLS_PY.with_name("message_tools.py")
 #: What JSON Schema says about a value's range, size, shape or set; titles, descriptions

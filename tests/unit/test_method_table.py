@@ -1,6 +1,6 @@
 """The method table is the one declaration of an RPC (issue 45 item 1).
 
-Both ends read `coordd_client.protocol.method_table`: the daemon registers a handler
+Both ends read `coordd_wire.method_table`: the daemon registers a handler
 against each entry, the builders build their `Call` from it, and the lists that used
 to be kept by hand (`PROJECT_METHODS`, `FEATURE_METHODS`, the opt-in event types)
 are derived from it. These tests tie each reader to the table.
@@ -19,8 +19,8 @@ from coordd.methods import registry
 from coordd.methods.registry import METHODS
 from coordd.store import transaction
 from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
-from coordd_client.protocol import method_table, wire
-from coordd_client.protocol.method_table import (
+from coordd_wire import method_table, wire
+from coordd_wire.method_table import (
     FEATURE_METHODS,
     OPT_IN_EVENT_TYPES,
     PROJECT_METHODS,
@@ -28,7 +28,7 @@ from coordd_client.protocol.method_table import (
     Call,
     Rpc,
 )
-from coordd_client.protocol.params import NoParams
+from coordd_wire.params import NoParams
 from parity import builder_methods
 
 BUILDER_MODULES = (methods, methods_edits, methods_messages, methods_slots, methods_usage)
@@ -113,7 +113,7 @@ def test_the_registry_refuses_what_the_table_does_not_declare(
     async def handler(services: Any, p: Any, session: Any) -> Any:
         return {}
 
-    with pytest.raises(ValueError, match=r"not in coordd_client\.protocol\.method_table"):
+    with pytest.raises(ValueError, match=r"not in coordd_wire\.method_table"):
         registry.method("task.nonesuch")(handler)
     with pytest.raises(ValueError, match="registered twice"):
         registry.method("task.get")(handler)
@@ -140,7 +140,7 @@ def test_a_call_derives_changed_params_and_another_result_type() -> None:
 def test_a_calls_result_type_is_read_from_its_entry_when_asked_for() -> None:
     made = TABLE["slot.list"].call({})
     assert made._result_type is None  # read from the entry when asked for
-    from coordd_client.protocol import wire_slots
+    from coordd_wire import wire_slots
 
     assert made.result_type is wire_slots.SlotList
     assert Rpc("x.z", NoParams, None).result_type() is dict

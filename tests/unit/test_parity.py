@@ -14,11 +14,11 @@ import re
 import msgspec
 
 from coordd.methods.registry import METHODS
+from coordd_apps.mcp_bridge.results import NEXT_STEP
 from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
-from coordd_client.mcp_bridge.results import NEXT_STEP
-from coordd_client.protocol import errors, params, wire, wire_messages
+from coordd_wire import errors, params, wire, wire_messages
 from parity import (
     TS_METHOD_MODULES,
     TS_SENDS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coordd_client.hooks.patch import patch_paths
+from coordd_apps.hooks.patch import patch_paths
 
 
 def test_every_header_kind_indented_or_not() -> None:

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordd_client.protocol.patterns import (
+from coordd_wire.patterns import (
     MAX_PREFIX_CHARS,
     BadPattern,
     ParsedCache,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from coordd_client import presence
-from coordd_client.protocol.wire import AgentInfo
+from coordd_wire.wire import AgentInfo
 
 
 def test_an_agent_the_ledger_charged_here_is_involved() -> None:

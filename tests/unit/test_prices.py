@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from coordd_client import prices
+from coordd_apps import prices
 
 
 def test_a_row_that_names_only_some_kinds_keeps_the_others() -> None:
@@ -42,8 +42,8 @@ def test_coord_web_says_once_where_it_runs_why_it_uses_the_default_prices(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It said nothing: a price table with a typo gave the default estimate silently."""
-    from coordd_client.protocol.wire_usage import CostResult, Tokens
-    from coordd_client.web import daemon
+    from coordd_apps.web import daemon
+    from coordd_wire.wire_usage import CostResult, Tokens
 
     class Ledger:
         async def supports(self, feature: str) -> bool:

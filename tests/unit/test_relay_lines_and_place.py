@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coordd_client.mcp_relay.lines import OVERLONG, OVERLONG_ANSWER, LineSplitter, error_line
-from coordd_client.mcp_relay.place import code_stamp, place_for
+from coordd_apps.mcp_relay.lines import OVERLONG, OVERLONG_ANSWER, LineSplitter, error_line
+from coordd_apps.mcp_relay.place import code_stamp, place_for
 
 
 def test_lines_are_split_across_chunks_and_blank_ones_skipped() -> None:

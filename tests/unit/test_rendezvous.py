@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from coordd_client.protocol.rendezvous import (
+from coordd_wire.rendezvous import (
     LiveDaemon,
     UsersBoard,
     announce,

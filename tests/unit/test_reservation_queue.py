@@ -19,9 +19,9 @@ from coordd import reservation_queue
 from coordd.clock import SystemClock
 from coordd.lifecycle import Lifecycle
 from coordd.reservation_queue import ReservationQueue
-from coordd_client.protocol import patterns
-from coordd_client.protocol.errors import Reserved
-from coordd_client.protocol.params import AcquireParams
+from coordd_wire import patterns
+from coordd_wire.errors import Reserved
+from coordd_wire.params import AcquireParams
 
 PROJECT = "/p"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coordd_client.tui import layout
+from coordd_apps.tui import layout
 
 PANES = [
     (layout.RESERVATION_COLUMNS, "PATTERN"),
@@ -38,7 +38,7 @@ def test_the_rest_keeps_its_floor_and_the_others_grow_first() -> None:
 def test_a_cost_cell_and_its_budget_marks_fit_the_cost_column() -> None:
     """Found by the new-user review of issue 48: `510k/500k!!` was cut to `510k/500k`
     in a 9-wide COST column, losing the marks that say a budget is spent."""
-    from coordd_client import cost_view
+    from coordd_apps import cost_view
 
     width = {c.name: c.width for c in layout.OPTIONAL}["COST"]
     agents = {c.name: c.width for c in layout.AGENT_COLUMNS}["COST"]

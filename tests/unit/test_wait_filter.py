@@ -19,8 +19,8 @@ from coordd.store.connections import open_connection
 from coordd.store.reads import task_filters
 from coordd.store.schema import migrate
 from coordd.store.transaction import TASK_JSON
-from coordd_client.protocol.params import WaitParams
-from coordd_client.protocol.wire import STATES
+from coordd_wire.params import WaitParams
+from coordd_wire.wire import STATES
 
 # Few values, so filters and tasks often meet; titles with case-folding traps.
 projects = st.sampled_from(["/repo/a", "/repo/b", "default"])

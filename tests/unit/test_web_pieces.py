@@ -14,18 +14,18 @@ import msgspec
 import pytest
 import trio
 
+from coordd_apps.web import http_post, message_pages, notify, pages
+from coordd_apps.web.daemon import decode_event
+from coordd_apps.web.guard import Guard, Secrets, same_origin_path
+from coordd_apps.web.live import LIVE_TYPES, Outbox, message
+from coordd_apps.web.markup import Html, esc, tag
+from coordd_apps.web.notify import GATE, kinds_of, sign
+from coordd_apps.web.rows import View, task_row
+from coordd_apps.web.signin import Codes, redirect_page
 from coordd_client import methods
 from coordd_client.human import human_agent, resolve_assignee
-from coordd_client.protocol.wire import EVENT_TYPES, AgentInfo, Event, Landing, Task
-from coordd_client.protocol.wire_messages import MessageEvent
-from coordd_client.web import http_post, message_pages, notify, pages
-from coordd_client.web.daemon import decode_event
-from coordd_client.web.guard import Guard, Secrets, same_origin_path
-from coordd_client.web.live import LIVE_TYPES, Outbox, message
-from coordd_client.web.markup import Html, esc, tag
-from coordd_client.web.notify import GATE, kinds_of, sign
-from coordd_client.web.rows import View, task_row
-from coordd_client.web.signin import Codes, redirect_page
+from coordd_wire.wire import EVENT_TYPES, AgentInfo, Event, Landing, Task
+from coordd_wire.wire_messages import MessageEvent
 
 NOW = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)
 

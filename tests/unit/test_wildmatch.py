@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from coordd_client.protocol.wildmatch import PathBits, Unmatchable, compile_pattern
+from coordd_wire.wildmatch import PathBits, Unmatchable, compile_pattern
 
 #: Pattern tokens: literals, every wildcard, escapes, classes (negated, with a
 #: leading `]`, unclosed), separators, and the white space pathspec strips or keeps.

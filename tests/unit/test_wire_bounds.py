@@ -1,6 +1,6 @@
 """The declared bounds are PROTOCOL.md's numbers, and the daemon's params enforce them.
 
-`coordd_client.protocol.bounds` is the one place a range is typed; this pins it to the
+`coordd_wire.bounds` is the one place a range is typed; this pins it to the
 contract's text (sections 4, 6, 9 and 10), so a typo there cannot silently move every
 surface at once, and checks each end of a few ranges against the real params Structs.
 """
@@ -12,9 +12,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from coordd_client.protocol import bounds, params
-from coordd_client.protocol.bounds import Bound
-from coordd_client.protocol.wire import EVENT_TYPES, STATES
+from coordd_wire import bounds, params
+from coordd_wire.bounds import Bound
+from coordd_wire.wire import EVENT_TYPES, STATES
 
 #: What PROTOCOL.md states, quoted where it says it.
 PROTOCOL = {

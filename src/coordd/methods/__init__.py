@@ -1,5 +1,5 @@
 """The daemon's handlers, one per entry of the method table
-(`coordd_client.protocol.method_table`, PROTOCOL.md section 6).
+(`coordd_wire.method_table`, PROTOCOL.md section 6).
 
 Importing a noun's module registers its methods in `METHODS`; importing this package
 then fails if an entry of the table has no handler (`registry.check_complete`).

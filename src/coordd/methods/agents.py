@@ -7,7 +7,7 @@ from typing import Any
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import claims, holding, reads
-from coordd_client.protocol import params as P
+from coordd_wire import params as P
 
 write("agent.heartbeat", claims.heartbeat)
 

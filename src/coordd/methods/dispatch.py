@@ -35,7 +35,7 @@ from coordd.protocol.jsonrpc import (
     error_object,
     result_object,
 )
-from coordd_client.protocol.errors import (
+from coordd_wire.errors import (
     CoordError,
     InternalError,
     MethodNotFound,

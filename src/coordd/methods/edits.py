@@ -14,7 +14,7 @@ from typing import Any
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import edits
-from coordd_client.protocol import params_edits as E
+from coordd_wire import params_edits as E
 
 
 @method("file.guard")

@@ -13,8 +13,8 @@ from coordd.events import Subscription, Waiter, WaitFilter
 from coordd.limits import Limits
 from coordd.methods.registry import FollowUp, Services, Session, method
 from coordd.store import reads
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import NotFound, Overloaded
+from coordd_wire import params as P
+from coordd_wire.errors import NotFound, Overloaded
 
 
 @method("events.since")

@@ -18,8 +18,8 @@ from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import messages, release_requests
 from coordd.store.transaction import CommittedEvent
-from coordd_client.protocol import params_messages as T
-from coordd_client.protocol.errors import ShuttingDown
+from coordd_wire import params_messages as T
+from coordd_wire.errors import ShuttingDown
 
 
 class _Addressed(msgspec.Struct):

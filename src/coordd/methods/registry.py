@@ -20,7 +20,7 @@ from coordd.slot_queue import SlotQueue
 from coordd.store.commands import WriteFn
 from coordd.store.readers import Readers
 from coordd.store.writer import Writer
-from coordd_client.protocol.method_table import TABLE, Rpc
+from coordd_wire.method_table import TABLE, Rpc
 
 if TYPE_CHECKING:
     from coordd.store.backend import Backend
@@ -122,7 +122,7 @@ def _entry(name: str, *, writes: bool = False, inline: bool = False) -> Rpc:
         raise ValueError(f"method {name} is registered twice")
     entry = TABLE.get(name)
     if entry is None:
-        raise ValueError(f"method {name} is not in coordd_client.protocol.method_table")
+        raise ValueError(f"method {name} is not in coordd_wire.method_table")
     if (entry.writes, entry.inline) != (writes, inline):
         raise ValueError(
             f"method {name} is registered as writes={writes}, inline={inline}; the"

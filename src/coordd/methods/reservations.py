@@ -13,7 +13,7 @@ from typing import Any
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import reservations
-from coordd_client.protocol import params as P
+from coordd_wire import params as P
 
 
 @method("reservation.acquire")

@@ -6,8 +6,8 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.store import reads
-from coordd_client.protocol import method_table
-from coordd_client.protocol import params as P
+from coordd_wire import method_table
+from coordd_wire import params as P
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
 #: the 1.2 ones (docs/PROTOCOL-1.2.md).

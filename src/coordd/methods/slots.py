@@ -11,7 +11,7 @@ from typing import Any
 from coordd.clock import format_time
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import landing, slots
-from coordd_client.protocol import params_slots as S
+from coordd_wire import params_slots as S
 
 
 @method("slot.acquire")

@@ -10,7 +10,7 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import claims, holding, reads, writes
-from coordd_client.protocol import params as P
+from coordd_wire import params as P
 
 for _name, _fn in (
     ("task.post", writes.post_task),

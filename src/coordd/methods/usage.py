@@ -2,7 +2,7 @@
 
 The report is a plain write (dedup, attribution and its one event in one
 transaction); the query runs on a reader. The daemon never reads a transcript:
-the hooks send what they read (`coordd_client.hooks.usage`).
+the hooks send what they read (`coordd_apps.hooks.usage`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, method, write
 from coordd.store import usage
-from coordd_client.protocol import params_usage as U
+from coordd_wire import params_usage as U
 
 write("usage.report", usage.report)
 

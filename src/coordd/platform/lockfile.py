@@ -1,6 +1,6 @@
 """One daemon per database: an exclusive `flock` on `<db>.lock`, held for life.
 
-The lock file also carries the daemon's record (`coordd_client.protocol.record`):
+The lock file also carries the daemon's record (`coordd_wire.record`):
 its pid from the moment it holds the lock, and the socket it serves once
 bound, so a client that finds no daemon where it looked can find this one.
 """
@@ -11,8 +11,8 @@ import fcntl
 import os
 from pathlib import Path
 
-from coordd_client.protocol.paths import lock_path
-from coordd_client.protocol.record import MAX_RECORD_BYTES, format_record, parse_record
+from coordd_wire.paths import lock_path
+from coordd_wire.record import MAX_RECORD_BYTES, format_record, parse_record
 
 
 class DatabaseInUse(Exception):

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from coordd.limits import Limits
-from coordd_client.protocol.errors import (
+from coordd_wire.errors import (
     CoordError,
     InvalidParams,
     InvalidRequest,

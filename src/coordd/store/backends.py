@@ -30,7 +30,7 @@ from coordd.store.readers import ReaderPool, Readers
 from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import SqliteWriteStore, WriteStore
 from coordd.store.writer import Writer
-from coordd_client.protocol.record import SQLITE_PREFIX
+from coordd_wire.record import SQLITE_PREFIX
 
 if TYPE_CHECKING:
     from coordd.store.postgres.presence import Peer

@@ -11,7 +11,7 @@ import trio
 
 from coordd.limits import Limits
 from coordd.store.connections import open_connection
-from coordd_client.protocol.errors import CoordError
+from coordd_wire.errors import CoordError
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from coordd.store.transaction import (
     one_row,
     require_row,
 )
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import Blocked
+from coordd_wire import params as P
+from coordd_wire.errors import Blocked
 
 
 def _expire(tx: Txn, row: TaskRow) -> TaskRow:

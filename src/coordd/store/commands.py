@@ -16,7 +16,7 @@ import trio
 
 from coordd.store.connections import SQLITE_FULL, is_busy, primary_error_code
 from coordd.store.transaction import CommittedEvent
-from coordd_client.protocol.errors import CoordError, InternalError, Overloaded
+from coordd_wire.errors import CoordError, InternalError, Overloaded
 
 log = logging.getLogger(__name__)
 

@@ -26,11 +26,11 @@ from coordd.pattern_verdicts import Verdicts
 from coordd.store import reservation_rows, reservations
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, in_list
-from coordd_client.protocol import params as P
-from coordd_client.protocol import params_edits as E
-from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
-from coordd_client.protocol.patterns import MAX_PATTERN_CHARS
-from coordd_client.protocol.wire import LIVE_HORIZON
+from coordd_wire import params as P
+from coordd_wire import params_edits as E
+from coordd_wire.method_table import OPT_IN_EVENT_TYPES
+from coordd_wire.patterns import MAX_PATTERN_CHARS
+from coordd_wire.wire import LIVE_HORIZON
 
 #: The `reason` of a reservation taken on first edit: how renewals find them, and how a
 #: board tells them from those an agent asked for (which are never touched here).

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, Protocol
 
 from coordd.store import transaction
 from coordd.store.write_store import WriteStore
-from coordd_client.protocol.errors import CoordError
+from coordd_wire.errors import CoordError
 
 
 class Step(Protocol):

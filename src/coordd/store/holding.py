@@ -19,8 +19,8 @@ from coordd.store.transaction import (
     require_row,
 )
 from coordd.store.writes import dependents_changed, insert_task
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import LeaseLost
+from coordd_wire import params as P
+from coordd_wire.errors import LeaseLost
 
 
 def _repeat_of(tx: Txn, p: _HeldParams, state: str) -> TaskRow | None:

@@ -15,10 +15,10 @@ from typing import Any
 from coordd.store import reservations, slots
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
-from coordd_client.protocol import params as P
-from coordd_client.protocol import params_slots as S
-from coordd_client.protocol.bounds import path_chunks
-from coordd_client.protocol.errors import Conflict, LeaseLost, NotFound
+from coordd_wire import params as P
+from coordd_wire import params_slots as S
+from coordd_wire.bounds import path_chunks
+from coordd_wire.errors import Conflict, LeaseLost, NotFound
 
 _COLUMNS = (
     "l.id, l.project, l.onto, l.branch, l.agent, l.task_id, l.state, l.paths, l.created_at,"

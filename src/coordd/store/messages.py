@@ -20,9 +20,9 @@ from coordd.store import messages_unseen
 from coordd.store.reservation_rows import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
-from coordd_client.protocol import params_messages as T
-from coordd_client.protocol.errors import InvalidParams, NotFound
-from coordd_client.protocol.wire import LIVE_HORIZON
+from coordd_wire import params_messages as T
+from coordd_wire.errors import InvalidParams, NotFound
+from coordd_wire.wire import LIVE_HORIZON
 
 #: The event type of every message, question, request and answer.
 MESSAGE_SENT = "message.sent"

@@ -29,7 +29,7 @@ from coordd.clock import format_time
 from coordd.limits import Limits
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn
-from coordd_client.protocol.errors import RecipientNeverSeen
+from coordd_wire.errors import RecipientNeverSeen
 
 #: Names per `IN (...)` list: well below either store's limit on parameters.
 _CHUNK = 500

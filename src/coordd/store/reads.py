@@ -20,10 +20,10 @@ from coordd.store.transaction import (
     in_list,
     require_row,
 )
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import InvalidParams
-from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
-from coordd_client.protocol.wire import STATES
+from coordd_wire import params as P
+from coordd_wire.errors import InvalidParams
+from coordd_wire.method_table import OPT_IN_EVENT_TYPES
+from coordd_wire.wire import STATES
 
 
 def read_task(conn: Db, task_id: int) -> dict[str, Any]:

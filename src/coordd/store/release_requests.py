@@ -21,11 +21,11 @@ from coordd.store import claims, holding, reservations
 from coordd.store.messages import by_key, insert_message, require_message
 from coordd.store.reservation_rows import LIVE
 from coordd.store.transaction import Txn, require_row
-from coordd_client.protocol import bounds
-from coordd_client.protocol import params as P
-from coordd_client.protocol import params_messages as T
-from coordd_client.protocol.errors import Conflict, InvalidParams, LeaseLost, NotFound
-from coordd_client.protocol.patterns import overlap, parse
+from coordd_wire import bounds
+from coordd_wire import params as P
+from coordd_wire import params_messages as T
+from coordd_wire.errors import Conflict, InvalidParams, LeaseLost, NotFound
+from coordd_wire.patterns import overlap, parse
 
 
 def _shorten(text: str) -> str:

@@ -5,10 +5,10 @@ Writes run in the writer's `Txn` like every other command; `check` and
 statement (`LIVE`), so a reservation whose time ran out, or whose task's
 lease lapsed, stops counting at once, before any housekeeping deletes it.
 
-Candidates come from the prefix index (`coordd_client.protocol.patterns`): a path looks up
+Candidates come from the prefix index (`coordd_wire.patterns`): a path looks up
 each of its leading runs of segments; a pattern looks up the prefixes above
 its own and ranges over those below. Only the candidates are matched in
-Python, in linear time (`coordd_client.protocol.wildmatch`). Each request parses a
+Python, in linear time (`coordd_wire.wildmatch`). Each request parses a
 candidate's pattern once, whatever the size of the shared parse cache, and
 prepares each path it checks once for every pattern asked about it.
 """
@@ -34,9 +34,9 @@ from coordd.store.reservation_rows import (
 )
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list, require_row
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import InvalidParams, LeaseLost, Reserved
-from coordd_client.protocol.patterns import (
+from coordd_wire import params as P
+from coordd_wire.errors import InvalidParams, LeaseLost, Reserved
+from coordd_wire.patterns import (
     Pattern,
     candidate_prefixes,
     parse,

@@ -26,8 +26,8 @@ from coordd.clock import format_time, parse_time, time_left
 from coordd.store.reservations import require_task_held
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, in_list
-from coordd_client.protocol import params_slots as S
-from coordd_client.protocol.errors import Conflict
+from coordd_wire import params_slots as S
+from coordd_wire.errors import Conflict
 
 #: The task-bound half of liveness, in SQL (the time half is `_end`).
 TASK_HELD = (

@@ -18,9 +18,9 @@ import msgspec
 from coordd.clock import format_time
 from coordd.limits import Limits
 from coordd.store.sql import Db
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import NotFound
-from coordd_client.protocol.method_table import OPT_IN_EVENT_TYPES
+from coordd_wire import params as P
+from coordd_wire.errors import NotFound
+from coordd_wire.method_table import OPT_IN_EVENT_TYPES
 
 #: A task's `blocked_by` (PROTOCOL.md section 9): its dependencies not done
 #: now, ascending. A task with none open pays only the CASE, never a lookup.

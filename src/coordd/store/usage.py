@@ -19,7 +19,7 @@ from coordd.clock import format_time
 from coordd.store import attribution
 from coordd.store.sql import Db
 from coordd.store.transaction import CLEAR_CLAIM, ROW_COLUMNS, Txn, in_list, one_row
-from coordd_client.protocol import params_usage as U
+from coordd_wire import params_usage as U
 
 KINDS = ("input", "output", "cache_creation", "cache_read")
 _encoder = msgspec.json.Encoder()

@@ -33,7 +33,7 @@ from coordd.store.connections import (
 from coordd.store.schema import migrate
 from coordd.store.sql import Db
 from coordd.store.transaction import CommittedEvent
-from coordd_client.protocol.errors import CoordError
+from coordd_wire.errors import CoordError
 
 log = logging.getLogger(__name__)
 

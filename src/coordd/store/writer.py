@@ -51,7 +51,7 @@ from coordd.store.commands import (
     refuse_abort,
 )
 from coordd.store.write_store import WriteStore
-from coordd_client.protocol.errors import CoordError, InternalError, Overloaded, ShuttingDown
+from coordd_wire.errors import CoordError, InternalError, Overloaded, ShuttingDown
 
 log = logging.getLogger(__name__)
 

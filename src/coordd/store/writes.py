@@ -26,8 +26,8 @@ from coordd.store.transaction import (
     one_row,
     require_row,
 )
-from coordd_client.protocol import params as P
-from coordd_client.protocol.errors import Conflict, NotFound
+from coordd_wire import params as P
+from coordd_wire.errors import Conflict, NotFound
 
 
 def post_task(tx: Txn, p: P.PostParams) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import json
 import sys
 
 from coordd_client import Client
-from coordd_client.protocol.errors import Conflict
+from coordd_wire.errors import Conflict
 
 
 def main() -> None:

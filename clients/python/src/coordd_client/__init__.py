@@ -2,7 +2,7 @@
 typed results, and one exception per error kind.
 
 The names below are loaded on first use (PEP 562), so importing
-`coordd_client.protocol` (as the daemon does) loads no client.
+`coordd_wire` (as the daemon does) loads no client.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         resolve_agent,
         resolve_project,
     )
-    from coordd_client.protocol.errors import (
+    from coordd_wire.errors import (
         Blocked,
         Conflict,
         CoordError,
@@ -38,18 +38,18 @@ if TYPE_CHECKING:
         ShuttingDown,
         UntrustedSocket,
     )
-    from coordd_client.protocol.paths import default_socket_path
-    from coordd_client.protocol.wire import Event, Reservation, Task
+    from coordd_wire.paths import default_socket_path
+    from coordd_wire.wire import Event, Reservation, Task
 
 #: Where each public name lives (kept in step with `__all__` by a test).
 _HOMES = {
     "Client": "coordd_client.client",
     "AsyncClient": "coordd_client.aio",
     "EventStream": "coordd_client.client",
-    "Event": "coordd_client.protocol.wire",
-    "Task": "coordd_client.protocol.wire",
-    "Reservation": "coordd_client.protocol.wire",
-    "default_socket_path": "coordd_client.protocol.paths",
+    "Event": "coordd_wire.wire",
+    "Task": "coordd_wire.wire",
+    "Reservation": "coordd_wire.wire",
+    "default_socket_path": "coordd_wire.paths",
     "default_agent": "coordd_client.identity",
     "default_project": "coordd_client.identity",
     "resolve_agent": "coordd_client.identity",
@@ -71,7 +71,7 @@ _HOMES = {
             "ShuttingDown",
             "UntrustedSocket",
         ),
-        "coordd_client.protocol.errors",
+        "coordd_wire.errors",
     ),
 }
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from coordd_client.protocol import bounds
-from coordd_client.protocol.errors import InvalidParams
-from coordd_client.protocol.wire import PostState, Task
+from coordd_wire import bounds
+from coordd_wire.errors import InvalidParams
+from coordd_wire.wire import PostState, Task
 
 #: The kind of an acknowledgement, by the protocol's convention (section 4).
 ACK_KIND: Final = "ack"

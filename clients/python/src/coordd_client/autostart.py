@@ -30,10 +30,10 @@ from pathlib import Path
 
 from coordd_client.client import Client
 from coordd_client.discovery import answers, holder_record
-from coordd_client.protocol.errors import DaemonUnavailable
-from coordd_client.protocol.paths import DB_ENV, STORE_ENV, default_db_path, state_dir
-from coordd_client.protocol.record import SQLITE_PREFIX, read_store_record, store_record_path
-from coordd_client.protocol.rendezvous import users_board, users_board_path
+from coordd_wire.errors import DaemonUnavailable
+from coordd_wire.paths import DB_ENV, STORE_ENV, default_db_path, state_dir
+from coordd_wire.record import SQLITE_PREFIX, read_store_record, store_record_path
+from coordd_wire.rendezvous import users_board, users_board_path
 
 AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
 #: Seconds to wait for a daemon we started to answer a ping.

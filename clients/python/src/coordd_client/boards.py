@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from coordd_client import tabs
 from coordd_client.client import Client
-from coordd_client.protocol.errors import WrongBoard
+from coordd_wire.errors import WrongBoard
 
 
 def mismatch(tab: tabs.Tab | None, reached: str | None, socket: object) -> WrongBoard | None:

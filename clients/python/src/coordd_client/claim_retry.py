@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from coordd_client import methods
-from coordd_client.protocol.errors import DaemonUnavailable, Overloaded, ShuttingDown
+from coordd_wire.errors import DaemonUnavailable, Overloaded, ShuttingDown
 
 R = TypeVar("R")
 

@@ -31,18 +31,18 @@ from coordd_client import (
     methods_usage,
 )
 from coordd_client.discovery import discover
-from coordd_client.protocol import wire
-from coordd_client.protocol.errors import (
+from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+from coordd_wire import wire
+from coordd_wire.errors import (
     CoordError,
     DaemonUnavailable,
     Overloaded,
     ProtocolError,
     ShuttingDown,
 )
-from coordd_client.protocol.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
-from coordd_client.protocol.paths import default_socket_path, socket_is_explicit
-from coordd_client.protocol.peercred import connect_same_user
-from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+from coordd_wire.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
+from coordd_wire.paths import default_socket_path, socket_is_explicit
+from coordd_wire.peercred import connect_same_user
 
 P = ParamSpec("P")
 R = TypeVar("R")

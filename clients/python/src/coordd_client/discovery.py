@@ -35,19 +35,19 @@ from pathlib import Path
 import msgspec
 
 from coordd_client import tabs
-from coordd_client.protocol.errors import CoordError, DaemonUnavailable, SeveralBoards
-from coordd_client.protocol.framing import FrameDecoder, FrameError
-from coordd_client.protocol.paths import (
+from coordd_client.rpc import RequestBuilder, decode_frame
+from coordd_wire.errors import CoordError, DaemonUnavailable, SeveralBoards
+from coordd_wire.framing import FrameDecoder, FrameError
+from coordd_wire.paths import (
     default_db_path,
     default_socket_path,
     lock_path,
     socket_is_explicit,
     usual_runtime_socket,
 )
-from coordd_client.protocol.peercred import connect_same_user
-from coordd_client.protocol.record import DaemonRecord, pid_alive, read_record
-from coordd_client.protocol.rendezvous import LiveDaemon, describe, live_daemons, users_board
-from coordd_client.rpc import RequestBuilder, decode_frame
+from coordd_wire.peercred import connect_same_user
+from coordd_wire.record import DaemonRecord, pid_alive, read_record
+from coordd_wire.rendezvous import LiveDaemon, describe, live_daemons, users_board
 
 #: Seconds a candidate socket has to answer a ping before it is passed over.
 PROBE_TIMEOUT_S = 1.0

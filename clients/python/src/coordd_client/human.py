@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from coordd_client.protocol.wire_messages import Message
+    from coordd_wire.wire_messages import Message
 
 #: The assignee word that means "the person at this machine".
 HUMAN = "human"

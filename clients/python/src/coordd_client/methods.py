@@ -15,8 +15,8 @@ import msgspec
 
 from coordd_client.acks import announced
 from coordd_client.human import resolve_assignee
-from coordd_client.protocol import method_table, wire
-from coordd_client.protocol.method_table import call
+from coordd_wire import method_table, wire
+from coordd_wire.method_table import call
 
 #: What a builder returns: a method of the table, its params and its result type
 #: (`method_table.Call`, named here too since every caller builds through this module).

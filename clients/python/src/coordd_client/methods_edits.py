@@ -10,8 +10,8 @@ import os
 from collections.abc import Sequence
 
 from coordd_client.methods import _clean
-from coordd_client.protocol import wire_edits
-from coordd_client.protocol.method_table import Call, call
+from coordd_wire import wire_edits
+from coordd_wire.method_table import Call, call
 
 
 def worktree_key(worktree: str) -> str:

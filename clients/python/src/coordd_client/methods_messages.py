@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coordd_client.methods import _to
-from coordd_client.protocol import wire_messages
-from coordd_client.protocol.method_table import Call, call
+from coordd_wire import wire_messages
+from coordd_wire.method_table import Call, call
 
 
 def send_message(

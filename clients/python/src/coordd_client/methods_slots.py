@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordd_client.protocol import wire_slots as W
-from coordd_client.protocol.method_table import Call, call
+from coordd_wire import wire_slots as W
+from coordd_wire.method_table import Call, call
 
 
 def acquire_slot(

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from coordd_client.protocol import wire_usage as W
-from coordd_client.protocol.method_table import Call, call
+from coordd_wire import wire_usage as W
+from coordd_wire.method_table import Call, call
 
 
 def report_usage(

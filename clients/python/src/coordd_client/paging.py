@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from coordd_client.client import Client
-from coordd_client.protocol.errors import ProtocolError
-from coordd_client.protocol.wire import Event, Task
+from coordd_wire.errors import ProtocolError
+from coordd_wire.wire import Event, Task
 
 #: Items asked for per page: the protocol's maxima are 1,000 tasks and 10,000 events.
 TASK_PAGE = 1000

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
-from coordd_client.protocol.wire import LIVE_HORIZON, AgentInfo, Event, Task
 from coordd_client.render import parse_time
+from coordd_wire.wire import LIVE_HORIZON, AgentInfo, Event, Task
 
 #: Seen within this long counts as at work (the wire's rule, shared with the daemon).
 HORIZON = LIVE_HORIZON

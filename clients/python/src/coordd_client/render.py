@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from coordd_client.advice import reason_text, when
-from coordd_client.protocol.wire import BudgetCrossing, Event, Reservation, Task, UsageRef
+from coordd_wire.wire import BudgetCrossing, Event, Reservation, Task, UsageRef
 
 #: Characters a terminal may act on: C0 controls, DEL, C1 controls (ESC's 8-bit
 #: twins), the Unicode line and paragraph separators, and the bidirectional

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from coordd_client.protocol.errors import ProtocolError, error_from_wire
-from coordd_client.protocol.framing import encode_frame
+from coordd_wire.errors import ProtocolError, error_from_wire
+from coordd_wire.framing import encode_frame
 
 T = TypeVar("T")
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import msgspec
 
-from coordd_client.protocol.rendezvous import home_state_dir
+from coordd_wire.rendezvous import home_state_dir
 
 #: Programs that only wrap a command: a host's hook runs as `sh -c "coord hook ..."`.
 WRAPPERS = frozenset(
@@ -98,7 +98,7 @@ def process(pid: int) -> Process | None:
 
 
 #: Whose process a call is about (issue 46): this one's, or, in a quick worker
-#: (`coordd_client.quick.worker`, forked from the warm server, so its own parent and
+#: (`coordd_apps.quick.worker`, forked from the warm server, so its own parent and
 #: session are the server's), the caller's. The rules that read the process tree
 #: (this registry's ancestors, identity rule 7's terminal session) ask here.
 _caller: tuple[int, int] | None = None

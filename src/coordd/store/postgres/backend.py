@@ -37,7 +37,7 @@ from coordd.store.readers import Readers
 from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import WriteStore
 from coordd.store.writer import Writer
-from coordd_client.protocol.errors import CoordError
+from coordd_wire.errors import CoordError
 
 log = logging.getLogger(__name__)
 

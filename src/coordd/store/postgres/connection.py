@@ -19,7 +19,7 @@ from psycopg.types.string import TextLoader
 
 from coordd.limits import Limits
 from coordd.store.sql import POSTGRES_LAST_SEQ, Cursor, to_postgres
-from coordd_client.protocol.errors import CoordError, InternalError, Overloaded
+from coordd_wire.errors import CoordError, InternalError, Overloaded
 
 log = logging.getLogger(__name__)
 

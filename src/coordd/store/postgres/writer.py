@@ -32,7 +32,7 @@ from coordd.store.postgres import connection as pg
 from coordd.store.postgres.schema import migrate
 from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import link_events
-from coordd_client.protocol.errors import CoordError, Overloaded
+from coordd_wire.errors import CoordError, Overloaded
 
 log = logging.getLogger(__name__)
 

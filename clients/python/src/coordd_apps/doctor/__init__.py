@@ -1,0 +1,171 @@
+"""`coord doctor`'s checks: ask the daemon and each host what they actually loaded.
+
+Each check returns `Finding`s (`findings`): what was looked at, whether it is in
+order, and when it is not, the command that fixes it. Nothing here writes
+anything or starts a daemon, and every host call has a timeout: a host that hangs
+is a finding ("did not answer within N s"), never a hung doctor.
+
+- the daemon (`daemon`): the socket every surface of this shell would use
+  answers (its pid and board), and a client with only what Codex passes its MCP
+  servers reaches the same daemon (`discovery`, worked out here);
+- the boards (`boards`, issue 43): every live daemon of this user (the
+  rendezvous), and each host's MCP server started as that host starts it
+  (`hostenv`: its command, its exact environment) and asked which board it
+  reaches; more than one live board is one finding naming which surface
+  reaches which and the one command that ends the split;
+- Claude Code (`claude`): `claude mcp list` (it health-checks the servers, no
+  model needed) and the hooks `coord setup claude` registers, in the settings
+  files that apply to this worktree;
+- Codex (`codex`): `codex mcp list --json`, then `codex app-server` over stdio
+  JSON-RPC: `mcpServerStatus/list` (Codex starts the server as a session
+  would) and `hooks/list`, which gives each hook's source and trust status;
+- every worktree of the repository (`worktrees`): is each host's setup one
+  that covers it;
+- the repository's edit-protection switch (`edits`): `.coord/config.json` as the
+  hooks read it, and why they pass over one they cannot use;
+- the repository's landings (`landings`): a `coord land` that died half-way
+  through moving a target and its checkout, which its journal tells.
+
+This module only runs them in order; the names below are re-exported so that
+`coordd_apps.doctor.X` keeps meaning what it meant when this was one module.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from coordd_apps.doctor.boards import check_boards
+from coordd_apps.doctor.claude import (
+    CLAUDE_HOOKS,
+    CLAUDE_TIMEOUT_S,
+    check_claude,
+    claude_coverage,
+    claude_hooks_found,
+    claude_server_scope,
+    claude_server_status,
+    claude_settings_files,
+)
+from coordd_apps.doctor.codex import (
+    APP_SERVER_TIMEOUT_S,
+    CODEX_HOOKS,
+    CODEX_LIST_TIMEOUT_S,
+    TRUST_FIX,
+    AppServer,
+    CodexAnswers,
+    ask_app_server,
+    check_codex,
+    codex_coverage,
+    codex_hook_event,
+)
+from coordd_apps.doctor.daemon import (
+    REDUCED_DROPS,
+    check_daemon,
+    reduced_environment,
+    reduced_socket,
+)
+from coordd_apps.doctor.edits import check_edit_config
+from coordd_apps.doctor.findings import (
+    VERSION_TIMEOUT_S,
+    Finding,
+    HostFailed,
+    host_version,
+    run_host,
+)
+from coordd_apps.doctor.hostenv import host_surfaces
+from coordd_apps.doctor.landings import check_landings
+from coordd_apps.doctor.worktrees import (
+    check_worktrees,
+    git_guard_coverage,
+    git_worktrees,
+    worktree_top,
+)
+from coordd_apps.setup.hosts import coord_command
+from coordd_client.discovery import SocketRoute
+
+__all__ = [
+    "APP_SERVER_TIMEOUT_S",
+    "CLAUDE_HOOKS",
+    "CLAUDE_TIMEOUT_S",
+    "CODEX_HOOKS",
+    "CODEX_LIST_TIMEOUT_S",
+    "REDUCED_DROPS",
+    "TRUST_FIX",
+    "VERSION_TIMEOUT_S",
+    "AppServer",
+    "CodexAnswers",
+    "Finding",
+    "HostFailed",
+    "ask_app_server",
+    "check_boards",
+    "check_claude",
+    "check_codex",
+    "check_daemon",
+    "check_edit_config",
+    "check_landings",
+    "check_worktrees",
+    "claude_coverage",
+    "claude_hooks_found",
+    "claude_server_scope",
+    "claude_server_status",
+    "claude_settings_files",
+    "codex_coverage",
+    "codex_hook_event",
+    "git_guard_coverage",
+    "git_worktrees",
+    "host_surfaces",
+    "host_version",
+    "reduced_environment",
+    "reduced_socket",
+    "run_checks",
+    "run_host",
+    "worktree_top",
+]
+
+
+def run_checks(
+    route: SocketRoute, socket: Path, autostart: bool, cwd: Path, client_version: str
+) -> list[Finding]:
+    home = Path.home()
+    findings = check_daemon(route, socket, autostart)
+    top = worktree_top(cwd)
+    shell_board = findings[0].data.get("board_id")
+    surfaces = host_surfaces(os.environ, home, top, coord_command())
+    findings += check_boards(shell_board, socket, surfaces)
+    worktrees = git_worktrees(cwd)
+    claude = _host(findings, "claude", "Claude Code", cwd)
+    if claude is not None:
+        findings += check_claude(claude, cwd, top, home)
+    codex = _host(findings, "codex", "Codex", cwd)
+    codex_state: tuple[CodexAnswers, bool] | None = None
+    if codex is not None:
+        found, answers_, configured = check_codex(codex, top, worktrees or [], client_version)
+        findings += found
+        codex_state = (answers_, configured)
+    findings += check_worktrees(top, home, worktrees, claude is not None, codex_state)
+    if worktrees:  # the first is the main worktree: the project's directory
+        findings += check_edit_config(worktrees[0])
+    findings += check_landings(cwd)
+    return findings
+
+
+def _host(findings: list[Finding], program: str, title: str, cwd: Path) -> str | None:
+    """The host's program on PATH (with its version, said), or None (skipped, said)."""
+    path = shutil.which(program)
+    if path is None:
+        findings.append(
+            Finding(program, program, True, f"{program}: not installed, skipped", skipped=True)
+        )
+        return None
+    version = host_version(path, cwd)
+    findings.append(
+        Finding(
+            program,
+            program,
+            True,
+            f"{title} {version or '?'} ({path})",
+            data={"path": path, "version": version},
+        )
+    )
+    return path

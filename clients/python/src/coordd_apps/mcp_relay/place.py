@@ -1,0 +1,96 @@
+"""Where a tab's relay meets the shared MCP server: one socket per user, code and home.
+
+The socket sits beside the daemon's (PROTOCOL.md section 1's directory for
+the tab: `--socket`'s or `$COORDD_SOCKET`'s, else `$XDG_RUNTIME_DIR/coordd`,
+else `$TMPDIR/coordd-<uid>`), as `mcp-<stamp>.sock`, with `mcp-<stamp>.lock`
+(who may start it) and `mcp-<stamp>.log` (its stderr) beside it. The stamp
+is a hash of:
+
+- the installed package's directory and every module's size and mtime, so a
+  relay of upgraded code (a `pip install`, a `git pull` in an editable
+  checkout) never talks to a server still running the old code;
+- `$HOME`, because the tab registry the server reads for each tab's name is
+  under it (`coordd_client.tabs`), so two homes never share a server;
+- the interpreter, so two virtual environments of one checkout do not either.
+
+Standard library only (the relay's import time is what a tab waits for).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import zlib
+
+#: The package whose code the stamp covers (`coordd_client`).
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: Linux's `sun_path` holds 108 bytes with its NUL; macOS's 104.
+MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
+
+
+class Unusable(Exception):
+    """The directory cannot hold the shared server's socket safely (the tab is then
+    served in-process)."""
+
+
+class Place:
+    """The shared server's files for one stamp (a plain class: `dataclasses` imports
+    `inspect`, which costs the relay more than all of its own work)."""
+
+    __slots__ = ("directory", "prefix", "stamp")
+
+    def __init__(self, directory: str, stamp: str, prefix: str = "mcp") -> None:
+        self.directory = directory
+        self.stamp = stamp
+        #: Whose files: `mcp` (the shared MCP server) or `quick` (`coordd_apps.quick`).
+        self.prefix = prefix
+
+    @property
+    def socket(self) -> str:
+        return os.path.join(self.directory, f"{self.prefix}-{self.stamp}.sock")
+
+    @property
+    def lock(self) -> str:
+        return os.path.join(self.directory, f"{self.prefix}-{self.stamp}.lock")
+
+    @property
+    def log(self) -> str:
+        return os.path.join(self.directory, f"{self.prefix}-{self.stamp}.log")
+
+
+def code_stamp(home: str, package_dir: str = PACKAGE_DIR) -> str:
+    """16 hex digits naming this code, this home and this interpreter (see above)."""
+    parts = [package_dir, home, sys.executable]
+    for root, dirs, files in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                try:
+                    found = os.stat(os.path.join(root, name))
+                except OSError:
+                    continue
+                parts.append(f"{root}/{name}:{found.st_size}:{found.st_mtime_ns}")
+    text = "\0".join(parts).encode(errors="surrogateescape")
+    # Two CRC-32s with different seeds: a name, not a defence (the directory is private).
+    return f"{zlib.crc32(text):08x}{zlib.crc32(text, 0x5BD1E995):08x}"
+
+
+def place_for(daemon_socket: str, home: str) -> Place:
+    return Place(os.path.dirname(os.path.abspath(daemon_socket)), code_stamp(home))
+
+
+def ensure_private(place: Place) -> None:
+    """Create the directory (0700) if absent; refuse one another user owns or others may
+    write to (they could swap the socket), and a socket path too long to bind."""
+    if len(os.fsencode(place.socket)) > MAX_SOCKET_PATH:
+        raise Unusable(f"the socket path {place.socket} is longer than a Unix socket allows")
+    try:
+        os.makedirs(place.directory, mode=0o700, exist_ok=True)
+        found = os.lstat(place.directory)
+    except OSError as exc:
+        raise Unusable(f"cannot use the directory {place.directory}: {exc}") from exc
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid():
+        raise Unusable(f"{place.directory} is not a directory of this user's")
+    if found.st_mode & 0o022:
+        raise Unusable(f"{place.directory} is writable by other users")

@@ -1,0 +1,298 @@
+"""The board in a few lines for a context window: `coord prime` and the SessionStart
+hook print exactly this (the MCP `board` tool is its JSON sibling, `mcp_bridge/board.py`).
+
+Bounded whatever the board's size, by `SUMMARY_CHARS` (characters, so about a
+quarter as many tokens): each section shows at most a handful of rows, titles,
+names and patterns are cut to one short line, and what was left out is counted.
+Ranked, so that when the bound cuts, it cuts the least useful lines: the
+caller's own claims and reservations first (what it must finish or give back),
+then what was handed to it, then ready work by priority, then who else holds
+what (presence.py: this project's agents, seen lately or holding something),
+then the latest acks. A 100,000-task board costs a tab what a 10-task one does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import msgspec
+
+from coordd_apps.render_edits import other_line
+from coordd_client import presence, render
+from coordd_client.client import Client
+from coordd_client.human import is_person
+from coordd_client.paging import all_tasks, first_tasks
+from coordd_wire.errors import MethodNotFound
+from coordd_wire.wire import Event, Reservation, Task
+from coordd_wire.wire_edits import FileEdit
+
+#: Rows per section.
+MY_CLAIMS_SHOWN = 10
+MY_RESERVATIONS_SHOWN = 5
+READY_SHOWN = 8
+ACKS_SHOWN = 5
+#: Other agents' edits of the caller's files in other worktrees (issue 33).
+EDITS_SHOWN = 3
+AGENTS_SHOWN = 8
+#: Characters of a title (and of a reservation's pattern) shown.
+TITLE_CHARS = 80
+#: Characters of an agent's name, a kind or the project shown: the daemon bounds none
+#: of them tightly, and one long name must not cost every tab its context.
+NAME_CHARS = 64
+PROJECT_CHARS = 120
+#: The whole summary, hint included, in characters (about 900 tokens at 4 a token).
+SUMMARY_CHARS = 3600
+#: Pages of `TASK_PAGE` tasks read per state: a bigger board is summarized from its
+#: first 10,000 pending and claimed tasks (by id), and says so, as the MCP board does.
+#: Reading 100,000 took a session start 25 s on a loaded machine (bench/context.py).
+SCAN_PAGES = 10
+#: Recent events read to find the latest acks and who acted in the project lately.
+ACK_LOOKBACK_EVENTS = 500
+
+
+class BoardSummary(msgspec.Struct, frozen=True):
+    text: str
+    my_claims: list[Task]
+    ready: list[Task]
+    #: Pending tasks assigned to the agent (shown, so a wake-up need not repeat them).
+    assigned: list[Task]
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` made safe to print (`render.clean`) and at most `limit` characters."""
+    text = render.clean(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _title(task: Task) -> str:
+    return cut(task.title, TITLE_CHARS)
+
+
+#: How to act on the board, by who reads the summary: a shell's `coord` runs as the tab
+#: in Claude Code and Codex (the tab registry), but as its terminal in Cursor, whose
+#: window is an agent only to its MCP server and hooks.
+SHELL_HINT = (
+    "Claim with `coord next` or `coord claim ID`; finish with `coord done ID`;"
+    " `coord wait` instead of polling."
+)
+TOOLS_HINT = (
+    "Claim with the coord tools (claim_next, claim_task), finish with complete_task;"
+    " in a terminal, `coord` is another agent unless you pass `--agent {agent}`."
+)
+#: The last line when the bound cut the summary short.
+CUT_LINE = "  ... the board goes on (coord prime --json, coord ls)"
+
+
+def summarize(
+    client: Client, agent: str, project: str, *, shell_is_the_agent: bool = True
+) -> BoardSummary:
+    now = datetime.now(UTC)
+    mine = all_tasks(client, project=project, state="claimed", claimed_by=agent)
+    claimed, _ = first_tasks(client, SCAN_PAGES, project=project, state="claimed")
+    pending, cut_short = first_tasks(client, SCAN_PAGES, project=project, state="pending")
+    # Ready: pending with every dependency done (1.1), and not handed to someone else.
+    ready = sorted(
+        (t for t in pending if t.ready and t.assignee in (None, agent)),
+        key=lambda t: (-t.priority, t.id),
+    )
+    for_me = [t for t in pending if t.assignee == agent]
+    if cut_short:  # what was handed to the caller is few: ask for all of it
+        for_me = all_tasks(client, project=project, state="pending", assignee=agent)
+    reserved = client.reservations(project=project).reservations
+    elsewhere = edited_elsewhere(client, agent, project)
+    recent = _recent_events(client, project)
+    holding: dict[str, list[int]] = defaultdict(list)
+    for task in claimed:
+        if task.claimed_by and task.claimed_by != agent:
+            holding[task.claimed_by].append(task.id)
+    # This project's agents at work, not every name the daemon knows (presence.py).
+    seen = presence.scoped(
+        client.agents().agents,
+        now,
+        holders=set(holding) | {r.agent for r in reserved},
+        involved=presence.involved([*claimed, *pending], recent),
+    )
+    names = sorted({a.agent for a in seen if a.agent != agent} | set(holding))
+    # The person is not another agent (issue 47 item 1): said apart, and only when
+    # they hold something a tab could run into.
+    others = [name for name in names if not is_person(name)]
+    people = [name for name in names if is_person(name)]
+    acks = [e.task for e in recent if e.task is not None and e.type == "task.posted"]
+    acks = [task for task in acks if task.kind == "ack"]
+    header = (
+        f"coordd board: project {cut(project, PROJECT_CHARS)}; you are {cut(agent, NAME_CHARS)}"
+    )
+    sections = [
+        _claims(mine),
+        _reservations([r for r in reserved if r.agent == agent]),
+        _elsewhere(elsewhere, project),
+        _assigned(for_me),
+        _ready(ready, len(pending) if cut_short else None),
+        _others(others, holding, reserved),
+        people_lines(people, holding, reserved),
+        _acks(acks[::-1][:ACKS_SHOWN]),
+    ]
+    hint = SHELL_HINT if shell_is_the_agent else TOOLS_HINT.format(agent=cut(agent, NAME_CHARS))
+    text = fit([header], sections, hint, SUMMARY_CHARS)
+    return BoardSummary(text, mine, ready, for_me)
+
+
+def fit(head: list[str], sections: Sequence[list[str]], tail: str, limit: int) -> str:
+    """`head`, then `sections`' lines in rank order while they fit in `limit` characters
+    (newlines counted) with `tail` after them; a cut ends with `CUT_LINE`.
+
+    `head` and `tail` are short and always kept (the caller's name, how to act)."""
+    ranked = [line for section in sections for line in section]
+    used = sum(len(line) + 1 for line in head) + len(tail)
+    if used + sum(len(line) + 1 for line in ranked) <= limit:
+        return "\n".join([*head, *ranked, tail])
+    lines = list(head)
+    used += len(CUT_LINE) + 1
+    for line in ranked:
+        if used + len(line) + 1 > limit:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join([*lines, CUT_LINE, tail])
+
+
+def _more(lines: list[str], left_out: int, where: str) -> None:
+    if left_out > 0:
+        lines.append(f"  ... {left_out} more ({where})")
+
+
+def _claims(mine: list[Task]) -> list[str]:
+    lines = [f"Your claims ({len(mine)}):" if mine else "Your claims: none"]
+    for task in mine[:MY_CLAIMS_SHOWN]:
+        lease = "lease ends " + render.relative(task.lease_expires_at)
+        lines.append(
+            f"  #{task.id} [{cut(task.kind, NAME_CHARS)}] {_title(task)}"
+            f" (fence {task.fence}, {lease})"
+        )
+    _more(lines, len(mine) - MY_CLAIMS_SHOWN, "coord ls --mine")
+    return lines
+
+
+def _reservations(mine: list[Reservation]) -> list[str]:
+    """The caller's own reservations: what other tabs are kept from, until it lets go."""
+    if not mine:
+        return []
+    lines = [f"Your reservations ({len(mine)}):"]
+    for r in mine[:MY_RESERVATIONS_SHOWN]:
+        kind = "exclusive" if r.exclusive else "shared"
+        task = f", for #{r.task_id}" if r.task_id is not None else ""
+        until = f"ending {render.relative(r.expires_at)}"
+        lines.append(f"  {cut(r.pattern, TITLE_CHARS)} ({kind}, {until}{task})")
+    _more(lines, len(mine) - MY_RESERVATIONS_SHOWN, "coord reservations --mine")
+    return lines
+
+
+def edited_elsewhere(client: Client, agent: str, project: str) -> list[FileEdit]:
+    """Other live agents' edits, in other worktrees, of files `agent` edited too
+    (docs/PROTOCOL-1.2.md section 11); none from a daemon without the feature."""
+    try:
+        return client.recent_edits(project=project, agent=agent, limit=EDITS_SHOWN + 1).edits
+    except MethodNotFound:
+        return []
+
+
+def _elsewhere(edits: list[FileEdit], project: str) -> list[str]:
+    """Merge conflicts in the making: your files, edited in another worktree too."""
+    if not edits:
+        return []
+    lines = ["Also edited in other worktrees (merge conflicts in the making):"]
+    lines += ["  " + cut(other_line(e, project)[7:], TITLE_CHARS * 2) for e in edits[:EDITS_SHOWN]]
+    _more(lines, len(edits) - EDITS_SHOWN, "coord prime --json")
+    return lines
+
+
+def _assigned(for_me: list[Task]) -> list[str]:
+    if not for_me:
+        return []
+    lines = [f"Assigned to you ({len(for_me)}):"]
+    for task in for_me[:MY_CLAIMS_SHOWN]:
+        why = "" if task.ready else " blocked by " + ",".join(f"#{i}" for i in task.blocked_by[:5])
+        lines.append(
+            f"  #{task.id} p{task.priority} [{cut(task.kind, NAME_CHARS)}] {_title(task)}{why}"
+        )
+    _more(lines, len(for_me) - MY_CLAIMS_SHOWN, "coord ls --mine")
+    return lines
+
+
+def _ready(ready: list[Task], read: int | None) -> list[str]:
+    """`read`: how many pending tasks were read, when that was not all of them."""
+    if read is not None:
+        head = f"Ready to claim (at least {len(ready):,}; of the first {read:,} pending read,"
+        lines = [head + " most urgent first):"]
+    else:
+        lines = [f"Ready to claim ({len(ready)}, most urgent first):" if ready else "Ready: none"]
+    for task in ready[:READY_SHOWN]:
+        lines.append(f"  #{task.id} p{task.priority} [{cut(task.kind, NAME_CHARS)}] {_title(task)}")
+    _more(lines, len(ready) - READY_SHOWN, "coord ls")
+    return lines
+
+
+def _others(
+    others: list[str], holding: dict[str, list[int]], reserved: list[Reservation]
+) -> list[str]:
+    """Who else is at work here, and what each holds: claims, and how many reservations
+    (with edits reserving files on their own, most agents at work hold some)."""
+    if not others:
+        return []
+    patterns: dict[str, int] = {}
+    for r in reserved:
+        patterns[r.agent] = patterns.get(r.agent, 0) + 1
+    lines = ["Other agents:"]
+    for name in others[:AGENTS_SHOWN]:
+        held = _held(name, holding, patterns)
+        what = f"holds {'; '.join(held)}" if held else "holds nothing"
+        lines.append(f"  {cut(name, NAME_CHARS)}: {what}")
+    _more(lines, len(others) - AGENTS_SHOWN, "coord agents")
+    return lines
+
+
+def people_lines(
+    people: list[str], holding: dict[str, list[int]], reserved: list[Reservation]
+) -> list[str]:
+    """The person at this machine, when they hold claims or reservations: not another
+    agent to coordinate with, but someone whose files a tab must not take (the
+    session-start context and the MCP `board`'s `the_human` say it alike)."""
+    patterns: dict[str, int] = {}
+    for r in reserved:
+        patterns[r.agent] = patterns.get(r.agent, 0) + 1
+    lines = []
+    for name in people[:AGENTS_SHOWN]:
+        held = _held(name, holding, patterns)
+        if held:
+            lines.append(f"The human ({cut(name, NAME_CHARS)}) holds {'; '.join(held)}")
+    return lines
+
+
+def _held(name: str, holding: dict[str, list[int]], patterns: dict[str, int]) -> list[str]:
+    """What one name holds, in a few words: its claims' ids and its reservation count."""
+    ids = holding.get(name, [])
+    held = [", ".join(f"#{i}" for i in ids[:5]) + (" ..." if len(ids) > 5 else "")] if ids else []
+    if patterns.get(name):
+        count = patterns[name]
+        held.append(f"{count} reservation{'s' if count != 1 else ''}")
+    return held
+
+
+def _acks(acks: list[Task]) -> list[str]:
+    if not acks:
+        return []
+    return ["Recent acks:"] + [
+        f"  #{t.id} {_title(t)} (by {cut(t.created_by or '-', NAME_CHARS)})" for t in acks
+    ]
+
+
+def _recent_events(client: Client, project: str) -> list[Event]:
+    """`project`'s events among the log's last `ACK_LOOKBACK_EVENTS`, oldest first."""
+    last = client.server_info().last_seq
+    return client.events_since(
+        after_seq=max(0, last - ACK_LOOKBACK_EVENTS),
+        project=project,
+        limit=ACK_LOOKBACK_EVENTS,
+    ).events
