@@ -140,3 +140,21 @@ def test_an_interrupted_call_gets_a_fresh_worker_after_it(
     assert serving not in workers(server), "the interrupted worker serves on"
     said = call(quick, "ls", "--json")
     assert "interrupted" not in said.stdout
+
+
+def test_a_closed_stdout_is_answered_as_in_its_own_process(quick: dict[str, str]) -> None:
+    """A reader gone before the answer (`coord ls | head -0`): the CLI's own handling of a
+    broken pipe, not a worker killed by SIGPIPE (Python ignores it in its own process)."""
+    call(quick, "post", "one to list")
+    statuses = {}
+    for way, env in (("quick", quick), ("own process", {**quick, "COORD_QUICK": "0"})):
+        reader, writer = os.pipe()
+        os.close(reader)  # nobody will read: the answer's write meets EPIPE
+        done = subprocess.run(
+            [COORD, "ls"], env=env, stdout=writer, stderr=subprocess.PIPE, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+        os.close(writer)
+        statuses[way] = (done.returncode, done.stderr)
+    assert statuses["quick"] == statuses["own process"]
+    assert statuses["quick"][0] == 0, statuses

@@ -103,8 +103,12 @@ class _Interrupts:
 
 
 def _defaults() -> None:
+    """What `coord` run as its own process has: Python's own SIGPIPE (ignored, so a
+    closed pipe is a `BrokenPipeError` the CLI answers), the rest the system's, and an
+    interrupt that is noted as well as raised."""
     for signum in CALL_SIGNALS:
         signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     signal.signal(signal.SIGINT, _Interrupts.handler)
     signal.set_wakeup_fd(-1)
 
