@@ -362,8 +362,8 @@ def hook_lines(extra: dict[str, float]) -> list[str]:
         "A fresh process per call with the host's stdin JSON, in a git repository, as hosts run"
         " them, in this checkout's dev venv (more modules than a user's install: see above);"
         f" each paired with a bare `python -c pass` of it (p50 {bare:,.0f} ms). Target: <= 2x"
-        " (issue 46). Every hook but wake goes the quick way (a warm server forks a child per"
-        " call: docs/HOSTS.md, 'Why the hooks are quick'); the modules are the in-process"
+        " (issue 46). Every hook but wake goes the quick way (a warm server's workers serve the"
+        " calls in turn: docs/HOSTS.md, 'Why the hooks are quick'); the modules are the in-process"
         " path's, counted on the warm-up call.",
         "",
         "| hook | p50 | bare p50 | p50 / bare (median of pairs) | modules imported |",

@@ -61,7 +61,7 @@ def bounds_const() -> str:
             limits["pattern"] = bound.schema_pattern()
         body = ", ".join(f"{key}: {js_value(value)}" for key, value in limits.items())
         lines.append(f"  {name.lower()}: {{ {body} }},\n")
-    doc = "The ranges, lengths and patterns of PROTOCOL.md's params (protocol/bounds.py)."
+    doc = "The ranges, lengths and patterns of PROTOCOL.md's params (coordd_wire/bounds.py)."
     return f"/** {doc} */\nexport const BOUNDS = {{\n{''.join(lines)}}} as const;\n"
 
 

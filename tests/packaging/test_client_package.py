@@ -1,8 +1,11 @@
-"""The client ships on its own: msgspec only, trio optional, no daemon code."""
+"""The client ships on its own: msgspec only, trio optional, no daemon code. Its wheel
+holds the three packages under clients/python/src (issue 45 item 2): the wire
+(`coordd_wire`), the library (`coordd_client`) and the apps (`coordd_apps`)."""
 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 import zipfile
@@ -12,6 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "python"
+#: The client's three top-level packages, bottom up.
+PACKAGES = ("coordd_wire", "coordd_client", "coordd_apps")
 
 
 def top_level_imports(path: Path) -> set[str]:
@@ -29,7 +34,7 @@ def test_client_modules_import_neither_the_daemon_nor_trio_outside_aio() -> None
     """trio only in aio.py, the MCP bridge and `coord web`, the SDK (and pydantic) only in
     the bridge, Starlette, hypercorn and h11 (the webhooks' POST) only in `coord web`: each
     comes with the extra that needs it (`trio`, `mcp`, `web`)."""
-    for path in (CLIENT / "src" / "coordd_client").rglob("*.py"):
+    for path in (p for name in PACKAGES for p in (CLIENT / "src" / name).rglob("*.py")):
         in_bridge = path.parent.name == "mcp_bridge"
         in_web = path.parent.name == "web"
         imported = top_level_imports(path)
@@ -67,6 +72,8 @@ def test_psycopg_is_imported_only_by_the_team_store() -> None:
 
 
 def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: Path) -> None:
+    """The wheel of clients/python: the three packages and nothing else, msgspec its one
+    hard dependency, and, installed alone, a `coord` that runs."""
     built = subprocess.run(
         [
             sys.executable,
@@ -95,7 +102,8 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
         entry_points = next(
             archive.read(n).decode() for n in names if n.endswith("entry_points.txt")
         )
-    assert all(n.startswith(("coordd_client/", "coordd_client-")) for n in names), names
+    assert all(n.startswith((*(f"{p}/" for p in PACKAGES), "coordd_client-")) for n in names)
+    assert {f"{p}/__init__.py" for p in PACKAGES} <= set(names), names
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     hard = [r for r in requires if "extra ==" not in r]
     assert len(hard) == 1 and "msgspec" in hard[0], requires
@@ -103,28 +111,62 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     assert any(r.startswith("Requires-Dist: mcp") and "extra == 'mcp'" in r.replace('"', "'")
                for r in requires), requires  # fmt: skip
     assert "coord = coordd_apps.entry:main" in entry_points  # `coord mcp`: the relay first
+    target = tmp_path / "installed"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
+         "--target", str(target), str(wheel)],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    probe = (
+        "import coordd_wire, coordd_client, coordd_apps.entry\n"
+        "print(*(m.__file__ for m in (coordd_wire, coordd_client, coordd_apps.entry)))\n"
+        "raise SystemExit(coordd_apps.entry.main(['--help']))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(target)},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    files = ran.stdout.splitlines()[0].split()
+    assert all(f.startswith(str(target)) for f in files), files  # the wheel's, not the tree's
+    assert "usage: coord" in ran.stdout
 
 
 def test_importing_the_daemon_loads_the_wire_package_but_no_client() -> None:
-    """The daemon imports `coordd_wire` only, never a client module."""
+    """The daemon imports `coordd_wire` only, never the library or an app."""
     probe = (
         "import sys, coordd.daemon, coordd.cli\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith('coordd_client'))\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('coordd_'))\n"
         "print(' '.join(loaded))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     ).stdout.split()
     assert "coordd_wire.framing" in out  # the probe sees what it claims to
-    outside = [m for m in out if m not in ("coordd_client",) and ".protocol" not in m]
+    outside = [m for m in out if m.split(".")[0] != "coordd_wire"]
     assert outside == [], outside
 
 
 def test_the_package_exports_every_public_name_it_lists() -> None:
     import coordd_client
 
-    assert sorted(coordd_client.__all__) == sorted(coordd_client._HOMES)
     for name in coordd_client.__all__:
         assert getattr(coordd_client, name).__name__ == name
     with pytest.raises(AttributeError):
         _ = coordd_client.NoSuchThing
+
+
+def test_the_face_is_eager_but_for_the_trio_client() -> None:
+    """`import coordd_client` loads its names at once, no app, and not trio: the trio
+    client (`AsyncClient`, the `trio` extra) is loaded on first use."""
+    probe = (
+        "import sys, coordd_client\n"
+        "print('trio' in sys.modules, 'coordd_client.client' in sys.modules,"
+        " any(m.startswith('coordd_apps') for m in sys.modules))\n"
+        "coordd_client.AsyncClient\n"
+        "print('trio' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    assert out == ["False", "True", "False", "True"]

@@ -26,10 +26,10 @@ from support import COORD, DaemonProcess, coord_env
 
 #: A hang, not a slow machine, crosses this.
 HANG_S = 120.0
-#: The relay may load this many modules beyond a bare interpreter's. It loads 14:
-#: coordd_client with its entry, protocol and protocol.location, the relay's package and
-#: its three modules, and _json, _socket, fcntl, select, zlib and __future__. Counted,
-#: not timed.
+#: The relay may load this many modules beyond a bare interpreter's. It loads 15:
+#: coordd_apps with its entry and argv, coordd_wire and coordd_wire.location, the relay's
+#: package and its three modules, and _json, _socket, fcntl, select, zlib and __future__.
+#: Counted, not timed.
 RELAY_MODULES = 24
 #: Modules the relay must never load: each costs a bare interpreter's start or more.
 HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "trio", "anyio", "msgspec")

@@ -42,7 +42,7 @@ def test_a_hook_loads_its_group_only() -> None:
 
     probe = (
         "import sys; from coordd_apps import cli; cli.load_groups(cli._groups_for(sys.argv[1:]));"
-        " print(sorted(m for m in sys.modules if m.startswith('coordd_client.')))"
+        " print(sorted(m for m in sys.modules if m.startswith('coordd_apps.')))"
     )
     hook = subprocess.run(
         [sys.executable, "-c", probe, "--socket", "/s", "hook", "pre-edit"],
@@ -54,7 +54,7 @@ def test_a_hook_loads_its_group_only() -> None:
     assert "coordd_apps.cli.hooks" in hook and "coordd_apps.cli.setup" not in hook
     assert "coordd_apps.setup.apply" not in hook and "coordd_apps.cli.top" not in hook
     assert "coordd_apps.cli.setup" in every
-    assert hook.count("coordd_client.") < every.count("coordd_client.")
+    assert hook.count("coordd_apps.") < every.count("coordd_apps.")
 
 
 def test_coord_help_and_the_readme_say_the_same_thing() -> None:

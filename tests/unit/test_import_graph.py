@@ -1,19 +1,20 @@
-"""The import graph of the daemon (`src/coordd`) and the client (`coordd_client`): no
-circle, no arrow back up, no module over 400 lines (issue 45, "Done means").
+"""The import graph of the daemon (`src/coordd`) and the three client packages
+(`coordd_wire`, `coordd_client`, `coordd_apps`): no circle, no arrow back up, no module
+over 400 lines (issue 45, "Done means").
 
 Every import counts, at any depth (a function's own `import` as much as the top of the
 file), except under `if TYPE_CHECKING:`, which never runs. Importing `a.b.c` also runs
 `a.b`'s `__init__`, so an import is an arrow to each package above its target too
-(not to the importer's own packages, already running). The rooms, bottom up
-(docs/ARCHITECTURE.md, "The rooms"):
+(not to the importer's own packages, already running). The layers, bottom up, one top-level
+package each (docs/ARCHITECTURE.md, "The layers, and which may import which"):
 
-- the wire package `coordd_wire`: imports nothing else of ours;
-- the daemon `coordd`: itself and the wire package only;
-- the library (`coordd_client`'s own modules): the wire package and itself, never an
-  app;
-- the apps (`cli`, `hooks`, `quick`, `mcp_relay`, `mcp_bridge`, `setup`, `doctor`,
-  `tui`, `web`, `landing`, and `entry`): the library, the wire package, and another
-  app's modules where one app drives another (`coord top` starts the TUI).
+- the wire, `coordd_wire`: imports nothing else of ours;
+- the daemon, `coordd`: itself and the wire only;
+- the library, `coordd_client`: itself and the wire, never an app;
+- the apps, `coordd_apps` (`cli`, `hooks`, `quick`, `mcp_relay`, `mcp_bridge`, `setup`,
+  `doctor`, `tui`, `web`, `landing`, `entry`, and the wording only they use): the
+  library, the wire, and another app's modules where one app drives another (`coord
+  top` starts the TUI). Its `__init__` imports nothing: the relays start there.
 """
 
 from __future__ import annotations
@@ -23,22 +24,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = ROOT / "clients" / "python" / "src"
+#: {top-level package: (its layer, its directory)}, bottom up.
 PACKAGES = {
-    "coordd": ROOT / "src" / "coordd",
-    "coordd_client": ROOT / "clients" / "python" / "src" / "coordd_client",
+    "coordd_wire": ("wire", CLIENTS / "coordd_wire"),
+    "coordd": ("daemon", ROOT / "src" / "coordd"),
+    "coordd_client": ("library", CLIENTS / "coordd_client"),
+    "coordd_apps": ("app", CLIENTS / "coordd_apps"),
 }
-#: The app packages (and the `coord` entry point) of `coordd_client`.
-APPS = frozenset(
-    {"cli", "hooks", "quick", "mcp_relay", "mcp_bridge", "setup", "doctor", "tui", "web"}
-    | {"landing", "entry"}
-)
 MAX_LINES = 400
 
 
 def modules() -> dict[str, Path]:
-    """{dotted name: its file} of every module of the two packages."""
+    """{dotted name: its file} of every module of the four packages."""
     found = {}
-    for root in PACKAGES.values():
+    for _, root in PACKAGES.values():
         for path in sorted(root.rglob("*.py")):
             parts = list(path.relative_to(root.parent).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -148,23 +148,15 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def room(module: str) -> str:
-    parts = module.split(".")
-    if parts[0] == "coordd":
-        return "daemon"
-    if len(parts) == 1:
-        return "face"  # the package's lazy face: names only, imported by everything below
-    if parts[1] == "protocol":
-        return "wire"
-    return "app" if parts[1] in APPS else "library"
+    return PACKAGES[module.partition(".")[0]][0]
 
 
-#: Which rooms each room may import (besides itself and the package face).
+#: Which layers each layer may import (besides itself).
 ALLOWED = {
     "wire": {"wire"},
     "daemon": {"daemon", "wire"},
     "library": {"library", "wire"},
     "app": {"app", "library", "wire"},
-    "face": {"face"},
 }
 
 
@@ -186,9 +178,20 @@ def test_no_arrow_points_back_up() -> None:
         f"{source} -> {target}"
         for source, targets in graph().items()
         for target in targets
-        if room(target) not in ALLOWED[room(source)] | {"face"}
+        if room(target) not in ALLOWED[room(source)]
     )
     assert wrong == []
+
+
+def test_the_wire_and_the_apps_packages_import_nothing_themselves() -> None:
+    """`coordd_apps` and `coordd_wire` are what the quick relay and `coord mcp`'s relay
+    start from (`coordd_apps.entry`, `coordd_wire.location`): their `__init__` loads
+    nothing, so a relay pays for its own few modules only."""
+    edges = graph()
+    for package in ("coordd_wire", "coordd_apps"):
+        tree = ast.parse((PACKAGES[package][1] / "__init__.py").read_text())
+        assert list(_imports(tree)) == [], package
+        assert edges[package] == set(), package
 
 
 def test_no_module_is_over_400_lines() -> None:

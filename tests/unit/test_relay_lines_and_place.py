@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coordd_apps.mcp_relay.lines import OVERLONG, OVERLONG_ANSWER, LineSplitter, error_line
-from coordd_apps.mcp_relay.place import code_stamp, place_for
+from coordd_apps.mcp_relay.place import PACKAGE_DIRS, code_stamp, place_for
 
 
 def test_lines_are_split_across_chunks_and_blank_ones_skipped() -> None:
@@ -63,16 +63,34 @@ def test_the_stamp_changes_with_the_code_and_the_home(tmp_path: Path) -> None:
     (package / "sub").mkdir(parents=True)
     module = package / "sub" / "m.py"
     module.write_text("x = 1\n")
-    first = code_stamp("/home/a", str(package))
-    assert first == code_stamp("/home/a", str(package))
-    assert first != code_stamp("/home/b", str(package))
+    other = tmp_path / "other"  # a sibling package the server runs too
+    other.mkdir()
+    (other / "o.py").write_text("o = 1\n")
+    both = (str(package), str(other))
+    first = code_stamp("/home/a", both)
+    assert first == code_stamp("/home/a", both)
+    assert first != code_stamp("/home/b", both)
     module.write_text("x = 22\n")  # an upgrade: another size
-    second = code_stamp("/home/a", str(package))
+    second = code_stamp("/home/a", both)
     assert second != first
     stat = module.stat()
     os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # same size
-    assert code_stamp("/home/a", str(package)) != second
+    third = code_stamp("/home/a", both)
+    assert third != second
+    (other / "o.py").write_text("o = 22\n")  # the sibling's upgrade alone
+    assert code_stamp("/home/a", both) != third
     assert len(first) == 16 and int(first, 16) >= 0
+
+
+def test_the_stamp_covers_the_wire_the_library_and_the_apps() -> None:
+    """A server runs all three packages: an upgrade of any one is another stamp."""
+    import coordd_apps
+    import coordd_client
+    import coordd_wire
+
+    covered = {Path(d) for d in PACKAGE_DIRS}
+    packages = (coordd_wire, coordd_client, coordd_apps)
+    assert covered == {Path(str(p.__file__)).parent for p in packages}
 
 
 def test_the_shared_socket_sits_beside_the_daemons() -> None:

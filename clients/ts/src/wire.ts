@@ -142,7 +142,7 @@ export const CLIENT_ERROR_KINDS = [
   "wrong_board",
 ] as const;
 
-/** The ranges, lengths and patterns of PROTOCOL.md's params (protocol/bounds.py). */
+/** The ranges, lengths and patterns of PROTOCOL.md's params (coordd_wire/bounds.py). */
 export const BOUNDS = {
   agent: { minLength: 1, maxLength: 128, pattern: "^[^\\s\\x00-\\x1f\\x7f](?:[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$" },
   branch: { minLength: 1, maxLength: 255, pattern: "^[^\\s~^:?*\\[\\\\\\x00-\\x1f\\x7f]+$" },

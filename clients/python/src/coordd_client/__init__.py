@@ -1,79 +1,49 @@
 """Thin client for coordd: a blocking `Client`, a trio `AsyncClient` (extra `trio`),
 typed results, and one exception per error kind.
 
-The names below are loaded on first use (PEP 562), so importing
-`coordd_wire` (as the daemon does) loads no client.
+The library's face, imported eagerly: every name below but `AsyncClient` is loaded
+with the package. Nothing that must stay cheap imports this package any more: the
+daemon imports the wire package (`coordd_wire`) alone, and the quick relay and `coord
+mcp`'s relay are apps (`coordd_apps`) that import `coordd_wire.location` and the
+standard library only (issue 45 item 2).
+
+`AsyncClient` alone is loaded on first use (PEP 562): its module imports trio, which
+the client-only install has only with its `trio` extra (`pip install
+'coordd-client[trio]'`), so `import coordd_client` must work without it.
 """
 
 from __future__ import annotations
 
-#: Not `typing`'s: importing `typing` would cost `coord mcp`'s relay (this package is
-#: imported before it) about a bare interpreter's start again; mypy reads it the same.
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING, Any
+
+from coordd_client.client import Client, EventStream
+from coordd_client.identity import (
+    default_agent,
+    default_project,
+    resolve_agent,
+    resolve_project,
+)
+from coordd_wire.errors import (
+    Blocked,
+    Conflict,
+    CoordError,
+    DaemonUnavailable,
+    InternalError,
+    InvalidParams,
+    LeaseLost,
+    NotFound,
+    Overloaded,
+    ProtocolError,
+    RecipientNeverSeen,
+    Reserved,
+    ShuttingDown,
+    UntrustedSocket,
+)
+from coordd_wire.paths import default_socket_path
+from coordd_wire.wire import Event, Reservation, Task
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from coordd_client.aio import AsyncClient
-    from coordd_client.client import Client, EventStream
-    from coordd_client.identity import (
-        default_agent,
-        default_project,
-        resolve_agent,
-        resolve_project,
-    )
-    from coordd_wire.errors import (
-        Blocked,
-        Conflict,
-        CoordError,
-        DaemonUnavailable,
-        InternalError,
-        InvalidParams,
-        LeaseLost,
-        NotFound,
-        Overloaded,
-        ProtocolError,
-        RecipientNeverSeen,
-        Reserved,
-        ShuttingDown,
-        UntrustedSocket,
-    )
-    from coordd_wire.paths import default_socket_path
-    from coordd_wire.wire import Event, Reservation, Task
-
-#: Where each public name lives (kept in step with `__all__` by a test).
-_HOMES = {
-    "Client": "coordd_client.client",
-    "AsyncClient": "coordd_client.aio",
-    "EventStream": "coordd_client.client",
-    "Event": "coordd_wire.wire",
-    "Task": "coordd_wire.wire",
-    "Reservation": "coordd_wire.wire",
-    "default_socket_path": "coordd_wire.paths",
-    "default_agent": "coordd_client.identity",
-    "default_project": "coordd_client.identity",
-    "resolve_agent": "coordd_client.identity",
-    "resolve_project": "coordd_client.identity",
-    **dict.fromkeys(
-        (
-            "Conflict",
-            "CoordError",
-            "DaemonUnavailable",
-            "InternalError",
-            "InvalidParams",
-            "LeaseLost",
-            "NotFound",
-            "Overloaded",
-            "ProtocolError",
-            "Blocked",
-            "RecipientNeverSeen",
-            "Reserved",
-            "ShuttingDown",
-            "UntrustedSocket",
-        ),
-        "coordd_wire.errors",
-    ),
-}
 
 __all__ = [
     "AsyncClient",
@@ -105,9 +75,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    import importlib  # here, not above: `coord mcp`'s relay imports this package
+    """`AsyncClient`, imported with trio on first use (above: trio is an extra)."""
+    if name == "AsyncClient":
+        from coordd_client.aio import AsyncClient
 
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'coordd_client' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+        return AsyncClient
+    raise AttributeError(f"module 'coordd_client' has no attribute {name!r}")

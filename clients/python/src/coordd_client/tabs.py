@@ -97,8 +97,8 @@ def process(pid: int) -> Process | None:
     return Process(pid, int(match.group(1)), os.path.basename(match.group(3)), match.group(2))
 
 
-#: Whose process a call is about (issue 46): this one's, or, in a quick child
-#: (`coordd_apps.quick.server`, forked from the warm server, so its own parent and
+#: Whose process a call is about (issue 46): this one's, or, in a quick worker
+#: (`coordd_apps.quick.worker`, forked from the warm server, so its own parent and
 #: session are the server's), the caller's. The rules that read the process tree
 #: (this registry's ancestors, identity rule 7's terminal session) ask here.
 _caller: tuple[int, int] | None = None
@@ -108,6 +108,12 @@ def act_for(parent: int, session: int) -> None:
     """Make this process answer for a caller with this parent and session."""
     global _caller
     _caller = (parent, session)
+
+
+def act_for_self() -> None:
+    """Answer for this process again (a quick worker between two callers)."""
+    global _caller
+    _caller = None
 
 
 def parent_pid() -> int:

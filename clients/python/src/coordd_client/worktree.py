@@ -31,6 +31,12 @@ def _tops(directory: str) -> tuple[str | None, str | None]:
     return (os.path.realpath(top) if top else None, os.path.realpath(main) if main else None)
 
 
+def forget() -> None:
+    """Drop what was learnt of directories' worktrees: a process that outlives one
+    command (a quick worker) must see a worktree made or removed since."""
+    _tops.cache_clear()
+
+
 def worktree_top(directory: str) -> str | None:
     """The top level of the worktree containing `directory` (which must exist), if any."""
     return _tops(directory)[0]

@@ -6,9 +6,10 @@ else `$TMPDIR/coordd-<uid>`), as `mcp-<stamp>.sock`, with `mcp-<stamp>.lock`
 (who may start it) and `mcp-<stamp>.log` (its stderr) beside it. The stamp
 is a hash of:
 
-- the installed package's directory and every module's size and mtime, so a
-  relay of upgraded code (a `pip install`, a `git pull` in an editable
-  checkout) never talks to a server still running the old code;
+- the installed packages' directories (the wire, the library and the apps:
+  `coordd_wire`, `coordd_client`, `coordd_apps`) and every module's size and
+  mtime, so a relay of upgraded code (a `pip install`, a `git pull` in an
+  editable checkout) never talks to a server still running the old code;
 - `$HOME`, because the tab registry the server reads for each tab's name is
   under it (`coordd_client.tabs`), so two homes never share a server;
 - the interpreter, so two virtual environments of one checkout do not either.
@@ -23,8 +24,12 @@ import stat
 import sys
 import zlib
 
-#: The package whose code the stamp covers (`coordd_client`).
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The packages whose code the stamp covers: this one and its two siblings, which a
+#: server runs too (a wheel installs the three side by side, as the source tree has them).
+_SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PACKAGE_DIRS = tuple(
+    os.path.join(_SOURCE, name) for name in ("coordd_wire", "coordd_client", "coordd_apps")
+)
 #: Linux's `sun_path` holds 108 bytes with its NUL; macOS's 104.
 MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
 
@@ -59,10 +64,10 @@ class Place:
         return os.path.join(self.directory, f"{self.prefix}-{self.stamp}.log")
 
 
-def code_stamp(home: str, package_dir: str = PACKAGE_DIR) -> str:
+def code_stamp(home: str, package_dirs: tuple[str, ...] = PACKAGE_DIRS) -> str:
     """16 hex digits naming this code, this home and this interpreter (see above)."""
-    parts = [package_dir, home, sys.executable]
-    for root, dirs, files in os.walk(package_dir):
+    parts = [*package_dirs, home, sys.executable]
+    for root, dirs, files in (walked for d in package_dirs for walked in os.walk(d)):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith(".py"):

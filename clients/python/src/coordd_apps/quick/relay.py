@@ -5,13 +5,14 @@ the daemon's, named for this code, home and interpreter as the shared MCP
 server's is: `mcp_relay.place`), checks it is this user's, and sends one request:
 a line of JSON (argv, environment, working directory, umask, parent pid, session
 id) with this process's stdin, stdout and stderr attached (`SCM_RIGHTS`). The
-server's child answers `pid N` when it is ready, and runs the command only when
+server's worker answers `pid N` when it is ready, and runs the command only when
 this process says `go`: a call that gave up waiting (and runs the command itself)
-never runs twice, since its child then reads the end of the connection instead.
-The child answers `exit N` when done; this process forwards an interrupt or
-termination to it meanwhile, then exits with its status. A server that is not
+never runs twice, since its worker then reads the end of the connection instead.
+The worker answers `exit N` when done; this process forwards an interrupt or
+termination to it meanwhile, stops forwarding, closes the connection (the worker
+serves its next caller only after that close), then exits with its status. A server that is not
 there (or not this user's, or gone before `go`) returns None: the caller runs the
-command itself and starts a server for the next call. After `go`, the child's
+command itself and starts a server for the next call. After `go`, the worker's
 status is the answer, whatever it is.
 
 Standard library only, and its cheap parts (`_socket`, `_json`'s escaper,
@@ -48,7 +49,7 @@ QUICK_COMMANDS = frozenset(
 )  # fmt: skip
 #: Hook events served quickly: `wake` waits in the background for minutes.
 QUICK_HOOKS = frozenset({"pre-edit", "post-tool", "pre-commit", "session-start", "session-end"})
-#: Seconds to wait for the server's child to say it runs.
+#: Seconds to wait for the server's worker to say it runs.
 START_TIMEOUT_S = 10.0
 #: The server's socket name: `quick-<stamp>.sock`.
 PREFIX = "quick"
@@ -95,11 +96,11 @@ def try_quick(arguments: Sequence[str], place: Place) -> int | None:
         first = reader.line()
         if not first.startswith(b"pid "):
             sock.close()
-            return None  # the child never ran: nothing was done, run it here
+            return None  # the worker never ran: nothing was done, run it here
         child = int(first[4:])
         sock.settimeout(None)
         _forward_signals(child)
-        sock.sendall(b"go\n")  # from here on, the child runs it and nobody else
+        sock.sendall(b"go\n")  # from here on, the worker runs it and nobody else
     except OSError:
         sock.close()
         return None
@@ -108,9 +109,10 @@ def try_quick(arguments: Sequence[str], place: Place) -> int | None:
     except OSError:
         last = b""
     finally:
+        _stop_forwarding()  # before the close: the worker then serves other callers
         sock.close()
     if not last.startswith(b"exit "):
-        sys.stderr.write("coord: the quick server's child ended without a status\n")
+        sys.stderr.write("coord: the quick server's worker ended without a status\n")
         return 1
     return int(last[5:])
 
@@ -152,6 +154,11 @@ def _forward_signals(child: int) -> None:
 
     for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
         _signal.signal(signum, forward)
+
+
+def _stop_forwarding() -> None:
+    for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+        _signal.signal(signum, _signal.SIG_DFL)
 
 
 class _Lines:

@@ -1,45 +1,46 @@
-"""The quick server: the whole client loaded once, a child forked for each `coord` call.
+"""The quick server: the whole client loaded once, served to `coord` calls by warm workers.
 
 Started in the background by a call that found none (`relay.start_server`), in a
 session of its own, with its lock file held for its whole life (a second server
 for the same place exits at once). It loads every module a quick command needs,
-binds `quick-<stamp>.sock` (0600, in the user's private directory), and accepts
-only this user's processes (`SO_PEERCRED`). Each connection is a call: the server
-forks at once and goes back to accepting; the child reads the call, takes the
-caller's stdin, stdout and stderr, working directory, umask and environment, and
-answers for the caller's process (`tabs.act_for`), then runs `cli.main` exactly
-as the caller would have and reports its exit status.
+binds `quick-<stamp>.sock` (0600, in the user's private directory), and forks
+workers that accept the calls on it (`worker.py`): each serves calls one after
+another, so a call pays neither a fork nor the copying of the pages it touches,
+which a child forked per call paid every time. The server keeps a spare: whenever
+no worker is waiting for a call, it forks one (up to `MAX_WORKERS`; more calls
+wait in the socket's backlog). Workers say on a pipe when they wait and when they
+serve; the server reaps the ones that end.
 
-It has no threads (a fork copies only the forking thread), frees its children
-without waiting on them (`SIGCHLD` ignored), and exits after `IDLE_S` without a
-call, or within `CHECK_S` of its socket being removed or replaced. Code that changes (an upgrade, an
-edit of an editable install) is another stamp, hence another server; the old one
-idles out.
+It has no threads (a fork copies only the forking thread), and exits after
+`IDLE_S` without a call, or within `CHECK_S` of its socket being removed or
+replaced; its workers see it gone within `worker.CHECK_S` and end too, never in the
+middle of a call. Code that changes (an upgrade, an edit of an editable install) is
+another stamp, hence another server; the old one idles out.
 """
 
 from __future__ import annotations
 
-import array
 import fcntl
 import gc
-import json
 import os
+import select
 import signal
 import socket
-import sys
 import time
-from typing import Any
 
-from coordd_client import tabs
+from coordd_apps.quick import worker
 
 #: Seconds without a call before the server exits.
 IDLE_S = 900.0
 #: Seconds between looks at the socket (gone or replaced: the server exits).
 CHECK_S = 5.0
-#: Seconds a child waits for its call and its `go`.
-CALL_TIMEOUT_S = 30.0
-#: The longest call (its environment, mostly) a child reads.
-MAX_CALL_BYTES = 4 * 1024 * 1024
+#: Workers at most: calls beyond them wait for one (they are short; the cores are few).
+MAX_WORKERS = max(4, min(16, 2 * (os.cpu_count() or 2)))
+#: Workers in a row that may end before serving, before the server gives up (no loop
+#: of forks when something breaks every worker at its start).
+MAX_FAILED_STARTS = 8
+#: A worker forked and not heard from yet (it counts as a spare).
+STARTING = b"s"
 
 
 def main(argv: list[str]) -> int:
@@ -51,45 +52,119 @@ def main(argv: list[str]) -> int:
         return 0  # another server holds this place
     _preload()
     listener = _bind(socket_path)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are freed without a wait
-    gc.freeze()  # what is loaded stays shared with every child (no copy on a collection)
+    gc.freeze()  # what is loaded stays shared with every worker (no copy on a collection)
     bound = os.stat(socket_path)
-    listener.settimeout(CHECK_S)
+    pool = _Pool(listener, lock)
     last_call = time.monotonic()
-    while _still_ours(socket_path, bound) and time.monotonic() - last_call < IDLE_S:
-        try:
-            conn, _ = listener.accept()
-        except TimeoutError:
-            continue
-        last_call = time.monotonic()
-        if not _same_user(conn):
-            conn.close()
-            continue
-        if os.fork() == 0:
-            listener.close()
-            os.close(lock)
-            _serve(conn)  # never returns
-        conn.close()
+    while (
+        _still_ours(socket_path, bound)
+        and time.monotonic() - last_call < IDLE_S
+        and not pool.broken
+    ):
+        if pool.serving(CHECK_S):
+            last_call = time.monotonic()
     if _still_ours(socket_path, bound):
         os.unlink(socket_path)
     return 0
 
 
-def _preload() -> None:
-    """Every module a quick command runs, so a child imports nothing."""
-    import coordd_apps.hooks.entry
-    import coordd_apps.hooks.run
-    import coordd_apps.hooks.transcript  # issue 48: a hook's usage report
-    import coordd_apps.hooks.usage
-    import coordd_apps.summary  # noqa: F401
-    import coordd_client.methods_usage  # noqa: F401
-    import coordd_wire.wire_usage  # noqa: F401
-    from coordd_apps import cli
+class _Pool:
+    """The workers: which wait for a call and which serve one, and a spare kept."""
 
+    def __init__(self, listener: socket.socket, lock: int) -> None:
+        self.listener = listener
+        self.lock = lock
+        self.notify_r, self.notify_w = os.pipe()
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # wakes the select
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        #: pid -> what it last said (`worker.IDLE`, `worker.BUSY`), or STARTING.
+        self.state: dict[int, bytes] = {}
+        #: Workers in a row that ended before they ever waited for a call.
+        self.failed_starts = 0
+
+    @property
+    def broken(self) -> bool:
+        """Workers cannot start (the server then ends; calls run in their own process)."""
+        return self.failed_starts >= MAX_FAILED_STARTS
+
+    def serving(self, timeout_s: float) -> bool:
+        """Keep a spare, wait for news up to `timeout_s`; whether a call was taken."""
+        spare = any(said != worker.BUSY for said in self.state.values())
+        if not spare and len(self.state) < MAX_WORKERS:
+            self._fork()
+        ready, _, _ = select.select([self.notify_r, self.wake_r], [], [], timeout_s)
+        took = False
+        if self.notify_r in ready:
+            news = os.read(self.notify_r, 5 * 256)  # whole records: writes of 5 are atomic
+            for at in range(0, len(news) - len(news) % 5, 5):
+                pid = int.from_bytes(news[at + 1 : at + 5], "little")
+                if pid in self.state:
+                    self.state[pid] = news[at : at + 1]
+                    took = took or self.state[pid] == worker.BUSY
+                    self.failed_starts = 0
+        if self.wake_r in ready:
+            os.read(self.wake_r, 4096)
+        self._reap()
+        return took
+
+    def _fork(self) -> None:
+        keeper = not self.state  # the first never idles out: a lone call finds it warm
+        pid = os.fork()
+        if pid == 0:
+            for fd in (self.lock, self.notify_r, self.wake_r):
+                os.close(fd)
+            worker.work(self.listener, self.notify_w, os.getppid(), keeper)
+        self.state[pid] = STARTING
+
+    def _reap(self) -> None:
+        while self.state:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if self.state.pop(pid, None) == STARTING:
+                self.failed_starts += 1
+
+
+def _preload() -> None:
+    """Every module a quick command may run, so a worker imports nothing on a call: all of
+    the CLI's and the hooks' modules, and what they import only inside a function."""
+    import importlib
+    import pkgutil
+
+    from coordd_apps import cli, hooks
+
+    for package in (cli, hooks):
+        for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+            if not found.name.endswith(".__main__"):
+                importlib.import_module(found.name)
+    for name in LAZY_IMPORTS:
+        importlib.import_module(name)
     cli.load_groups()
     from coordd_apps.cli.registry import build_parser
 
     build_parser(cli.WORKFLOW)
+
+
+#: Modules the quick commands import inside a function (not needed by every call).
+LAZY_IMPORTS = (
+    "coordd_client.advice",
+    "coordd_apps.cost_report",
+    "coordd_apps.export",
+    "coordd_client.human",
+    "coordd_client.methods_usage",
+    "coordd_apps.prices",
+    "coordd_wire.wire_edits",
+    "coordd_wire.wire_messages",
+    "coordd_wire.wire_usage",
+    "coordd_client.render",
+    "coordd_apps.setup.auto_reserve",
+    "coordd_apps.summary",
+)
 
 
 def _bind(path: str) -> socket.socket:
@@ -113,102 +188,7 @@ def _still_ours(path: str, bound: os.stat_result) -> bool:
     return (now.st_dev, now.st_ino) == (bound.st_dev, bound.st_ino)
 
 
-def _same_user(conn: socket.socket) -> bool:
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-    return int.from_bytes(creds[4:8], sys.byteorder) == os.geteuid()
-
-
-def _serve(conn: socket.socket) -> None:
-    """A child: read the call, wait for `go`, run it as the caller, report, exit."""
-    code = 1
-    try:
-        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        conn.settimeout(CALL_TIMEOUT_S)
-        call, fds = _receive(conn)
-        conn.sendall(f"pid {os.getpid()}\n".encode())
-        if _line(conn) != b"go":
-            os._exit(0)  # the caller gave up and runs it itself
-        conn.settimeout(None)
-        _become_the_caller(call, fds)
-        code = _run(call["argv"])
-        conn.sendall(f"exit {code}\n".encode())
-    except BaseException as exc:  # a child never returns into the server's loop
-        sys.stderr.write(f"coord: the quick server's child failed: {exc!r}\n")
-    finally:
-        os._exit(code)
-
-
-def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    fds = array.array("i")
-    data, ancillary, _, _ = conn.recvmsg(65536, socket.CMSG_SPACE(3 * fds.itemsize))
-    for level, kind, payload in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-    while not data.endswith(b"\n"):
-        piece = conn.recv(65536)
-        if not piece or len(data) > MAX_CALL_BYTES:
-            raise ConnectionError("the call ended before its line did")
-        data += piece
-    if len(fds) != 3:
-        raise ConnectionError(f"the call came with {len(fds)} descriptors, not 3")
-    call: dict[str, Any] = json.loads(data)
-    return call, list(fds)
-
-
-def _line(conn: socket.socket) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        piece = conn.recv(64)
-        if not piece:
-            return b""
-        data += piece
-    return data.rstrip(b"\n")
-
-
-def _become_the_caller(call: dict[str, Any], fds: list[int]) -> None:
-    """The caller's stdin, stdout and stderr, directory, umask, environment and process."""
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    os.chdir(call["cwd"])
-    os.umask(int(call["umask"]))
-    os.environ.clear()
-    os.environ.update(call["env"])
-    tabs.act_for(int(call["parent"]), int(call["session"]))
-    sys.argv = ["coord", *call["argv"]]
-
-
-def _run(argv: list[str]) -> int:
-    """`cli.main(argv)` as the console script runs it: SystemExit's code, and the
-    interpreter's own 120 when stdout cannot be flushed at the end."""
-    from coordd_apps.cli import main as cli
-
-    try:
-        code: object = cli(argv)
-    except SystemExit as exc:
-        code = exc.code
-    except KeyboardInterrupt:
-        code = 130
-        sys.stderr.write("\n")
-    except Exception:  # as the interpreter reports an uncaught one
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):
-        sys.stderr.write(f"{code}\n")
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, OSError):
-            code = 120
-    return code
-
-
 if __name__ == "__main__":
+    import sys
+
     sys.exit(main(sys.argv[1:]))
