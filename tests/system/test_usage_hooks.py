@@ -41,10 +41,11 @@ def claude_line(
     message: str, request: str | None, block: int, at: str | None = None, **usage: int
 ) -> str:
     """One assistant line: Claude Code writes one per content block of a response
-    (2.1.332 writes no `requestId`: `request` None)."""
+    (2.1.332 writes no `requestId`: `request` None). Stamped a second from now unless
+    `at` says: every test writes its lines after the claim they are charged to."""
     line = {
         "type": "assistant", "uuid": f"{message}-{block}", "requestId": request,
-        "timestamp": at or now(), "sessionId": SESSION_A,
+        "timestamp": at or later(), "sessionId": SESSION_A,
         "message": {"id": message, "model": "claude-sonnet-4-5", "role": "assistant",
                     "usage": {"input_tokens": usage.get("i", 0), "output_tokens": usage.get("o", 0),
                               "cache_creation_input_tokens": usage.get("cc", 0),
