@@ -9,8 +9,17 @@ import pytest
 import trio
 
 from coordd.daemon import Daemon
-from coordd_client import Client, Conflict, DaemonUnavailable, InvalidParams, NotFound, Task
+from coordd_client import (
+    Client,
+    Conflict,
+    DaemonUnavailable,
+    InvalidParams,
+    NotFound,
+    Task,
+    methods,
+)
 from coordd_client.aio import NOTIFICATIONS_QUEUED, AsyncClient
+from coordd_client.gather import gather, value
 from coordd_client.rpc import Response
 from coordd_wire.paths import default_socket_path
 
@@ -61,6 +70,39 @@ async def test_blocking_client_round_trip(inproc: Daemon) -> None:
             return won.won, client.get(task.id).task.claimed_by or ""
 
     assert await trio.to_thread.run_sync(use_blocking_client) == (True, "t")
+
+
+async def test_gathered_calls_answer_in_the_order_asked_in_one_round_trip(
+    inproc: Daemon,
+) -> None:
+    """`gather` (issue 46): independent calls sent together; each answer is its own
+    call's, in the order asked, a refusal returned in its place, not raised."""
+
+    def gathered() -> list[object]:
+        with Client(inproc.config.socket_path, project="/p") as client:
+            posted = [client.post(f"task {n}").task for n in range(3)]
+            client.claim(posted[1].id, "ada")
+            answers = gather(
+                client,
+                [
+                    methods.get(posted[2].id),
+                    methods.get(999_999),
+                    methods.list_tasks(state="claimed"),
+                    methods.server_info(),
+                    methods.get(posted[0].id),
+                ],
+            )
+            assert value(answers[0]).task.title == "task 2"
+            assert isinstance(answers[1], NotFound)
+            with pytest.raises(NotFound):
+                value(answers[1])
+            assert [t.id for t in value(answers[2]).tasks] == [posted[1].id]
+            assert value(answers[3]).last_seq >= 4
+            assert value(answers[4]).task.title == "task 0"
+            # The connection is in step after it: the next call gets its own answer.
+            return [client.get(posted[1].id).task.claimed_by]
+
+    assert await trio.to_thread.run_sync(gathered) == ["ada"]
 
 
 def test_unavailable_daemon_is_a_clear_exception(tmp_path: Path) -> None:

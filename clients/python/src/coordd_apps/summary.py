@@ -20,10 +20,11 @@ from datetime import UTC, datetime
 import msgspec
 
 from coordd_apps.render_edits import other_line
-from coordd_client import presence, render
+from coordd_client import methods, methods_edits, presence, render
 from coordd_client.client import Client
+from coordd_client.gather import gather, value
 from coordd_client.human import is_person
-from coordd_client.paging import all_tasks, first_tasks
+from coordd_client.paging import all_tasks, first_page, more_tasks
 from coordd_wire.errors import MethodNotFound
 from coordd_wire.wire import Event, Reservation, Task
 from coordd_wire.wire_edits import FileEdit
@@ -89,9 +90,27 @@ def summarize(
     client: Client, agent: str, project: str, *, shell_is_the_agent: bool = True
 ) -> BoardSummary:
     now = datetime.now(UTC)
-    mine = all_tasks(client, project=project, state="claimed", claimed_by=agent)
-    claimed, _ = first_tasks(client, SCAN_PAGES, project=project, state="claimed")
-    pending, cut_short = first_tasks(client, SCAN_PAGES, project=project, state="pending")
+    # The reads that do not depend on each other, in one round trip (issue 46: a
+    # session-start hook waited on seven in turn).
+    mine_asked = {"project": project, "state": "claimed", "claimed_by": agent}
+    claimed_asked = {"project": project, "state": "claimed"}
+    pending_asked = {"project": project, "state": "pending"}
+    answers = gather(
+        client,
+        [
+            first_page(**mine_asked),
+            first_page(**claimed_asked),
+            first_page(**pending_asked),
+            methods.reservations(project=project),
+            methods_edits.recent_edits(project=project, agent=agent, limit=EDITS_SHOWN + 1),
+            methods.server_info(),
+            methods.agents(),
+        ],
+    )
+    mine_page, claimed_page, pending_page, reserved_now, edits, info, agents = answers
+    mine, _ = more_tasks(client, value(mine_page), None, **mine_asked)
+    claimed, _ = more_tasks(client, value(claimed_page), SCAN_PAGES, **claimed_asked)
+    pending, cut_short = more_tasks(client, value(pending_page), SCAN_PAGES, **pending_asked)
     # Ready: pending with every dependency done (1.1), and not handed to someone else.
     ready = sorted(
         (t for t in pending if t.ready and t.assignee in (None, agent)),
@@ -100,16 +119,17 @@ def summarize(
     for_me = [t for t in pending if t.assignee == agent]
     if cut_short:  # what was handed to the caller is few: ask for all of it
         for_me = all_tasks(client, project=project, state="pending", assignee=agent)
-    reserved = client.reservations(project=project).reservations
-    elsewhere = edited_elsewhere(client, agent, project)
-    recent = _recent_events(client, project)
+    reserved: list[Reservation] = value(reserved_now).reservations
+    # Other agents' edits: none from a daemon without the feature (1.2 section 11).
+    elsewhere: list[FileEdit] = [] if isinstance(edits, MethodNotFound) else value(edits).edits
+    recent = _recent_events(client, project, value(info).last_seq)
     holding: dict[str, list[int]] = defaultdict(list)
     for task in claimed:
         if task.claimed_by and task.claimed_by != agent:
             holding[task.claimed_by].append(task.id)
     # This project's agents at work, not every name the daemon knows (presence.py).
     seen = presence.scoped(
-        client.agents().agents,
+        value(agents).agents,
         now,
         holders=set(holding) | {r.agent for r in reserved},
         involved=presence.involved([*claimed, *pending], recent),
@@ -187,15 +207,6 @@ def _reservations(mine: list[Reservation]) -> list[str]:
         lines.append(f"  {cut(r.pattern, TITLE_CHARS)} ({kind}, {until}{task})")
     _more(lines, len(mine) - MY_RESERVATIONS_SHOWN, "coord reservations --mine")
     return lines
-
-
-def edited_elsewhere(client: Client, agent: str, project: str) -> list[FileEdit]:
-    """Other live agents' edits, in other worktrees, of files `agent` edited too
-    (docs/PROTOCOL-1.2.md section 11); none from a daemon without the feature."""
-    try:
-        return client.recent_edits(project=project, agent=agent, limit=EDITS_SHOWN + 1).edits
-    except MethodNotFound:
-        return []
 
 
 def _elsewhere(edits: list[FileEdit], project: str) -> list[str]:
@@ -288,9 +299,9 @@ def _acks(acks: list[Task]) -> list[str]:
     ]
 
 
-def _recent_events(client: Client, project: str) -> list[Event]:
-    """`project`'s events among the log's last `ACK_LOOKBACK_EVENTS`, oldest first."""
-    last = client.server_info().last_seq
+def _recent_events(client: Client, project: str, last: int) -> list[Event]:
+    """`project`'s events among the log's last `ACK_LOOKBACK_EVENTS` (up to `last`),
+    oldest first."""
     return client.events_since(
         after_seq=max(0, last - ACK_LOOKBACK_EVENTS),
         project=project,

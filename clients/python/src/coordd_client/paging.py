@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from coordd_client import methods
 from coordd_client.client import Client
 from coordd_wire.errors import ProtocolError
-from coordd_wire.wire import Event, Task
+from coordd_wire.wire import Event, ListResult, Task
 
 #: Items asked for per page: the protocol's maxima are 1,000 tasks and 10,000 events.
 TASK_PAGE = 1000
@@ -21,16 +22,32 @@ def all_tasks(client: Client, **filters: Any) -> list[Task]:
 def first_tasks(client: Client, pages: int | None, **filters: Any) -> tuple[list[Task], bool]:
     """The tasks of at most `pages` pages (None: all), in id order; and whether more
     were left unread (a summary then says "at least")."""
-    found: list[Task] = []
-    after: int | None = None
-    while pages is None or pages > 0:
+    if pages is not None and pages <= 0:
+        return [], True
+    return more_tasks(client, client.list_tasks(**filters, limit=TASK_PAGE), pages, **filters)
+
+
+def first_page(**filters: Any) -> methods.Call[ListResult]:
+    """The call for the first page `first_tasks` would read (to send it beside others:
+    `gather`), whose answer `more_tasks` goes on from."""
+    return methods.list_tasks(**filters, limit=TASK_PAGE)
+
+
+def more_tasks(
+    client: Client, page: ListResult, pages: int | None, **filters: Any
+) -> tuple[list[Task], bool]:
+    """`first_tasks`, its first page already read."""
+    found = list(page.tasks)
+    after = page.next_after_id
+    left = None if pages is None else pages - 1
+    while after is not None:
+        if left is not None and left <= 0:
+            return found, True
         page = client.list_tasks(**filters, after_id=after, limit=TASK_PAGE)
         found += page.tasks
         after = page.next_after_id
-        if after is None:
-            return found, False
-        pages = None if pages is None else pages - 1
-    return found, True
+        left = None if left is None else left - 1
+    return found, False
 
 
 def task_history(client: Client, task_id: int) -> list[Event]:
