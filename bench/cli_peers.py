@@ -99,7 +99,7 @@ def measure(rounds: int = 3, calls: int = 10) -> dict[str, float]:
 
             wait_for_quick(env)
             storage = work / "hub"
-            ours, theirs = [], []
+            ours, theirs, peer_failed = [], [], 0
             for r in range(rounds):
                 coord_cmds = [
                     [[coord, "claim", str(ids.pop()), "--agent", f"a{w}"] for _ in range(calls)]
@@ -113,12 +113,16 @@ def measure(rounds: int = 3, calls: int = 10) -> dict[str, float]:
                 mine = run_round(coord_cmds, env, work)
                 peer = run_round(hub_cmds, env, work)
                 assert set(mine.codes) == {0}, mine.codes  # each its own task: every call won
-                assert set(peer.codes) == {0}, peer.codes
+                # The peer's own failures (its SQLite busy under 16 processes) are counted,
+                # not fatal: its rate counts them as calls, which flatters it.
+                peer_failed += sum(1 for code in peer.codes if code != 0)
                 ours.append(mine.rate)
                 theirs.append(peer.rate)
             out["cli16_coord_per_s"] = statistics.median(ours)
             out["cli16_peer_per_s"] = statistics.median(theirs)
             out["cli16_ratio"] = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
+            out["cli16_peer_failed"] = float(peer_failed)
+            out["cli16_calls_each"] = float(rounds * WORKERS * calls)
             for agents, count in RACES.items():
                 ours_won, theirs_won = [], []
                 for r in range(count):

@@ -441,6 +441,8 @@ def cli_peer_lines(extra: dict[str, float]) -> list[str]:
         f"| ratio (median of rounds) | {extra['cli16_ratio']:.1f}x | 1.0x |",
         f"| winners of one raced task | {extra['race16_coord_winners']:.0f}"
         f" | {extra['race16_peer_winners']:.0f} |",
+        f"| calls that failed (of {extra.get('cli16_calls_each', 0):,.0f} each) | 0"
+        f" | {extra.get('cli16_peer_failed', 0):,.0f} |",
         "",
     ]
 
