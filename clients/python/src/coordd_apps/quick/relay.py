@@ -209,7 +209,10 @@ def start_server(place: Place) -> None:
     except OSError:
         return
     try:
-        command = [sys.executable, "-m", "coordd_apps.quick.server", place.socket, place.lock]
+        # -P: not the caller's directory first on sys.path, where a project's `random.py`
+        # (or its own `coordd_apps`) would be imported and run by the server instead.
+        command = [sys.executable, "-P", "-m", "coordd_apps.quick.server"]
+        command += [place.socket, place.lock]
         actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_DUP2, log, 1),
