@@ -218,3 +218,16 @@ def test_a_projects_module_is_not_run_by_the_server(
     assert not ran.exists()
     quick_server_ready(workdir)
     call({**unstarted, "COORD_QUICK": "require"}, "whoami")
+
+
+def test_a_callers_own_stdio_encoding_is_kept(quick: dict[str, str]) -> None:
+    """`PYTHONIOENCODING` set by a caller: a worker's streams were made with the server's
+    encoding, so the call runs in its own process and says what it says there."""
+    call(quick, "post", "tea \u2615")
+    said = {}
+    chosen = {**quick, "PYTHONIOENCODING": "ascii:backslashreplace"}
+    for way, env in (("quick", chosen), ("own process", {**chosen, "COORD_QUICK": "0"})):
+        done = subprocess.run([COORD, "ls"], env=env, capture_output=True, timeout=60, check=False)
+        said[way] = (done.returncode, done.stdout, done.stderr)
+    assert said["quick"] == said["own process"]
+    assert b"tea \\u2615" in said["quick"][1], said
