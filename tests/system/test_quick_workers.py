@@ -158,3 +158,76 @@ def test_a_closed_stdout_is_answered_as_in_its_own_process(quick: dict[str, str]
         statuses[way] = (done.returncode, done.stderr)
     assert statuses["quick"] == statuses["own process"]
     assert statuses["quick"][0] == 0, statuses
+
+
+@pytest.fixture
+def unstarted(workdir: Path) -> Iterator[dict[str, str]]:
+    """A daemon and no quick server yet: the test's first call starts one, from where it
+    stands."""
+    (workdir / "home").mkdir()
+    daemon = DaemonProcess(workdir, db_path=workdir / "coord.db", socket_path=workdir / "s.sock")
+    daemon.start()
+    try:
+        yield coord_env(
+            workdir / "s.sock", COORD_QUICK="1", HOME=str(workdir / "home"), COORD_AGENT="ada"
+        )
+    finally:
+        daemon.stop()
+
+
+def test_a_server_started_in_a_directory_removed_since_serves_on(
+    workdir: Path, unstarted: dict[str, str]
+) -> None:
+    """A first call from a worktree that is removed later (a finished agent's): the server
+    and its workers do not live in the caller's directory."""
+    worktree = workdir / "worktree"
+    worktree.mkdir()
+    first = subprocess.run(
+        [COORD, "whoami"], env=unstarted, cwd=worktree, capture_output=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert first.returncode == 0, first
+    quick_server_ready(workdir)
+    worktree.rmdir()
+    required = {**unstarted, "COORD_QUICK": "require"}
+    for _ in range(3):  # the worker that served it, and the ones after it
+        call(required, "post", "after the worktree went")
+    assert len(json.loads(call(required, "ls", "--json").stdout)["tasks"]) == 3
+
+
+def test_a_projects_module_is_not_run_by_the_server(
+    workdir: Path, unstarted: dict[str, str]
+) -> None:
+    """A first call from a project whose top level has a module named as one the server
+    imports (`random.py`): the server imports its own, never the project's."""
+    project = workdir / "project"
+    project.mkdir()
+    ran = workdir / "the project's random.py ran"
+    (project / "random.py").write_text(
+        f"open({str(ran)!r}, 'w').close()\nraise SystemExit('not the real random')\n"
+    )
+    first = subprocess.run(
+        [COORD, "whoami"], env=unstarted, cwd=project, capture_output=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert first.returncode == 0, first
+    deadline = time.monotonic() + 60
+    while not ran.exists() and not list(workdir.glob("quick-*.sock")):
+        assert time.monotonic() < deadline, "no quick server started, and no module ran"
+        time.sleep(0.02)  # the event: the server's socket, or the project's module ran
+    assert not ran.exists()
+    quick_server_ready(workdir)
+    call({**unstarted, "COORD_QUICK": "require"}, "whoami")
+
+
+def test_a_callers_own_stdio_encoding_is_kept(quick: dict[str, str]) -> None:
+    """`PYTHONIOENCODING` set by a caller: a worker's streams were made with the server's
+    encoding, so the call runs in its own process and says what it says there."""
+    call(quick, "post", "tea \u2615")
+    said = {}
+    chosen = {**quick, "PYTHONIOENCODING": "ascii:backslashreplace"}
+    for way, env in (("quick", chosen), ("own process", {**chosen, "COORD_QUICK": "0"})):
+        done = subprocess.run([COORD, "ls"], env=env, capture_output=True, timeout=60, check=False)
+        said[way] = (done.returncode, done.stdout, done.stderr)
+    assert said["quick"] == said["own process"]
+    assert b"tea \\u2615" in said["quick"][1], said

@@ -80,7 +80,7 @@ def check_boards(
     reached = [] if missing else probe_all(surfaces, probe_env)
     if missing:
         findings.append(Finding(SECTION, "mcp servers", True, missing, skipped=True))
-    for surface, answer in zip(surfaces, reached, strict=True):
+    for surface, answer in zip([] if missing else surfaces, reached, strict=True):
         shell = (shell_board, shell_socket)
         findings.append(_surface_finding(surface, answer, keep=keep, shell=shell, split=split))
     if split:

@@ -161,7 +161,8 @@ def _spawn_and_wait(place: Place) -> None:
     log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:
         os.set_inheritable(ready_w, True)
-        command = [sys.executable, "-m", "coordd_apps.mcp_bridge.shared"]
+        # -P: a project's module in the tab's directory must not shadow the server's.
+        command = [sys.executable, "-P", "-m", "coordd_apps.mcp_bridge.shared"]
         command += ["--socket", place.socket, "--ready-fd", str(ready_w)]
         actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

@@ -49,6 +49,10 @@ QUICK_COMMANDS = frozenset(
 )  # fmt: skip
 #: Hook events served quickly: `wake` waits in the background for minutes.
 QUICK_HOOKS = frozenset({"pre-edit", "post-tool", "pre-commit", "session-start", "session-end"})
+#: A caller's choice of its own stdio's encoding: a worker's streams were made at the
+#: server's start and keep the server's, so such a call runs in its own process (and
+#: starts no server, which would make it every later caller's encoding).
+IO_ENCODING_ENV = "PYTHONIOENCODING"
 #: Seconds to wait for the server's worker to say it runs.
 START_TIMEOUT_S = 10.0
 #: The server's socket name: `quick-<stamp>.sock`.
@@ -66,6 +70,8 @@ def place_of(arguments: Sequence[str]) -> Place:
 def wanted(arguments: Sequence[str], command: str | None) -> bool:
     """Whether this call goes the quick way."""
     if os.environ.get(QUICK_ENV, "") == "0" or command not in QUICK_COMMANDS:
+        return False
+    if os.environ.get(IO_ENCODING_ENV):
         return False
     if "--wait" in arguments or any(a.startswith("--wait=") for a in arguments):
         return False
@@ -209,7 +215,10 @@ def start_server(place: Place) -> None:
     except OSError:
         return
     try:
-        command = [sys.executable, "-m", "coordd_apps.quick.server", place.socket, place.lock]
+        # -P: not the caller's directory first on sys.path, where a project's `random.py`
+        # (or its own `coordd_apps`) would be imported and run by the server instead.
+        command = [sys.executable, "-P", "-m", "coordd_apps.quick.server"]
+        command += [place.socket, place.lock]
         actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_DUP2, log, 1),

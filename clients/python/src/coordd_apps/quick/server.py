@@ -50,6 +50,9 @@ def main(argv: list[str]) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another server holds this place
+    # Not the directory of the call that started it: a worktree removed since would fail
+    # every worker's way back to it between calls (and keep the directory in use).
+    os.chdir("/")
     _preload()
     listener = _bind(socket_path)
     gc.freeze()  # what is loaded stays shared with every worker (no copy on a collection)

@@ -35,6 +35,7 @@ import time
 from typing import Any, NoReturn
 
 from coordd_client import tabs, worktree
+from coordd_wire.peercred import peer_uid
 
 #: Seconds a worker waits for its call and its `go`.
 CALL_TIMEOUT_S = 30.0
@@ -114,8 +115,10 @@ def _defaults() -> None:
 
 
 def _same_user(conn: socket.socket) -> bool:
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-    return int.from_bytes(creds[4:8], sys.byteorder) == os.geteuid()
+    """The caller is this user (macOS has no `SO_PEERCRED`: `peer_uid` asks its own way;
+    where nothing can tell, the private directory guards the socket, as for the relay)."""
+    uid = peer_uid(conn)
+    return uid is None or uid == os.geteuid()
 
 
 class _Baseline:
