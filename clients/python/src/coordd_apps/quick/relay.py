@@ -53,6 +53,8 @@ QUICK_HOOKS = frozenset({"pre-edit", "post-tool", "pre-commit", "session-start",
 #: server's start and keep the server's, so such a call runs in its own process (and
 #: starts no server, which would make it every later caller's encoding).
 IO_ENCODING_ENV = "PYTHONIOENCODING"
+#: The signals a relay passes on to the worker serving its call.
+FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 #: Seconds to wait for the server's worker to say it runs.
 START_TIMEOUT_S = 10.0
 #: The server's socket name: `quick-<stamp>.sock`.
@@ -105,8 +107,12 @@ def try_quick(arguments: Sequence[str], place: Place) -> int | None:
             return None  # the worker never ran: nothing was done, run it here
         child = int(first[4:])
         sock.settimeout(None)
-        _forward_signals(child)
-        sock.sendall(b"go\n")  # from here on, the worker runs it and nobody else
+        before = _forward_signals(child)
+        try:
+            sock.sendall(b"go\n")  # from here on, the worker runs it and nobody else
+        except OSError:
+            _stop_forwarding(before)  # it runs here: an interrupt is this process's again
+            raise
     except OSError:
         sock.close()
         return None
@@ -149,8 +155,9 @@ def _fds() -> bytes:
     return b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (0, 1, 2))
 
 
-def _forward_signals(child: int) -> None:
-    """An interrupt or termination of this process reaches the child doing the work."""
+def _forward_signals(child: int) -> list[object]:
+    """An interrupt or termination of this process reaches the worker doing the work;
+    the handlers it had before, to put back."""
 
     def forward(signum: int, _frame: object) -> None:
         try:
@@ -158,13 +165,14 @@ def _forward_signals(child: int) -> None:
         except OSError:
             pass
 
-    for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
-        _signal.signal(signum, forward)
+    return [_signal.signal(signum, forward) for signum in FORWARDED]
 
 
-def _stop_forwarding() -> None:
-    for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
-        _signal.signal(signum, _signal.SIG_DFL)
+def _stop_forwarding(handlers: list[object] | None = None) -> None:
+    """Signals this process's own again: `handlers` (what `_forward_signals` replaced),
+    or the system's defaults once the worker's status is in (the relay only exits)."""
+    for n, signum in enumerate(FORWARDED):
+        _signal.signal(signum, _signal.SIG_DFL if handlers is None else handlers[n])
 
 
 class _Lines:
