@@ -231,3 +231,20 @@ def test_a_callers_own_stdio_encoding_is_kept(quick: dict[str, str]) -> None:
         said[way] = (done.returncode, done.stdout, done.stderr)
     assert said["quick"] == said["own process"]
     assert b"tea \\u2615" in said["quick"][1], said
+
+
+def test_a_stdout_closed_from_the_start_is_answered_as_in_its_own_process(
+    quick: dict[str, str],
+) -> None:
+    """`coord ls >&-`: no stdout at all (Python's `sys.stdout` is None in its own
+    process); both ways end alike, without a traceback."""
+    call(quick, "post", "one to list")
+    outcomes = {}
+    for way, env in (("quick", quick), ("own process", {**quick, "COORD_QUICK": "0"})):
+        done = subprocess.run(
+            ["sh", "-c", f'"{COORD}" ls >&-'], env=env, stderr=subprocess.PIPE, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+        outcomes[way] = (done.returncode, done.stderr)
+    assert outcomes["own process"] == (0, ""), outcomes
+    assert outcomes["quick"] == outcomes["own process"]

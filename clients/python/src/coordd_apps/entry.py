@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _closed_streams_to_null()
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = command_of(arguments)
     if command == "mcp":
@@ -52,3 +53,17 @@ def _in_process(arguments: list[str]) -> int:
     from coordd_apps.cli import main as cli
 
     return cli(arguments)
+
+
+def _closed_streams_to_null() -> None:
+    """A standard descriptor closed at start (`coord ls >&-`) is /dev/null here, as the
+    shell user meant: the CLI writes to `sys.stdout` (None in such a process, a
+    traceback at the first write), and a socket opened later must not take its number
+    (the quick relay would hand its own connection over as the caller's stdout)."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is None:
+            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            if null != fd:  # the lowest free number: `fd` itself unless a lower one is free
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115
