@@ -248,3 +248,38 @@ def test_a_stdout_closed_from_the_start_is_answered_as_in_its_own_process(
         outcomes[way] = (done.returncode, done.stderr)
     assert outcomes["own process"] == (0, ""), outcomes
     assert outcomes["quick"] == outcomes["own process"]
+
+
+def test_a_terminated_call_ends_as_in_its_own_process(workdir: Path, quick: dict[str, str]) -> None:
+    """SIGTERM to a `coord` waiting on its stdin: the caller dies by SIGTERM both ways
+    (the quick relay forwards it, the worker dies of it, the relay then of it too)."""
+    call(quick, "whoami")
+    server = server_pid(workdir)
+    statuses = {}
+    for way, env in (("quick", quick), ("own process", {**quick, "COORD_QUICK": "0"})):
+        reader, writer = os.pipe()
+        process = subprocess.Popen(
+            [COORD, "post", "terminated", "--body", "-"], env=env, stdin=reader,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        os.close(reader)
+        pipe = os.readlink(f"/proc/self/fd/{writer}")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the one doing the work holds the pipe
+            doers = workers(server) if way == "quick" else {process.pid}
+            if any(_holds(pid, pipe) for pid in doers):
+                break
+            time.sleep(0.02)
+        process.terminate()
+        _, stderr = process.communicate(timeout=60)
+        os.close(writer)
+        statuses[way] = (process.returncode, stderr)
+    assert statuses["own process"][0] == -signal.SIGTERM, statuses
+    assert statuses["quick"] == statuses["own process"]
+
+
+def _holds(pid: int, pipe: str) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/0") == pipe
+    except OSError:
+        return False

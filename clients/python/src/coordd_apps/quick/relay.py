@@ -55,6 +55,8 @@ QUICK_HOOKS = frozenset({"pre-edit", "post-tool", "pre-commit", "session-start",
 IO_ENCODING_ENV = "PYTHONIOENCODING"
 #: The signals a relay passes on to the worker serving its call.
 FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
+#: What this relay passed on to its worker, in order.
+_forwarded: list[int] = []
 #: Seconds to wait for the server's worker to say it runs.
 START_TIMEOUT_S = 10.0
 #: The server's socket name: `quick-<stamp>.sock`.
@@ -124,6 +126,10 @@ def try_quick(arguments: Sequence[str], place: Place) -> int | None:
         _stop_forwarding()  # before the close: the worker then serves other callers
         sock.close()
     if not last.startswith(b"exit "):
+        if _forwarded and _forwarded[-1] != _signal.SIGINT:
+            # Terminated, as it was told: end as a `coord` in its own process would
+            # (by that signal, SIG_DFL since `_stop_forwarding`), not with a complaint.
+            os.kill(os.getpid(), _forwarded[-1])
         sys.stderr.write("coord: the quick server's worker ended without a status\n")
         return 1
     return int(last[5:])
@@ -160,6 +166,7 @@ def _forward_signals(child: int) -> list[object]:
     the handlers it had before, to put back."""
 
     def forward(signum: int, _frame: object) -> None:
+        _forwarded.append(signum)
         try:
             os.kill(child, signum)
         except OSError:
