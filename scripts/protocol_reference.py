@@ -7,7 +7,7 @@ with its feature flag, traits, params and their bounds, its result's members, th
 objects results carry, the feature flags, the event types, the error codes and the
 bounds) is written here from the one place each is declared, so it cannot drift from
 what the daemon serves: the method table (`coordd_wire.method_table`: each
-method's params and result Structs, traits and feature flag), `FEATURES`,
+method's params and result Structs, traits and feature flag), `coordd_wire.features`,
 `coordd_wire.errors` and `.bounds`. `--check` (run by
 tests/unit/test_protocol_doc_fresh.py) fails when the document's generated part is
 stale; the prose around it is left as written.
@@ -26,8 +26,7 @@ from typing import Any
 import msgspec
 from msgspec import inspect as mi
 
-from coordd.methods.server import FEATURES
-from coordd_wire import bounds, errors, wire
+from coordd_wire import bounds, errors, features, wire
 from coordd_wire.method_table import FEATURE_METHODS, TABLE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,27 +55,6 @@ NAMESPACES = (
     "cost",
 )
 
-#: Where each feature flag is described: its protocol version and its section (in
-#: this document, or docs/PROTOCOL-1.2.md's section of the same number). A flag
-#: added to `FEATURES` fails the script until it is described somewhere.
-FEATURE_DOCS: dict[str, tuple[str, str]] = {
-    "deps": ("1.1", "section 9: `depends_on`, `ready`, `blocked_by`"),
-    "assignee": ("1.1", "section 9: `assignee`, `task.assign`"),
-    "reservations": ("1.1", "section 10"),
-    "task_history": ("1.1", "section 6: `events.since`'s `task_id`"),
-    "agent_release": ("1.2", "section 6a (1.2 section 2)"),
-    "pattern_limits": ("1.2", "section 10a"),
-    "file_edits": ("1.2", "section 11"),
-    "messages": ("1.2", "section 12"),
-    "release_requests": ("1.2", "section 12"),
-    "slots": ("1.2", "section 13"),
-    "landing_queue": ("1.2", "section 14"),
-    "board_id": ("1.2", "section 1b: `server.info.board_id`"),
-    "unseen_recipients": ("1.2", "section 12: `never_seen`, `recipient_never_seen`"),
-    "claim_request_key": ("1.2", "section 5a: `request_key`, `repeat`"),
-    "token_ledger": ("1.2", "section 15"),
-    "token_budgets": ("1.2", "section 15: `budget` on `task.post`, `usage.budget`"),
-}
 
 MAX_INT = bounds.MAX_STORED_INT
 
@@ -291,21 +269,16 @@ def _fields(cls: type[Any]) -> tuple[mi.Field, ...]:
 
 
 def features_section() -> list[str]:
-    undocumented = sorted(set(FEATURES) - set(FEATURE_DOCS))
-    stale = sorted(set(FEATURE_DOCS) - set(FEATURES))
-    if undocumented or stale:
-        raise SystemExit(f"FEATURE_DOCS lacks {undocumented}; names unserved flags {stale}")
     lines = [
         "### Feature flags",
         "",
-        "What `server.info.features` lists, in the daemon's order (`FEATURES` in",
-        "`src/coordd/methods/server.py`), and the methods each brings (`FEATURE_METHODS`).",
+        "What `server.info.features` lists, in the daemon's order (each flag declared once in",
+        "`coordd_wire/features.py`), and the methods each brings (`FEATURE_METHODS`).",
         "",
         "| flag | since | methods it brings | described in |",
         "| --- | --- | --- | --- |",
     ]
-    for flag in FEATURES:
-        version, where = FEATURE_DOCS[flag]
+    for flag, version, where in features.FEATURES:
         names = ", ".join(code(n) for n in FEATURE_METHODS.get(flag, ())) or "(none)"
         lines.append(row(code(flag), version, names, where))
     return lines

@@ -6,7 +6,7 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.store import reads
-from coordd_wire import method_table
+from coordd_wire import features, method_table
 from coordd_wire import params as P
 from coordd_wire.wire import (
     PeerInfo,
@@ -19,24 +19,8 @@ from coordd_wire.wire import (
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
 #: the 1.2 ones (docs/PROTOCOL-1.2.md).
-FEATURES = (
-    "deps",
-    "assignee",
-    "reservations",
-    "task_history",
-    "agent_release",
-    "pattern_limits",
-    "file_edits",  # section 11 (issue 33)
-    "messages",  # issue 34: docs/PROTOCOL-1.2.md section 12
-    "release_requests",
-    "slots",  # issue 35: docs/PROTOCOL-1.2.md section 13
-    "landing_queue",  # issue 35: section 14
-    "board_id",  # issue 43: section 1b
-    "unseen_recipients",  # issue 44: section 12, messages to names never seen
-    "claim_request_key",  # issue 44 item 7: section 5a
-    "token_ledger",  # issue 48: section 15
-    "token_budgets",  # issue 48: section 15, `budget` on task.post
-)
+#: (Declared once, with where each is written down, in `coordd_wire.features`.)
+FEATURES = features.NAMES
 
 #: The methods each feature brings, derived from the method table (each entry names
 #: its feature): docs/PROTOCOL.md's reference and tests/unit/test_method_registry.py
