@@ -241,25 +241,28 @@ def drain_worker(drain: Drain, agent: str) -> None:
     it always falls mid-drain.
     """
     told = drain.told.setdefault(agent, [])
+    # Connected by its first call, inside `retrying`: on a busy machine a worker's
+    # thread may first run while the daemon is down for the kill (seen in CI).
     client = LosesAClaimAnswer(drain.daemon.socket_path)
     try:
-        with client:
-            while True:
-                if agent == "w00" and not drain.crashed.is_set() and drain.done >= TASKS // 4:
-                    client.crash = lambda seq: _crash(drain, agent, seq)
-                elif agent != "w00" and drain.done >= TASKS // 2:
-                    assert drain.crashed.wait(AWAY_S), "the crash never came"
-                task = retrying("claim_next", lambda: client.claim_next(agent).task, AWAY_S)
-                if task is None:
-                    return
-                told.append(task.id)
-                complete = partial(client.complete, task.id, agent, fence=task.fence)
-                retrying("complete", complete, AWAY_S)
-                drain.finished_one()
+        while True:
+            if agent == "w00" and not drain.crashed.is_set() and drain.done >= TASKS // 4:
+                client.crash = lambda seq: _crash(drain, agent, seq)
+            elif agent != "w00" and drain.done >= TASKS // 2:
+                assert drain.crashed.wait(AWAY_S), "the crash never came"
+            task = retrying("claim_next", lambda: client.claim_next(agent).task, AWAY_S)
+            if task is None:
+                return
+            told.append(task.id)
+            complete = partial(client.complete, task.id, agent, fence=task.fence)
+            retrying("complete", complete, AWAY_S)
+            drain.finished_one()
     except BaseException as exc:
         drain.failures.append(exc)
         drain.crashed.set()  # nobody waits for a crash that will not come
         raise
+    finally:
+        client.close()
 
 
 def _crash(drain: Drain, agent: str, after_seq: int) -> int:
