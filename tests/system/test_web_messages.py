@@ -72,6 +72,38 @@ def test_a_message_from_an_agent_appears_on_the_messages_page_without_a_reload(
     page.context.close()
 
 
+def test_a_reply_being_typed_survives_a_message_arriving(
+    daemon: DaemonProcess, web: WebServer, browser: Browser
+) -> None:
+    """The part of the page read again on each message keeps what the human types: a new
+    message while they write a reply neither clears it nor takes the focus away."""
+    with daemon.client() as client:
+        asked = client.send_message(
+            "may I drop the old index?", kind="question", agent="codex-3", project=PROJECT,
+            to=human_agent(),
+        ).message  # fmt: skip
+    page = open_view(browser, web, "/messages")
+    reply = page.locator(f"#asks #m{asked.id} input[name=body]")
+    reply.fill("yes, after the")
+    with daemon.client() as client:
+        later = client.send_message(
+            "tests are green", agent="claude-7", project=PROJECT, to=human_agent()
+        ).message
+    page.wait_for_selector(f"#inbox #m{later.id}", timeout=WAIT_MS)  # the part was read again
+    assert reply.input_value() == "yes, after the"
+    assert page.evaluate("document.activeElement.name") == "body"
+    page.keyboard.type(" backup")
+    page.locator(f"#asks #m{asked.id}").get_by_role("button", name="Reply").click()
+    page.wait_for_selector("#confirm", timeout=WAIT_MS)
+    page.locator("#confirm").click()
+    page.wait_for_url("**/messages", timeout=WAIT_MS)
+    with daemon.client() as client:
+        answer_id = client.get_message(asked.id).message.answer_id
+        assert answer_id is not None
+        assert client.get_message(answer_id).message.body == "yes, after the backup"
+    page.context.close()
+
+
 def test_the_human_approves_a_release_request_and_the_reservation_is_handed_over(
     daemon: DaemonProcess, web: WebServer, browser: Browser
 ) -> None:

@@ -56,12 +56,43 @@
   const part = document.getElementById("live-part");
   if (part) {
     let busy = false, again = false;
+    // What the human is typing (a reply, a reason) outlives the part read again: each
+    // field with text or the focus, found again by the ids around it (a question is
+    // `#m5` in the inbox and in the open questions alike) and its name.
+    function where(el) {
+      const ids = [];
+      for (let up = el.parentElement; up && up !== part; up = up.parentElement) {
+        if (up.id) ids.unshift("#" + CSS.escape(up.id));
+      }
+      return ids.concat('[name="' + CSS.escape(el.name) + '"]').join(" ");
+    }
+    function typed() {
+      const fields = [];
+      for (const el of part.querySelectorAll("input[name], textarea[name]")) {
+        if (el.type === "hidden" || el.type === "submit") continue;
+        const focused = el === document.activeElement;
+        if (el.value || focused) fields.push([where(el), el.value, focused]);
+      }
+      return fields;
+    }
+    function retype(fields) {
+      for (const [selector, value, focused] of fields) {
+        const el = part.querySelector(selector);
+        if (!el) continue;  // its item left the page (answered, expired)
+        el.value = value;
+        if (focused) el.focus();
+      }
+    }
     async function reread() {
       if (busy) { again = true; return; }
       busy = true;
       try {
         const answer = await fetch(location.pathname + "?part=1", { credentials: "same-origin" });
-        if (answer.ok) part.innerHTML = await answer.text();
+        if (answer.ok) {
+          const fields = typed(), html = await answer.text();
+          part.innerHTML = html;
+          retype(fields);
+        }
       } finally {
         busy = false;
         if (again) { again = false; reread(); }
