@@ -155,11 +155,6 @@ def acquire(tx: Txn, p: S.SlotAcquireParams) -> SlotResult:
     return SlotResult(lease=lease, holders=len(others) + 1)
 
 
-class _PortResult(SlotResult, frozen=True, kw_only=True, omit_defaults=True):
-    """`port.lease`'s answer: a `SlotResult` without `holders` (a port has one holder),
-    which 1.2 leaves out rather than sending null."""
-
-
 def busy(name: str, capacity: int, holders: list[SlotLease], now: str) -> Conflict:
     """-32002 `conflict`: the slot is full; `data.retry_at` is when a holder's time ends."""
     first = holders[0]
@@ -224,7 +219,7 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> SlotResult:
             tx, p.project, name, p.agent, capacity=None, port=mine.port, task_id=p.task_id,
             ttl_s=p.ttl_s,
         )  # fmt: skip
-        return _PortResult(lease=lease)
+        return SlotResult(lease=lease)
     if mine is not None:  # a renewal outside the new range: give the old port back first
         _end_leases(tx, [Found(mine, live=True)], "released")
         mine = None
@@ -249,7 +244,7 @@ def lease_port(tx: Txn, p: S.PortLeaseParams) -> SlotResult:
         ttl_s=p.ttl_s,
     )  # fmt: skip
     _lease_event(tx, "slot.granted", lease, None)
-    return _PortResult(lease=lease)
+    return SlotResult(lease=lease)
 
 
 # --- release, reap ------------------------------------------------------------

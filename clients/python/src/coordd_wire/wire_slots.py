@@ -11,9 +11,10 @@ import msgspec
 from coordd_wire.wire import Landing, SlotLease
 
 
-class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
+class SlotResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     lease: SlotLease
-    #: `slot.acquire`: how many hold the slot now, the caller included.
+    #: `slot.acquire`: how many hold the slot now, the caller included. `port.lease`
+    #: answers without it (a port has one holder): absent, not null (1.2 section 13).
     holders: int | None = None
 
 
