@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
+from coordd_client import methods_slots
 from coordd_wire.errors import Conflict
 from coordd_wire.wire import Event
 from store.board import Board, Seat
@@ -94,3 +95,13 @@ def test_a_slots_refusals_name_it_as_it_is_written_not_as_a_python_repr(board: B
         assert refusals[2].startswith("dev-server is the name of a port lease")
         assert refusals[3].startswith("test-db is a slot in this project, not a port lease")
         assert not any("'" in said for said in refusals), refusals
+
+
+def test_a_port_lease_answers_without_holders_and_a_slot_with_them(board: Board) -> None:
+    """1.2 section 13: `port.lease`'s answer has no `holders` member (absent, not null);
+    `slot.acquire`'s has it."""
+    with client_for(board, "a") as a:
+        port = a.send(methods_slots.lease_port("dev-server", agent="a", project="/p").as_type(dict))
+        slot = a.send(methods_slots.acquire_slot("db", agent="a", project="/p").as_type(dict))
+    assert "holders" not in port and port["lease"]["port"] > 0
+    assert slot["holders"] == 1
