@@ -164,14 +164,23 @@ class Client:
     ) -> Response:
         """Send one request and return its response frame (notifications are queued aside)."""
         request_id = self.send_request(method, params)
+        return self.answers([request_id], timeout_s)[request_id]
+
+    def answers(self, ids: Sequence[int], timeout_s: float | None) -> dict[int, Response]:
+        """The responses to the requests `ids` sent on this connection, in whatever order
+        they come (notifications are queued aside); a frame-level error (no id) answers
+        every one still open."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
+        found: dict[int, Response] = {}
+        while len(found) < len(ids):
             response = self.next_frame(deadline)
             if response.method is not None and response.id is None:
                 self.notifications.append(response)
-                continue
-            if response.id == request_id or (response.id is None and response.error):
-                return response
+            elif isinstance(response.id, int) and response.id in ids:
+                found[response.id] = response
+            elif response.id is None and response.error:
+                return {request_id: found.get(request_id, response) for request_id in ids}
+        return found
 
     def send_request(self, method: str, params: Mapping[str, Any] | None = None) -> int:
         """Send one request without reading its answer; return its id (`pipeline`

@@ -9,13 +9,12 @@ in the order asked.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from coordd_client import methods
 from coordd_client.client import Client
-from coordd_client.rpc import Response, unwrap
+from coordd_client.rpc import unwrap
 from coordd_wire.errors import CoordError
 
 
@@ -24,26 +23,17 @@ def gather(client: Client, calls: Sequence[methods.Call[Any]]) -> list[Any]:
     the caller decides which refusal matters), in the order of `calls`.
 
     The client's default agent and project are filled in as `Client.request` does. No
-    call may be one that waits, or a keyed claim (those are retried one by one); a
-    frame-level error, a lost connection or the client's timeout is raised.
+    call may be one that waits, or a keyed claim (those are retried one by one); a lost
+    connection or the client's timeout is raised, a frame-level error is each call's.
     """
     built = [methods.with_defaults(call, client.agent, client.project) for call in calls]
     assert not any(c.waits_s or c.method in methods.KEYED_METHODS for c in built), built
-    asked = {client.send_request(c.method, c.params): n for n, c in enumerate(built)}
-    deadline = None if client.timeout_s is None else time.monotonic() + client.timeout_s
-    answers: dict[int, Response] = {}
-    while len(answers) < len(asked):
-        response = client.next_frame(deadline)
-        if response.method is not None and response.id is None:
-            client.notifications.append(response)
-        elif isinstance(response.id, int) and response.id in asked:
-            answers[asked[response.id]] = response
-        elif response.id is None and response.error is not None:
-            unwrap(response, object)  # the frame's error, raised
+    ids = [client.send_request(c.method, c.params) for c in built]
+    answers = client.answers(ids, client.timeout_s)
     results: list[Any] = []
-    for n, call in enumerate(built):
+    for request_id, call in zip(ids, built, strict=True):
         try:
-            results.append(unwrap(answers[n], call.result_type))
+            results.append(unwrap(answers[request_id], call.result_type))
         except CoordError as exc:
             results.append(exc)
     return results
