@@ -18,7 +18,7 @@ HOSTS_STAMP := $(HOSTS)/node_modules/.installed
 # npm itself sends nothing but the install: no update check, audit or funding call.
 NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test test-fast test-store test-unit test-integration test-hosts lint fmt ts-wire protocol-doc bench bench-peers soak lock lock-hosts clean
+.PHONY: run test test-fast test-store test-unit test-integration test-hosts lint fmt ts-wire client-methods protocol-doc generate bench bench-peers soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -83,13 +83,21 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src clients/python/src tests bench scripts
 	$(BIN)/mypy
 
-## Regenerate the TS client's src/wire.ts from the Python declarations (commit it with them).
+## Regenerate the TS client's src/wire.ts and src/wire_types.ts (the interfaces of every
+## params and result Struct, and the method map) from the Python declarations (commit them).
 ts-wire: $(STAMP)
 	$(BIN)/python scripts/ts_wire.py
+
+## Regenerate coordd_client/rpc_methods.py: every builder as a method of both Python clients.
+client-methods: $(STAMP)
+	$(BIN)/python scripts/client_methods.py
 
 ## Regenerate docs/PROTOCOL.md's reference (methods, params, results, bounds) from the code.
 protocol-doc: $(STAMP)
 	$(BIN)/python scripts/protocol_reference.py
+
+## Everything generated from the method table and the builders, after adding or changing an RPC.
+generate: ts-wire client-methods protocol-doc
 
 ## Rewrite what `make lint` would reject and can be fixed mechanically: formatting, import order.
 fmt: $(STAMP)

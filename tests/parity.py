@@ -1,108 +1,56 @@
 """What each surface declares, read from its source, for the parity tests (issue 30, item 3).
 
-The Python surfaces are imported; the TypeScript client's declarations are read from its
-text (its interfaces exist only for the compiler), with patterns strict enough that a
-declaration they cannot read fails the test instead of passing it empty.
+The Python surfaces are imported; what the TypeScript client writes by hand (which
+method each named method sends, its error tables) is read from its text, with
+patterns strict enough that a declaration they cannot read fails the test instead of
+passing it empty. Its wire types are generated (`scripts/ts_interfaces.py`), so the
+compiler, not this module, holds them to the Structs.
 """
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
-METHODS_PY = ROOT / "clients" / "python" / "src" / "coordd_client" / "methods.py"
 TS_SRC = ROOT / "clients" / "ts" / "src"
-#: The modules whose code calls `this.call(...)` (or, for a claim, `this.keyedClaim(...)`,
-#: which adds the claim's `request_key`; for a post or complete, `this.announcing(...)`,
-#: which posts an ack done, `acks.ts`): the class, and the 1.2 features
-#: that add their methods to it by declaration merging.
+#: The modules whose named methods send a call through `this.request(...)` (or, for a
+#: claim, `this.keyedClaim(...)`, which adds the claim's `request_key`; for a post or
+#: complete, `this.announcing(...)`, which posts an ack done, `acks.ts`): the class,
+#: and the 1.2 features that add their methods to it by declaration merging.
 TS_METHOD_MODULES = ("client.ts", "edits.ts", "messages.ts", "slots.ts", "usage.ts")
-#: How those modules' methods send their call (the three above), as a pattern.
-TS_SENDS = r"this\.(?:call|keyedClaim|announcing)\("
-
-
-#: The streams' builders (`methods.subscribe`, `methods.unsubscribe`): `EventStream` and
-#: `coord web` drive them; no client offers them as a method of its own.
-STREAM_METHODS = frozenset({"events.subscribe", "events.unsubscribe"})
 
 
 def builder_methods(*, streams: bool = False) -> dict[str, str]:
-    """{wire method: builder name} from `methods.py`'s (and `methods_<feature>.py`'s)
-    `call("...")` constructions (a method of the method table, by name); the streams'
-    only with `streams`."""
-    found: dict[str, str] = {}
-    # A feature's builders may sit in a module of their own (`methods_<feature>.py`),
-    # which `methods` imports from.
-    sources = [METHODS_PY, *sorted(METHODS_PY.parent.glob("methods_*.py"))]
-    nodes = [node for source in sources for node in ast.parse(source.read_text()).body]
-    for node in nodes:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        for inner in ast.walk(node):
-            if (
-                isinstance(inner, ast.Call)
-                and isinstance(inner.func, ast.Name)
-                and inner.func.id in ("Call", "call")
-                and inner.args
-                and isinstance(inner.args[0], ast.Constant)
-            ):
-                name = str(inner.args[0].value)
-                if streams or name not in STREAM_METHODS:
-                    found[name] = node.name
-    return found
+    """{wire method: builder name}, as `scripts/client_methods.py` finds the builders it
+    makes both clients' methods of; the streams' only with `streams`."""
+    return {b.method: b.name for b in _client_methods().builders(streams=streams)}
 
 
-def ts_interfaces(module: str = "types.ts") -> dict[str, set[str]]:
-    """{name: member names} of every `export interface` in `module`, one-line or not,
-    without an index signature (`[more: string]: unknown`, which lets a newer daemon's
-    fields through)."""
-    text = re.sub(r"/\*.*?\*/", "", (TS_SRC / module).read_text(), flags=re.S)
-    found: dict[str, set[str]] = {}
-    for match in re.finditer(r"^export interface (\w+) \{(.*?)\}$", text, re.M | re.S):
-        found[match.group(1)] = ts_members(match.group(2))
-    return found
+def _client_methods() -> ModuleType:
+    """scripts/client_methods.py, loaded from its file (scripts/ is not a package)."""
+    path = ROOT / "scripts" / "client_methods.py"
+    spec = importlib.util.spec_from_file_location("client_methods", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("client_methods", module)
+    spec.loader.exec_module(module)
+    return module
 
 
-def ts_members(body: str) -> set[str]:
-    """The member names of an object type's body (`a: number; b?: string`), on one line
-    or many; a nested object type's members are not the outer one's."""
-    depth, flat = 0, []
-    for char in body:  # blank out nested `{ ... }` so its `;` and names do not count
-        depth += char == "{"
-        flat.append(char if depth == 0 else " ")
-        depth -= char == "}"
-    keys: set[str] = set()
-    for raw in re.split(r"[;\n]", "".join(flat)):
-        item = raw.strip()
-        if not item or item.startswith(("//", "[")):
-            continue
-        member = re.fullmatch(r"([a-z_][a-z0-9_]*)\??:.*", item)
-        assert member, f"cannot read the member {item!r} in {body!r}"
-        keys.add(member.group(1))
-    return keys
-
-
-def ts_method_params() -> dict[str, set[str] | str]:
-    """{wire method: the member names of the params its `CoorddClient` method takes, or
-    the name of the `types.ts` interface it takes them as}."""
+def ts_named_calls() -> dict[str, list[str]]:
+    """{how it sends: the method names} of the named `CoorddClient` methods' calls in
+    the method modules: `request` (typed by the generated `Methods` map), the typed
+    `keyedClaim` and `announcing`, and `call`, which takes any string and is typed by
+    nothing (its literal names must be none)."""
     text = "\n".join((TS_SRC / name).read_text() for name in TS_METHOD_MODULES)
-    found: dict[str, set[str] | str] = {}
-    pattern = (
-        r"^  \w+\((?:\w+\??: (\{[^}]*\}|[\w.]+)[^,]*, )?o\?: CallOptions\)[^\n]*?\{\s*"
-        rf"return {TS_SENDS}\"([a-z_.]+)\", (\{{ \w+ \}}|p|undefined)"
-    )
-    for match in re.finditer(pattern, text, re.M):
-        shape, method, sent = match.groups()
-        if sent.startswith("{"):  # `get(id)` sends `{ id }`
-            found[method] = {sent.strip("{} ")}
-        elif shape is None:
-            found[method] = set()
-        elif shape.startswith("T."):
-            found[method] = shape[2:]
-        else:
-            found[method] = ts_members(shape.strip("{}"))
+    found: dict[str, list[str]] = {}
+    sends = r"this\.(request|keyedClaim|announcing|call)(?:<[^>(]*>)?\(\"([a-z_.]+)\""
+    for how, method in re.findall(sends, text):
+        found.setdefault(how, []).append(method)
     return found
 
 

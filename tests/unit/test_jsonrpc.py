@@ -126,56 +126,6 @@ def test_null_optional_param_is_the_same_as_omitted() -> None:
     assert decoded.kind is None
 
 
-def test_every_protocol_method_is_registered() -> None:
-    expected = {
-        "ping",
-        "server.info",
-        "task.post",
-        "task.get",
-        "task.list",
-        "task.claim",
-        "task.claim_next",
-        "task.renew",
-        "task.release",
-        "task.complete",
-        "task.fail",
-        "task.cancel",
-        "task.reopen",
-        "task.assign",
-        "task.wait",
-        "agent.heartbeat",
-        "agent.list",
-        "events.since",
-        "events.subscribe",
-        "events.unsubscribe",
-        "reservation.acquire",
-        "reservation.release",
-        "reservation.check",
-        "reservation.list",
-        # Protocol 1.2 (docs/PROTOCOL-1.2.md).
-        "agent.release",
-        # Section 11 (issue 33).
-        "file.guard",
-        "file.record_edit",
-        "file.record_read",
-        "file.recent",
-        # Section 12 (issue 34): messages and release requests.
-        "message.send",
-        "message.read",
-        "message.ack",
-        "message.wait",
-        "message.get",
-        "request.release",
-        "request.answer",
-        # Sections 13 and 14 (issue 35).
-        *("slot.acquire", "slot.release", "slot.list", "port.lease"),
-        *("land.enqueue", "land.start", "land.finish", "land.list"),
-        # Section 15 (issue 48): the token ledger.
-        *("usage.report", "cost.query"),
-    }
-    assert set(METHODS) == expected
-
-
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda children: (

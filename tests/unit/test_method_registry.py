@@ -82,6 +82,19 @@ PROTOCOL_1_0 = frozenset(
         "events.unsubscribe",
     }
 )
+#: The methods protocol 1.1 added to them (PROTOCOL.md section 6, flags `assignee` and
+#: `reservations`). The base contract is written out here, not read from the method
+#: table, so that losing one of its methods from the table fails; a 1.2 method is the
+#: table's and docs/PROTOCOL-1.2.md's (the next test).
+PROTOCOL_1_1_ADDED = frozenset(
+    {
+        "task.assign",
+        "reservation.acquire",
+        "reservation.release",
+        "reservation.check",
+        "reservation.list",
+    }
+)
 
 
 def test_every_method_after_1_0_comes_with_exactly_one_served_feature() -> None:
@@ -93,6 +106,8 @@ def test_every_method_after_1_0_comes_with_exactly_one_served_feature() -> None:
     assert set(counts) <= set(METHODS), "a feature names a method nobody registered"
     assert set(METHODS) - PROTOCOL_1_0 == set(counts)
     assert set(METHODS) >= PROTOCOL_1_0
+    added_by_1_1 = {*FEATURE_METHODS["assignee"], *FEATURE_METHODS["reservations"]}
+    assert added_by_1_1 == PROTOCOL_1_1_ADDED
 
 
 def test_the_feature_methods_are_the_ones_protocol_1_2_lists() -> None:

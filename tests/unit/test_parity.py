@@ -2,14 +2,17 @@
 builders, the blocking and trio clients, and the TypeScript client (issue 30, item 3).
 
 A method, a field or an error kind added on one side only fails here, naming the side
-that lacks it. (The MCP tools' bounds: test_mcp_bounds_parity.py; the two stores'
-schemas: tests/integration/test_store_schema_parity.py.)
+that lacks it. The TypeScript client's params and result types are generated from the
+method table's Structs (`clients/ts/src/wire_types.ts`, kept fresh by
+test_ts_wire_fresh.py) and its named methods send through `request`, which the
+compiler types by them; what is checked here is that no named method escapes that.
+(The MCP tools' bounds: test_mcp_bounds_parity.py; the two stores' schemas:
+tests/integration/test_store_schema_parity.py.)
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 
 import msgspec
 
@@ -18,37 +21,19 @@ from coordd_apps.mcp_bridge.results import NEXT_STEP
 from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
-from coordd_wire import errors, params, wire, wire_messages
-from parity import (
-    TS_METHOD_MODULES,
-    TS_SENDS,
-    TS_SRC,
-    builder_methods,
-    ts_error_codes,
-    ts_error_kinds,
-    ts_interfaces,
-    ts_method_params,
-)
+from coordd_wire import errors
+from coordd_wire.method_table import TABLE
+from parity import builder_methods, ts_error_codes, ts_error_kinds, ts_named_calls
 
 #: Streams, not calls: each client offers them as one `subscribe` that ends by closing
 #: its connection (so no client sends `events.unsubscribe` itself).
 STREAMS = {"events.subscribe", "events.unsubscribe"}
-TS_CLIENT = TS_SRC / "client.ts"
 #: Methods with a `project` param whose client default must not fill it in: why.
 PROJECT_NOT_DEFAULTED = {
     # A dead tab's holdings are dead in every project (methods.release_agent).
     "agent.release": "a filter the caller names, never the client's default",
     # Client.subscribe passes its own project (a stream, not a builder).
     "events.subscribe": "a stream",
-}
-#: Wire Structs with no TypeScript twin: why.
-NO_TS_TWIN = {
-    "PatternConflict": "the TS client leaves a refusal's `data.conflicts` untyped",
-    "PingResult": "typed inline, `{ pong: boolean }`",
-    "StoreInfo": "typed inline in ServerInfo",
-    "PeerInfo": "typed inline in ServerInfo",
-    "WriterInfo": "typed inline in ServerInfo",
-    "QueueInfo": "typed inline in ServerInfo",
 }
 
 
@@ -73,14 +58,20 @@ def test_both_python_clients_offer_every_builder() -> None:
     assert not hasattr(AsyncClient, "subscribe")
 
 
-def test_the_typescript_client_calls_every_daemon_method() -> None:
-    text = "".join((TS_CLIENT.parent / name).read_text() for name in TS_METHOD_MODULES)
-    called = set(re.findall(TS_SENDS + r'"([a-z_.]+)"', text))
-    # events.subscribe and events.unsubscribe live in subscribe.ts.
-    subscribe = (TS_CLIENT.parent / "subscribe.ts").read_text()
-    called |= set(re.findall(r'"(events\.(?:un)?subscribe)"', subscribe))
-    wanted = set(METHODS) - {"events.unsubscribe"}
-    assert called == wanted, {"missing in TS": wanted - called, "unknown": called - wanted}
+def test_the_typescript_named_methods_send_through_the_typed_request() -> None:
+    sent = ts_named_calls()
+    # `call` takes any string: a named method sending through it would be typed by its
+    # own hand-written shapes again, not by the generated Methods map.
+    assert "call" not in sent, f"named TS methods sending through `call`: {sent['call']}"
+    assert set(sent) <= {"request", "keyedClaim", "announcing"}, set(sent)
+    assert sent["keyedClaim"] == ["task.claim", "task.claim_next"]
+    assert sorted(sent["announcing"]) == ["task.complete", "task.post"]
+    named = [method for methods in sent.values() for method in methods]
+    assert len(named) == len(set(named)), "two named TS methods send the same method"
+    # Every named one is a method of the table (the compiler checks it too, by `Method`).
+    # A named method is a convenience: every method, a new one included, is reachable
+    # typed as `request(name, params)`; the streams are subscribe.ts's.
+    assert set(named) <= set(TABLE) - STREAMS, set(named) - (set(TABLE) - STREAMS)
 
 
 def test_each_builder_takes_its_methods_params_and_no_others() -> None:
@@ -96,49 +87,6 @@ def test_each_builder_takes_its_methods_params_and_no_others() -> None:
         python_ids = ("task_id", "message_id", "request_id", "landing_id")
         taken = {"id" if name in python_ids and "id" in wanted else name for name in taken}
         assert taken == wanted, (method, {"missing": wanted - taken, "unknown": taken - wanted})
-
-
-def test_each_typescript_method_takes_its_methods_params_and_no_others() -> None:
-    declared = ts_interfaces()
-    found = ts_method_params()
-    assert set(found) == set(METHODS) - STREAMS, "a CoorddClient method the test cannot read"
-    for method, shape in found.items():
-        keys = declared[shape] if isinstance(shape, str) else shape
-        wanted = set(params_type(method).__struct_fields__)
-        assert keys == wanted, (method, {"missing in TS": wanted - keys, "unknown": keys - wanted})
-
-
-def test_the_typescript_wire_types_have_the_wire_structs_fields() -> None:
-    declared = ts_interfaces()
-    structs = {
-        name: cls
-        for module in (wire, wire_messages)
-        for name, cls in vars(module).items()
-        if isinstance(cls, type)
-        and issubclass(cls, msgspec.Struct)
-        and cls.__module__ == module.__name__
-    }
-    assert {"Task", "Event", "Reservation"} <= set(structs) & set(declared)
-    for name, struct in structs.items():
-        if name in NO_TS_TWIN:
-            assert name not in declared, f"{name} has a TS twin now: drop it from NO_TS_TWIN"
-            continue
-        assert name in declared, f"wire.{name} has no `export interface {name}` in types.ts"
-        keys, fields = declared[name], set(struct.__struct_fields__)
-        assert keys == fields, (name, {"missing in TS": fields - keys, "unknown": keys - fields})
-
-
-def test_the_typescript_params_types_have_the_daemons_fields() -> None:
-    declared = ts_interfaces()
-    for name, keys in declared.items():
-        struct = getattr(params, name, None)
-        if name.endswith("Params"):
-            assert struct is not None, f"types.ts declares {name}; coordd has no such params"
-            fields = set(struct.__struct_fields__)
-            assert keys == fields, (
-                name,
-                {"missing in TS": fields - keys, "unknown": keys - fields},
-            )
 
 
 def test_every_client_knows_the_same_error_kinds_and_codes() -> None:

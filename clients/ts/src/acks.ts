@@ -16,7 +16,7 @@ import type { PostParams, Task } from "./types.js";
 import { ACK_KIND, ANNOUNCED, ANNOUNCEMENT_KINDS, BOUNDS, LINK_TAG_PREFIX } from "./wire.js";
 
 /** Whether a post of `kind` announces (the protocol's default kind, `task`, asks). */
-export function isAnnouncement(kind: string | undefined): boolean {
+export function isAnnouncement(kind: string | null | undefined): boolean {
   return (ANNOUNCEMENT_KINDS as readonly string[]).includes(kind ?? "");
 }
 
@@ -27,7 +27,7 @@ export function isAnnouncement(kind: string | undefined): boolean {
  */
 export function announced<P extends PostParams>(p: P): P {
   if (!isAnnouncement(p.kind)) return p;
-  if (p.state !== undefined && p.state !== ANNOUNCED) {
+  if (p.state !== undefined && p.state !== null && p.state !== ANNOUNCED) {
     throw new InvalidParams(
       `a ${p.kind} announces and is never work: it is posted ${ANNOUNCED}, not ${p.state};` +
         " post work with another kind (task, bug, handoff, question)",

@@ -20,7 +20,8 @@ import {
 import { DEFAULT_MAX_FRAME, encodeFrame, FrameDecoder, FrameError, MAX_ANSWER_FRAME } from "./framing.js";
 import { checkSocketPath, defaultSocketPath, refuseForeignSocket } from "./paths.js";
 import type * as T from "./types.js";
-import { BOUNDS } from "./wire.js";
+import { BOUNDS, type Method } from "./wire.js";
+import type { ParamsOf, ResultOf } from "./wire_types.js";
 
 /** Requests one client keeps in flight; more wait their turn here rather than draw
  * -32004 from the daemon's per-connection cap (512). */
@@ -47,6 +48,11 @@ export interface CallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
 }
+
+/** `request`'s arguments after the method: its params (optional when every one is) and options. */
+export type RequestArgs<M extends Method> = {} extends ParamsOf<M>
+  ? [params?: ParamsOf<M>, options?: CallOptions]
+  : [params: ParamsOf<M>, options?: CallOptions];
 
 export type BatchItem = { method: string; params?: object };
 export type BatchAnswer<R = unknown> = { result: R } | { error: CoorddError };
@@ -144,6 +150,16 @@ export class CoorddClient extends EventEmitter {
       if ("error" in answer) throw answer.error;
       return answer.result as R;
     });
+  }
+
+  /**
+   * Any method of the method table, typed by it (`wire_types.ts`'s `Methods`, generated
+   * from the Python Structs): a method served since this client was written is called
+   * here with its params and result checked by the compiler. Params may be left out
+   * when none is required.
+   */
+  request<M extends Method>(method: M, ...[params, options]: RequestArgs<M>): Promise<ResultOf<M>> {
+    return this.call<ResultOf<M>>(method, params, options);
   }
 
   /** Several calls in one frame; answers in the order of `items`, each a result or an error. */
@@ -303,7 +319,8 @@ export class CoorddClient extends EventEmitter {
   }
 
   /** A fresh key; or, for a caller's own key, a `repeat` (it asks what an earlier call won). */
-  private async keyedClaim<R>(method: string, p: { request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<R> {
+  private async keyedClaim<M extends "task.claim" | "task.claim_next">(method: M, p: ParamsOf<M>, o?: CallOptions): Promise<ResultOf<M>> {
+    type R = ResultOf<M>;
     if (!(await this.supports(CLAIM_REQUEST_KEY))) return this.call<R>(method, p, o);
     const key = p.request_key ?? newRequestKey();
     const first = { ...p, request_key: key, ...(p.request_key !== undefined ? { repeat: true } : {}) };
@@ -318,8 +335,8 @@ export class CoorddClient extends EventEmitter {
 
   /** `task.post`, or `task.complete` with its `then_post`, with an ack in it posted done
    * (`acks.ts`); an ack asked for as pending work rejects with InvalidParams, unsent. */
-  private async announcing<R>(method: "task.post" | "task.complete", p: object, o?: CallOptions): Promise<R> {
-    return this.call<R>(method, withAnnouncements(method, p), o);
+  private async announcing<M extends "task.post" | "task.complete">(method: M, p: ParamsOf<M>, o?: CallOptions): Promise<ResultOf<M>> {
+    return this.call<ResultOf<M>>(method, withAnnouncements(method, p), o);
   }
 
   /** One call on a connection of its own, closed after: this one, once broken, stays broken. */
@@ -341,62 +358,45 @@ export class CoorddClient extends EventEmitter {
   }
 
   // --- one typed method per PROTOCOL.md method ----------------------------------------
+  // Each sends through `request`, so the compiler holds it to the method table's types.
 
-  ping(o?: CallOptions): Promise<{ pong: boolean }> { return this.call("ping", undefined, o); }
-  serverInfo(o?: CallOptions): Promise<T.ServerInfo> { return this.call("server.info", undefined, o); }
+  ping(o?: CallOptions): Promise<T.PingResult> { return this.request("ping", undefined, o); }
+  serverInfo(o?: CallOptions): Promise<T.ServerInfo> { return this.request("server.info", undefined, o); }
   /** An ack (`kind: "ack"`) is posted done, never as work (`acks.ts`). */
   post(p: T.PostParams, o?: CallOptions): Promise<T.PostResult> { return this.announcing("task.post", p, o); }
-  get(id: number, o?: CallOptions): Promise<T.TaskResult> { return this.call("task.get", { id }, o); }
-  list(p: T.ListParams = {}, o?: CallOptions): Promise<T.ListResult> { return this.call("task.list", p, o); }
+  get(id: number, o?: CallOptions): Promise<T.TaskResult> { return this.request("task.get", { id }, o); }
+  list(p: T.ListParams = {}, o?: CallOptions): Promise<T.ListResult> { return this.request("task.list", p, o); }
   /** With a fresh `request_key`, asked again when its answer is lost (`claims.ts`); give
    * `request_key` only to learn what an earlier claim won (its error names the key). */
-  claim(p: { id: number; agent: string; lease_s?: number; request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<T.ClaimResult> {
-    return this.keyedClaim("task.claim", p, o);
-  }
+  claim(p: T.ClaimParams, o?: CallOptions): Promise<T.ClaimResult> { return this.keyedClaim("task.claim", p, o); }
   /** As `claim`: a lost answer is asked again with the same key, never as a second claim. */
-  claimNext(p: { agent: string; project?: string; kind?: string; tags?: string[]; lease_s?: number; request_key?: string; repeat?: boolean }, o?: CallOptions): Promise<T.MaybeTaskResult> {
+  claimNext(p: T.ClaimNextParams, o?: CallOptions): Promise<T.MaybeTaskResult> {
     return this.keyedClaim("task.claim_next", p, o);
   }
-  renew(p: { id: number; agent: string; fence?: number; lease_s?: number }, o?: CallOptions): Promise<T.TaskResult> {
-    return this.call("task.renew", p, o);
-  }
-  release(p: { id: number; agent: string; fence?: number; assignee?: string }, o?: CallOptions): Promise<T.TaskResult> {
-    return this.call("task.release", p, o);
-  }
+  renew(p: T.RenewParams, o?: CallOptions): Promise<T.TaskResult> { return this.request("task.renew", p, o); }
+  release(p: T.ReleaseParams, o?: CallOptions): Promise<T.TaskResult> { return this.request("task.release", p, o); }
   /** `then_post` as `post` sends it (an ack is done); `ackOf(task, title)` builds a task's ack. */
-  complete(p: { id: number; agent: string; fence?: number; result?: string; then_post?: T.PostParams }, o?: CallOptions): Promise<T.CompleteResult> {
-    return this.announcing("task.complete", p, o);
-  }
-  fail(p: { id: number; agent: string; fence?: number; reason?: string; retry?: boolean }, o?: CallOptions): Promise<T.TaskResult> {
-    return this.call("task.fail", p, o);
-  }
-  cancel(p: { id: number; agent?: string; reason?: string }, o?: CallOptions): Promise<T.TaskResult> {
-    return this.call("task.cancel", p, o);
-  }
-  reopen(p: { id: number; agent?: string }, o?: CallOptions): Promise<T.TaskResult> { return this.call("task.reopen", p, o); }
+  complete(p: T.CompleteParams, o?: CallOptions): Promise<T.CompleteResult> { return this.announcing("task.complete", p, o); }
+  fail(p: T.FailParams, o?: CallOptions): Promise<T.TaskResult> { return this.request("task.fail", p, o); }
+  cancel(p: T.CancelParams, o?: CallOptions): Promise<T.TaskResult> { return this.request("task.cancel", p, o); }
+  reopen(p: T.ReopenParams, o?: CallOptions): Promise<T.TaskResult> { return this.request("task.reopen", p, o); }
   /** `assignee: null` clears it (null is sent, unlike an omitted param). */
-  assign(p: { id: number; assignee: string | null; agent?: string }, o?: CallOptions): Promise<T.TaskResult> {
-    return this.call("task.assign", p, o);
-  }
-  wait(p: T.WaitParams, o?: CallOptions): Promise<T.WaitResult> { return this.call("task.wait", p, o); }
-  heartbeat(p: { agent: string; lease_s?: number }, o?: CallOptions): Promise<T.HeartbeatResult> {
-    return this.call("agent.heartbeat", p, o);
-  }
-  agents(o?: CallOptions): Promise<T.AgentsResult> { return this.call("agent.list", undefined, o); }
+  assign(p: T.AssignParams, o?: CallOptions): Promise<T.TaskResult> { return this.request("task.assign", p, o); }
+  wait(p: T.WaitParams, o?: CallOptions): Promise<T.WaitResult> { return this.request("task.wait", p, o); }
+  heartbeat(p: T.HeartbeatParams, o?: CallOptions): Promise<T.HeartbeatResult> { return this.request("agent.heartbeat", p, o); }
+  agents(o?: CallOptions): Promise<T.AgentsResult> { return this.request("agent.list", undefined, o); }
   /** Protocol 1.2 (`agent_release`): let go of what `of` holds, as `agent`, named in the history. */
-  releaseAgent(p: { agent: string; of: string; project?: string; reason?: string }, o?: CallOptions): Promise<T.ReleaseAgentResult> {
-    return this.call("agent.release", p, o);
+  releaseAgent(p: T.ReleaseAgentParams, o?: CallOptions): Promise<T.ReleaseAgentResult> {
+    return this.request("agent.release", p, o);
   }
-  eventsSince(p: T.EventsSinceParams = {}, o?: CallOptions): Promise<T.EventsResult> { return this.call("events.since", p, o); }
-  reserve(p: T.AcquireParams, o?: CallOptions): Promise<T.ReservationsResult> { return this.call("reservation.acquire", p, o); }
-  unreserve(p: { agent: string; project: string; patterns?: string[]; ids?: number[] }, o?: CallOptions): Promise<T.ReleasedResult> {
-    return this.call("reservation.release", p, o);
+  eventsSince(p: T.EventsSinceParams = {}, o?: CallOptions): Promise<T.EventsResult> { return this.request("events.since", p, o); }
+  reserve(p: T.AcquireParams, o?: CallOptions): Promise<T.ReservationsResult> { return this.request("reservation.acquire", p, o); }
+  unreserve(p: T.ReleaseReservationsParams, o?: CallOptions): Promise<T.ReleasedResult> {
+    return this.request("reservation.release", p, o);
   }
-  checkPaths(p: { project: string; paths: string[]; agent?: string }, o?: CallOptions): Promise<T.CheckResult> {
-    return this.call("reservation.check", p, o);
-  }
-  reservations(p: { project?: string; agent?: string } = {}, o?: CallOptions): Promise<T.ReservationsResult> {
-    return this.call("reservation.list", p, o);
+  checkPaths(p: T.CheckParams, o?: CallOptions): Promise<T.CheckResult> { return this.request("reservation.check", p, o); }
+  reservations(p: T.ListReservationsParams = {}, o?: CallOptions): Promise<T.ReservationsResult> {
+    return this.request("reservation.list", p, o);
   }
 
   /**

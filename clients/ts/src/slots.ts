@@ -1,35 +1,23 @@
 /**
  * Slots, ports and the landing queue (docs/PROTOCOL-1.2.md sections 13 and 14, features
- * `slots` and `landing_queue`): their wire shapes, and their `CoorddClient` methods, added
- * to the class here (declaration merging) so client.ts stays one job. Importing the
- * package (index.ts) installs them.
+ * `slots` and `landing_queue`): their `CoorddClient` methods, added to the class here
+ * (declaration merging) so client.ts stays one job. Importing the package (index.ts)
+ * installs them. Their types are generated (`wire_types.ts`).
  */
 
 import { CoorddClient, type CallOptions } from "./client.js";
-import type { Landing, SlotLease } from "./types.js";
-
-export interface SlotResult { lease: SlotLease; holders?: number | null }
-export interface SlotList { leases: SlotLease[] }
-export interface Enqueued {
-  landing: Landing;
-  ahead: Landing[];
-  reserved: Array<{ path: string; reservation: Record<string, unknown> }>;
-  overlaps: Array<{ landing: number; branch: string; agent: string; paths: string[] }>;
-}
-export interface Started { landing: Landing; lease: SlotLease }
-export interface Finished { landing: Landing }
-export interface LandingList { landings: Landing[] }
+import type * as T from "./types.js";
 
 declare module "./client.js" {
   interface CoorddClient {
-    acquireSlot(p: { agent: string; project: string; name: string; capacity?: number; ttl_s?: number; task_id?: number; wait_s?: number }, o?: CallOptions): Promise<SlotResult>;
-    releaseSlots(p: { agent: string; project: string; names?: string[]; ids?: number[] }, o?: CallOptions): Promise<{ released: number }>;
-    slots(p?: { project?: string; agent?: string; name?: string }, o?: CallOptions): Promise<SlotList>;
-    leasePort(p: { agent: string; project: string; name?: string; low?: number; high?: number; ttl_s?: number; task_id?: number }, o?: CallOptions): Promise<SlotResult>;
-    enqueueLanding(p: { agent: string; project: string; branch: string; onto: string; paths: string[]; task_id?: number; ttl_s?: number }, o?: CallOptions): Promise<Enqueued>;
-    startLanding(p: { agent: string; project: string; id: number; wait_s?: number }, o?: CallOptions): Promise<Started>;
-    finishLanding(p: { agent: string; project: string; id: number; outcome: "landed" | "failed"; reason?: string; commit?: string }, o?: CallOptions): Promise<Finished>;
-    landings(p?: { project?: string; onto?: string }, o?: CallOptions): Promise<LandingList>;
+    acquireSlot(p: T.SlotAcquireParams, o?: CallOptions): Promise<T.SlotResult>;
+    releaseSlots(p: T.SlotReleaseParams, o?: CallOptions): Promise<T.Released>;
+    slots(p?: T.SlotListParams, o?: CallOptions): Promise<T.SlotList>;
+    leasePort(p: T.PortLeaseParams, o?: CallOptions): Promise<T.SlotResult>;
+    enqueueLanding(p: T.LandEnqueueParams, o?: CallOptions): Promise<T.Enqueued>;
+    startLanding(p: T.LandStartParams, o?: CallOptions): Promise<T.Started>;
+    finishLanding(p: T.LandFinishParams, o?: CallOptions): Promise<T.Finished>;
+    landings(p?: T.LandListParams, o?: CallOptions): Promise<T.LandingList>;
   }
 }
 
@@ -39,14 +27,14 @@ type SlotMethods = Pick<
 >;
 
 const methods: SlotMethods & ThisType<CoorddClient> = {
-  acquireSlot(p: { agent: string; project: string; name: string; capacity?: number; ttl_s?: number; task_id?: number; wait_s?: number }, o?: CallOptions): Promise<SlotResult> { return this.call("slot.acquire", p, o); },
-  releaseSlots(p: { agent: string; project: string; names?: string[]; ids?: number[] }, o?: CallOptions): Promise<{ released: number }> { return this.call("slot.release", p, o); },
-  slots(p: { project?: string; agent?: string; name?: string } = {}, o?: CallOptions): Promise<SlotList> { return this.call("slot.list", p, o); },
-  leasePort(p: { agent: string; project: string; name?: string; low?: number; high?: number; ttl_s?: number; task_id?: number }, o?: CallOptions): Promise<SlotResult> { return this.call("port.lease", p, o); },
-  enqueueLanding(p: { agent: string; project: string; branch: string; onto: string; paths: string[]; task_id?: number; ttl_s?: number }, o?: CallOptions): Promise<Enqueued> { return this.call("land.enqueue", p, o); },
-  startLanding(p: { agent: string; project: string; id: number; wait_s?: number }, o?: CallOptions): Promise<Started> { return this.call("land.start", p, o); },
-  finishLanding(p: { agent: string; project: string; id: number; outcome: "landed" | "failed"; reason?: string; commit?: string }, o?: CallOptions): Promise<Finished> { return this.call("land.finish", p, o); },
-  landings(p: { project?: string; onto?: string } = {}, o?: CallOptions): Promise<LandingList> { return this.call("land.list", p, o); },
+  acquireSlot(p: T.SlotAcquireParams, o?: CallOptions): Promise<T.SlotResult> { return this.request("slot.acquire", p, o); },
+  releaseSlots(p: T.SlotReleaseParams, o?: CallOptions): Promise<T.Released> { return this.request("slot.release", p, o); },
+  slots(p: T.SlotListParams = {}, o?: CallOptions): Promise<T.SlotList> { return this.request("slot.list", p, o); },
+  leasePort(p: T.PortLeaseParams, o?: CallOptions): Promise<T.SlotResult> { return this.request("port.lease", p, o); },
+  enqueueLanding(p: T.LandEnqueueParams, o?: CallOptions): Promise<T.Enqueued> { return this.request("land.enqueue", p, o); },
+  startLanding(p: T.LandStartParams, o?: CallOptions): Promise<T.Started> { return this.request("land.start", p, o); },
+  finishLanding(p: T.LandFinishParams, o?: CallOptions): Promise<T.Finished> { return this.request("land.finish", p, o); },
+  landings(p: T.LandListParams = {}, o?: CallOptions): Promise<T.LandingList> { return this.request("land.list", p, o); },
 };
 
 Object.assign(CoorddClient.prototype, methods);

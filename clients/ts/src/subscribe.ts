@@ -40,7 +40,7 @@ export class Subscription implements AsyncIterable<Event> {
     private readonly params: SubscribeParams,
     private readonly options: SubscribeOptions = {},
   ) {
-    this.lastSeq = params.after_seq;
+    this.lastSeq = params.after_seq ?? undefined;
     options.signal?.addEventListener("abort", () => this.close(), { once: true });
   }
 

@@ -16,7 +16,7 @@ const P = "/ts-repo";
 test("every method, with typed results and typed errors", async () => {
   assert.deepEqual(await board.client.ping(), { pong: true });
   const info = await board.client.serverInfo();
-  assert.ok(info.features.includes("reservations") && info.protocol === 1);
+  assert.ok(info.features?.includes("reservations") && info.protocol === 1);
   const a = (await board.client.post({ title: "migrate", project: P, agent: "ts" })).task;
   const b = (await board.client.post({ title: "switch", project: P, depends_on: [a.id], assignee: "ts" })).task;
   assert.deepEqual(b.blocked_by, [a.id]);
@@ -61,6 +61,24 @@ test("every method, with typed results and typed errors", async () => {
   await assert.rejects(board.client.call("no.such"), MethodNotFound);
   const typo = await board.client.call("task.list", { projekt: P }).catch((e) => e);
   assert.ok(typo instanceof InvalidParams && typo.data.field === "projekt");
+});
+
+test("request: any method of the table, typed by the generated Methods map", async () => {
+  const posted = await board.client.request("task.post", { title: "typed", project: "/typed", agent: "ts" });
+  assert.equal(posted.task.title, "typed"); // ResultOf<"task.post"> is PostResult
+  assert.deepEqual(await board.client.request("ping"), { pong: true }); // no params needed
+  const listed = await board.client.request("task.list", { project: "/typed" });
+  assert.deepEqual(listed.tasks.map((t) => t.id), [posted.task.id]);
+  // The compiler holds a call to its method's params and result (tsc fails the build
+  // if one of these lines stops being an error):
+  // @ts-expect-error `agent` is required by task.claim's params
+  await assert.rejects(board.client.request("task.claim", { id: posted.task.id }), InvalidParams);
+  // @ts-expect-error `projekt` is no param of task.list
+  await assert.rejects(board.client.request("task.list", { projekt: "/typed" }), InvalidParams);
+  // @ts-expect-error no such method in the table
+  await assert.rejects(board.client.request("no.such"), MethodNotFound);
+  // @ts-expect-error `won` is task.claim's, not task.get's
+  assert.equal((await board.client.request("task.get", { id: posted.task.id })).won, undefined);
 });
 
 test("batches answer in the order asked", async () => {

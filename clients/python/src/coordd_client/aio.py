@@ -15,24 +15,18 @@ Requires the `trio` extra: `pip install 'coordd-client[trio]'`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import trio
 
-from coordd_client import (
-    claim_retry,
-    methods,
-    methods_edits,
-    methods_messages,
-    methods_slots,
-    methods_usage,
-)
+from coordd_client import claim_retry, methods
 from coordd_client.discovery import discover
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+from coordd_client.rpc_methods import AsyncMethods
 from coordd_wire.errors import DaemonUnavailable, ProtocolError
 from coordd_wire.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_wire.paths import default_socket_path, socket_is_explicit
@@ -46,17 +40,6 @@ R = TypeVar("R")
 DEFAULT_MAX_IN_FLIGHT = 256
 #: Notifications an AsyncClient holds for a consumer that has not taken them yet.
 NOTIFICATIONS_QUEUED = 1000
-
-
-def _async(
-    builder: Callable[P, methods.Call[R]],
-) -> Callable[Concatenate[AsyncClient, P], Awaitable[R]]:
-    async def call(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return await self.request(builder(*args, **kwargs))
-
-    call.__name__ = builder.__name__
-    call.__doc__ = builder.__doc__
-    return call
 
 
 async def _open_checked(path: Path) -> trio.SocketStream:
@@ -98,7 +81,7 @@ class _Pending:
         self.response: Response | None = None
 
 
-class AsyncClient:
+class AsyncClient(AsyncMethods):
     """Use `AsyncClient.connect(...)` as an async context manager."""
 
     def __init__(
@@ -256,54 +239,6 @@ class AsyncClient:
         if pending.response is None:
             raise DaemonUnavailable(f"connection lost: {self._broken}", outcome="unknown")
         return pending.response
-
-    ping = _async(methods.ping)
-    server_info = _async(methods.server_info)
-    post = _async(methods.post)
-    get = _async(methods.get)
-    list_tasks = _async(methods.list_tasks)
-    claim = _async(methods.claim)
-    claim_next = _async(methods.claim_next)
-    renew = _async(methods.renew)
-    release = _async(methods.release)
-    assign = _async(methods.assign)
-    complete = _async(methods.complete)
-    fail = _async(methods.fail)
-    cancel = _async(methods.cancel)
-    reopen = _async(methods.reopen)
-    wait = _async(methods.wait)
-    heartbeat = _async(methods.heartbeat)
-    release_agent = _async(methods.release_agent)
-    agents = _async(methods.agents)
-    events_since = _async(methods.events_since)
-    reserve = _async(methods.reserve)
-    unreserve = _async(methods.unreserve)
-    check_paths = _async(methods.check_paths)
-    reservations = _async(methods.reservations)
-    file_guard = _async(methods_edits.file_guard)
-    record_edit = _async(methods_edits.record_edit)
-    record_read = _async(methods_edits.record_read)
-    recent_edits = _async(methods_edits.recent_edits)
-    # 1.2 section 12 (issue 34): messages and release requests.
-    send_message = _async(methods_messages.send_message)
-    read_messages = _async(methods_messages.read_messages)
-    ack_messages = _async(methods_messages.ack_messages)
-    wait_messages = _async(methods_messages.wait_messages)
-    get_message = _async(methods_messages.get_message)
-    request_release = _async(methods_messages.request_release)
-    answer_request = _async(methods_messages.answer_request)
-    # Issue 35: slots, ports and the landing queue.
-    acquire_slot = _async(methods_slots.acquire_slot)
-    release_slots = _async(methods_slots.release_slots)
-    slots = _async(methods_slots.slots)
-    lease_port = _async(methods_slots.lease_port)
-    enqueue_landing = _async(methods_slots.enqueue_landing)
-    start_landing = _async(methods_slots.start_landing)
-    finish_landing = _async(methods_slots.finish_landing)
-    landings = _async(methods_slots.landings)
-    # Issue 48: the token ledger; its builders load at first use.
-    report_usage = _async(methods_usage.report_usage)
-    cost = _async(methods_usage.cost)
 
     async def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`server.info.features`)."""

@@ -15,23 +15,17 @@ import os
 import socket
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import msgspec
 
-from coordd_client import (
-    claim_retry,
-    methods,
-    methods_edits,
-    methods_messages,
-    methods_slots,
-    methods_usage,
-)
+from coordd_client import claim_retry, methods
 from coordd_client.discovery import discover
 from coordd_client.rpc import RequestBuilder, Response, decode_frame, unwrap
+from coordd_client.rpc_methods import BlockingMethods
 from coordd_wire import wire
 from coordd_wire.errors import (
     CoordError,
@@ -53,17 +47,11 @@ DEFAULT_TIMEOUT_S = 60.0
 WAIT_SLACK_S = 10.0
 
 
-def _sync(builder: Callable[P, methods.Call[R]]) -> Callable[Concatenate[Client, P], R]:
-    def call(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return self.request(builder(*args, **kwargs))
+class Client(BlockingMethods):
+    """A connection to the daemon; thread-compatible, not thread-safe.
 
-    call.__name__ = builder.__name__
-    call.__doc__ = builder.__doc__
-    return call
-
-
-class Client:
-    """A connection to the daemon; thread-compatible, not thread-safe."""
+    One method per RPC (PROTOCOL.md section 6, docs/PROTOCOL-1.2.md) comes from
+    `BlockingMethods`, generated from the builders (`rpc_methods.py`)."""
 
     def __init__(
         self,
@@ -224,56 +212,6 @@ class Client:
                 self.close()
                 raise DaemonUnavailable("the daemon closed the connection", outcome="unknown")
             self._decoder.feed(data)
-
-    # --- one method per RPC (PROTOCOL.md section 6) -------------------------------
-
-    ping = _sync(methods.ping)
-    server_info = _sync(methods.server_info)
-    post = _sync(methods.post)
-    get = _sync(methods.get)
-    list_tasks = _sync(methods.list_tasks)
-    claim = _sync(methods.claim)
-    claim_next = _sync(methods.claim_next)
-    renew = _sync(methods.renew)
-    release = _sync(methods.release)
-    assign = _sync(methods.assign)
-    complete = _sync(methods.complete)
-    fail = _sync(methods.fail)
-    cancel = _sync(methods.cancel)
-    reopen = _sync(methods.reopen)
-    wait = _sync(methods.wait)
-    heartbeat = _sync(methods.heartbeat)
-    release_agent = _sync(methods.release_agent)
-    agents = _sync(methods.agents)
-    events_since = _sync(methods.events_since)
-    reserve = _sync(methods.reserve)
-    unreserve = _sync(methods.unreserve)
-    check_paths = _sync(methods.check_paths)
-    reservations = _sync(methods.reservations)
-    file_guard = _sync(methods_edits.file_guard)
-    record_edit = _sync(methods_edits.record_edit)
-    record_read = _sync(methods_edits.record_read)
-    recent_edits = _sync(methods_edits.recent_edits)
-    # 1.2 section 12 (issue 34): messages and release requests.
-    send_message = _sync(methods_messages.send_message)
-    read_messages = _sync(methods_messages.read_messages)
-    ack_messages = _sync(methods_messages.ack_messages)
-    wait_messages = _sync(methods_messages.wait_messages)
-    get_message = _sync(methods_messages.get_message)
-    request_release = _sync(methods_messages.request_release)
-    answer_request = _sync(methods_messages.answer_request)
-    # Issue 35: slots, ports and the landing queue.
-    acquire_slot = _sync(methods_slots.acquire_slot)
-    release_slots = _sync(methods_slots.release_slots)
-    slots = _sync(methods_slots.slots)
-    lease_port = _sync(methods_slots.lease_port)
-    enqueue_landing = _sync(methods_slots.enqueue_landing)
-    start_landing = _sync(methods_slots.start_landing)
-    finish_landing = _sync(methods_slots.finish_landing)
-    landings = _sync(methods_slots.landings)
-    # Issue 48: the token ledger; its builders load at first use.
-    report_usage = _sync(methods_usage.report_usage)
-    cost = _sync(methods_usage.cost)
 
     def supports(self, feature: str) -> bool:
         """Whether the daemon serves a protocol 1.1 feature (`deps`, `assignee`,
