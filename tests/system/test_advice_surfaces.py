@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from coordd_apps.mcp_bridge import results
+from coordd_apps.wording.advice import Surface, refusal
 from coordd_client import Client
-from coordd_client.advice import Surface, refusal
 from coordd_wire.errors import Conflict, Reserved
 from support import DaemonProcess, coord
 

@@ -185,7 +185,7 @@ def test_the_humans_message_comes_first_and_says_it_outranks(
     """Issue 47, matching mcp_agent_mail's Human Overseer: a person's message reaches the
     tab marked as the human's, before another agent's sent earlier, with the line that
     puts it before the tab's own task (docs/WATCHING.md, "What the human is given")."""
-    from coordd_apps.render_messages import HUMAN_FIRST
+    from coordd_apps.wording.render_messages import HUMAN_FIRST
 
     agents = send(daemon, repo, "src/auth is mine until #42")
     person = send(daemon, repo, "stop the migration and revert it", sender="human-ada")

@@ -16,8 +16,8 @@ from mcp.types import CallToolResult, TextContent
 from coordd_apps.cli.plain import plain_message
 from coordd_apps.hooks import guard
 from coordd_apps.mcp_bridge import results
-from coordd_client import advice
-from coordd_client.advice import Surface
+from coordd_apps.wording import advice
+from coordd_apps.wording.advice import Surface
 from coordd_wire.errors import Conflict, Reserved
 from coordd_wire.wire import PathConflict, Reservation
 

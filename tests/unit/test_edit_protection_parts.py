@@ -20,7 +20,7 @@ from coordd_apps.hooks.files import (
     repository_config,
 )
 from coordd_apps.hooks.guard import STRICT_ENV, unreachable_policy
-from coordd_client.advice import left
+from coordd_apps.wording.advice import left
 from coordd_wire.patterns import parse
 
 

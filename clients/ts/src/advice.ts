@@ -1,6 +1,6 @@
 /**
  * Refusals in this client's own terms (issue 47 item 4): the rule of
- * `coordd_client/advice.py` for a TypeScript caller. The daemon's refusals are written for
+ * `coordd_apps/wording/advice.py` for a TypeScript caller. The daemon's refusals are written for
  * no one surface ("wait for it (`wait_s`)", an instant as `2026-12-03T13:42:35.361298Z`, a
  * pattern quoted as Python quotes it); the Python surfaces say them anew from the error's
  * `data`, and so does this client: a full slot, paths reserved and a landing's turn are

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordd_client import render
-from coordd_client.advice import listed, when
+from coordd_apps.wording.advice import listed, when
+from coordd_client.text import clean, clean_block
 from coordd_wire import bounds, patterns
 from coordd_wire.wire import Reservation, Task
 from coordd_wire.wire_messages import Message
@@ -32,7 +32,7 @@ Facts = list[tuple[str, str]]
 
 
 def _line(text: str, limit: int = LINE_CHARS) -> str:
-    flat = " ".join(render.clean(text).split())
+    flat = " ".join(clean(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -43,7 +43,7 @@ def asked_for(message: Message) -> str:
         return "-"
     if request.task_id is not None:
         return f"task #{request.task_id}"
-    return render.clean(listed(request.patterns or (), shown=10))
+    return clean(listed(request.patterns or (), shown=10))
 
 
 def _stay(message: Message) -> str:
@@ -56,13 +56,13 @@ def _stay(message: Message) -> str:
 def gate_facts(task: Task) -> Facts:
     """The gate as a person reads it before deciding: what, the question, who asks."""
     facts = [
-        ("gate", f"#{task.id} {render.clean(task.title)}"),
-        ("question", render.clean_block(task.body) if task.body else "-"),
-        ("asked by", render.clean(task.created_by or "-")),
-        ("project", render.clean(task.project)),
+        ("gate", f"#{task.id} {clean(task.title)}"),
+        ("question", clean_block(task.body) if task.body else "-"),
+        ("asked by", clean(task.created_by or "-")),
+        ("project", clean(task.project)),
     ]
     if task.tags:
-        facts.append(("tags", render.clean(", ".join(task.tags))))
+        facts.append(("tags", clean(", ".join(task.tags))))
     return facts
 
 
@@ -98,11 +98,11 @@ def ends_fact(message: Message, ended: Sequence[str]) -> Facts:
     """The fact a confirmation adds when approving gives up more than is asked for."""
     if not ended or message.request is None:
         return []
-    holder = render.clean(message.request.holder)
+    holder = clean(message.request.holder)
     return [
         (
             "also ends",
-            f"{holder}'s {render.clean(listed(ended, shown=10))} (a reservation ends whole:"
+            f"{holder}'s {clean(listed(ended, shown=10))} (a reservation ends whole:"
             " re-reserve what is still needed)",
         )
     ]
@@ -115,14 +115,14 @@ def request_facts(message: Message, ended: Sequence[str] = ()) -> Facts:
     request = message.request
     facts = [
         ("request", f"#{message.id}"),
-        ("requester", render.clean(message.sender)),
+        ("requester", clean(message.sender)),
         ("asks for", asked_for(message)),
     ]
     if request is not None:
-        facts.append(("held by", render.clean(request.holder)))
+        facts.append(("held by", clean(request.holder)))
     if message.task_id is not None and (request is None or request.task_id is None):
         facts.append(("task", f"#{message.task_id}"))
-    facts.append(("reason", render.clean_block(message.body) if message.body else "-"))
+    facts.append(("reason", clean_block(message.body) if message.body else "-"))
     if request is not None:
         facts.append(("open until", when(request.expires_at)))
     return facts + ends_fact(message, ended)
@@ -131,7 +131,7 @@ def request_facts(message: Message, ended: Sequence[str] = ()) -> Facts:
 def gate_question(verb: str, task: Task, reason: str = "") -> str:
     """`Approve gate #6 "Ship 1.4?", asked by codex-2?` (reject: with the reason)."""
     why = f" because {_line(reason)}" if reason else ""
-    asker = f", asked by {render.clean(task.created_by)}" if task.created_by else ""
+    asker = f", asked by {clean(task.created_by)}" if task.created_by else ""
     return f'{verb.capitalize()} gate #{task.id} "{_line(task.title)}"{asker}{why}?'
 
 
@@ -140,8 +140,8 @@ def request_question(
 ) -> str:
     """`Approve release request #6: hand src/parser.py over to codex-2 (for task #4)?`"""
     request = message.request
-    holder = f" from {render.clean(request.holder)}" if request is not None else ""
-    to = render.clean(message.sender)
+    holder = f" from {clean(request.holder)}" if request is not None else ""
+    to = clean(message.sender)
     task = (
         f" (for task #{message.task_id})"
         if message.task_id is not None and (request is None or request.task_id is None)
@@ -149,13 +149,13 @@ def request_question(
     )
     why = f" ({_line(reason)})" if reason else ""
     if decision == "narrow":
-        what = render.clean(listed(patterns, shown=10))
+        what = clean(listed(patterns, shown=10))
         return (
             f"Narrow release request #{message.id}: hand only {what} of {asked_for(message)}"
             f"{holder} over to {to}{task}{why}?"
         )
     if decision == "deny":
-        held = render.clean(request.holder) if request is not None else "its holder"
+        held = clean(request.holder) if request is not None else "its holder"
         return (
             f"Deny release request #{message.id}: {asked_for(message)} {_stay(message)} with"
             f" {held},"

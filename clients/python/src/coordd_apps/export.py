@@ -30,10 +30,11 @@ from coordd_apps.cost_report import task_costs
 from coordd_apps.markdown_text import code as _code
 from coordd_apps.markdown_text import fenced as _fenced
 from coordd_apps.markdown_text import text as _md
+from coordd_apps.wording.render import budget_words, usage_words
 from coordd_client import methods
 from coordd_client.client import Client
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
-from coordd_client.render import budget_words, clean_block, parse_time, usage_words
+from coordd_client.text import clean_block, parse_time
 from coordd_wire.wire import (
     FEATURE_OF_EVENT,
     Event,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from coordd_client.render import clean
+from coordd_client.text import clean
 
 #: What Markdown acts on anywhere in a line: escapes, code, emphasis, links, HTML.
 _MD_ALWAYS = re.compile(r"([\\`*\[\]<>])")

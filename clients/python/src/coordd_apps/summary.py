@@ -19,12 +19,14 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from coordd_apps.render_edits import other_line
-from coordd_client import methods, methods_edits, presence, render
+from coordd_apps.wording import render
+from coordd_apps.wording.render_edits import other_line
+from coordd_client import methods, methods_edits, presence
 from coordd_client.client import Client
 from coordd_client.gather import gather, value
 from coordd_client.human import is_person
 from coordd_client.paging import all_tasks, first_page, more_tasks
+from coordd_client.text import clean
 from coordd_wire.errors import MethodNotFound
 from coordd_wire.wire import Event, Reservation, Task
 from coordd_wire.wire_edits import FileEdit
@@ -62,8 +64,8 @@ class BoardSummary(msgspec.Struct, frozen=True):
 
 
 def cut(text: str, limit: int) -> str:
-    """`text` made safe to print (`render.clean`) and at most `limit` characters."""
-    text = render.clean(text)
+    """`text` made safe to print (`clean`) and at most `limit` characters."""
+    text = clean(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -56,7 +56,7 @@ def human_agent(environ: Mapping[str, str] | None = None) -> str:
         import getpass
 
         user = getpass.getuser()
-    from coordd_client.render import clean  # not at import: `identity` loads this module
+    from coordd_client.text import clean  # not at import: `identity` loads this module
 
     return f"{HUMAN_PREFIX}{clean(user)}"
 

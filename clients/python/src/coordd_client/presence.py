@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
-from coordd_client.render import parse_time
+from coordd_client.text import parse_time
 from coordd_wire.wire import LIVE_HORIZON, AgentInfo, Event, Task
 
 #: Seen within this long counts as at work (the wire's rule, shared with the daemon).

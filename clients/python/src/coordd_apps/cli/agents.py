@@ -9,10 +9,12 @@ from typing import Any
 from coordd_apps.cli.context import EXIT_OK, Context
 from coordd_apps.cli.registry import arg, command
 from coordd_apps.cli.seen import note_if_unseen
-from coordd_client import boards, render, tabs
-from coordd_client.advice import plural
+from coordd_apps.wording import render
+from coordd_apps.wording.advice import plural
+from coordd_client import boards, tabs
 from coordd_client.client import Client
 from coordd_client.identity import AGENT_ENV
+from coordd_client.text import clean, parse_time
 from coordd_wire.errors import CoordError
 from coordd_wire.wire import ReleaseAgentResult
 
@@ -41,9 +43,9 @@ def whoami(ctx: Context) -> int:
         "board": board,
     }
     human = (
-        f"agent:   {render.clean(who.value)}  (from {who.source})\n"
-        f"project: {render.clean(where.value)}  (from {where.source})\n"
-        f"board:   {render.clean(_board_line(board))}"
+        f"agent:   {clean(who.value)}  (from {who.source})\n"
+        f"project: {clean(where.value)}  (from {where.source})\n"
+        f"board:   {clean(_board_line(board))}"
     )
     ctx.emit(report, human)
     return EXIT_OK
@@ -98,12 +100,10 @@ def agents(ctx: Context) -> int:
         slots = Counter(s.agent for s in client.slots().leases) if client.supports("slots") else {}
     now = datetime.now(UTC)
     shown = [
-        a
-        for a in result.agents
-        if ctx.args.all or now - render.parse_time(a.last_seen) < STALE_AFTER
+        a for a in result.agents if ctx.args.all or now - parse_time(a.last_seen) < STALE_AFTER
     ]
     rows = [
-        f"{render.clean(a.agent):<32}  last seen {render.relative(a.last_seen):<22}"
+        f"{clean(a.agent):<32}  last seen {render.relative(a.last_seen):<22}"
         f"  holding {_holdings(a.holding, reservations.get(a.agent, 0), slots.get(a.agent, 0))}"
         for a in shown
     ]
@@ -132,10 +132,10 @@ def release_agent(ctx: Context) -> int:
             note_if_unseen(client, ctx.args.of, "nothing was released")
     where = "here" if project is not None else "in every project"
     human = (
-        f"released {render.clean(ctx.args.of)} {where}: {plural(result.claims, 'claim')},"
+        f"released {clean(ctx.args.of)} {where}: {plural(result.claims, 'claim')},"
         f" {plural(result.reservations, 'reservation')},"
         f" {plural(result.unassigned, 'assignment')}, {plural(result.slots, 'slot')};"
-        f" recorded as {render.clean(ctx.agent)}"
+        f" recorded as {clean(ctx.agent)}"
     )
     ctx.emit(result, human)
     return EXIT_OK

@@ -10,11 +10,12 @@ from typing import Any
 
 import msgspec
 
-from coordd_client import boards, render
+from coordd_client import boards
 from coordd_client.autostart import connect
 from coordd_client.client import Client
 from coordd_client.discovery import SocketRoute
 from coordd_client.identity import Resolved, resolve_agent, resolve_project
+from coordd_client.text import clean
 
 #: Agents branch on these (README, "exit codes").
 EXIT_OK, EXIT_ERROR, EXIT_TIMEOUT, EXIT_LOST, EXIT_EMPTY = 0, 1, 2, 3, 4
@@ -90,4 +91,4 @@ def emit_error(json_mode: bool, code: int, message: str, data: dict[str, Any]) -
         document = {"error": {"code": code, "message": message, "data": data}}
         sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
     else:
-        sys.stderr.write(f"coord: {render.clean(message)}\n")
+        sys.stderr.write(f"coord: {clean(message)}\n")

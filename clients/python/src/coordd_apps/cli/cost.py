@@ -113,7 +113,7 @@ def _titles(client: Client, ids: list[int | None]) -> dict[int, str]:
 
 def _human(summary: dict[str, Any], titles: dict[int, str], narrowed: bool = False) -> str:
     from coordd_apps import cost_report
-    from coordd_client.render import clean
+    from coordd_client.text import clean
 
     totals = summary["totals"]
     budgets = [

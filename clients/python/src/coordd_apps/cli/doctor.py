@@ -13,7 +13,7 @@ from pathlib import Path
 from coordd_apps import doctor
 from coordd_apps.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_apps.cli.registry import command, package_version
-from coordd_client.advice import plural
+from coordd_apps.wording.advice import plural
 from coordd_wire.errors import SeveralBoards
 
 SECTIONS = ("daemon", "boards", "claude", "codex", "worktrees", "edits", "landing")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from coordd_apps import render_slots
 from coordd_apps.cli.arguments import positive_float, task_id
 from coordd_apps.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_apps.cli.registry import arg, command
@@ -20,6 +19,7 @@ from coordd_apps.landing.plan import (
     LandingRefused,
     Plan,
 )
+from coordd_apps.wording import render_slots
 
 
 @command(

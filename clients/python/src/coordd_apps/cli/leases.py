@@ -10,9 +10,9 @@ from coordd_apps.cli import held
 from coordd_apps.cli.arguments import LEASE, TASK_ID, positive_float
 from coordd_apps.cli.context import EXIT_LOST, EXIT_OK, Context
 from coordd_apps.cli.registry import UsageError, arg, command
-from coordd_client import render
-from coordd_client.advice import plural
+from coordd_apps.wording.advice import plural
 from coordd_client.client import Client
+from coordd_client.text import clean
 from coordd_wire.errors import CoordError, LeaseLost
 from coordd_wire.wire import Task
 
@@ -80,7 +80,7 @@ class _LeaseKeeper:
                 self.lost = exc
                 held.forget(ctx.agent, task.id)
                 sys.stderr.write(
-                    f"coord hold: lost the lease on #{task.id}: {render.clean(exc.message)}"
+                    f"coord hold: lost the lease on #{task.id}: {clean(exc.message)}"
                     " (the command goes on; coord exits 3 when it ends)\n"
                 )
                 sys.stderr.flush()
@@ -126,7 +126,7 @@ def _lost_claims(client: Client, agent: str) -> list[tuple[int, str]]:
         if ours and task.state == "done":
             continue  # finished by this agent through another client: not lost
         if task.state == "claimed":
-            now = f"held by {render.clean(task.claimed_by or '-')} (fence {task.fence})"
+            now = f"held by {clean(task.claimed_by or '-')} (fence {task.fence})"
         else:
             now = f"it is {task.state}"
         lost.append((task_id, now))

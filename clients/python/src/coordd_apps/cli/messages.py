@@ -11,13 +11,13 @@ import time
 
 import msgspec
 
-from coordd_apps import render_messages
 from coordd_apps.cli.arguments import positive_float, task_id
 from coordd_apps.cli.context import EXIT_EMPTY, EXIT_LOST, EXIT_OK, EXIT_TIMEOUT, Context
 from coordd_apps.cli.registry import UsageError, arg, command
+from coordd_apps.wording import render_messages
 from coordd_client import human
 from coordd_client.client import Client
-from coordd_client.render import parse_time
+from coordd_client.text import parse_time
 from coordd_wire import bounds
 from coordd_wire.wire_messages import InboxResult, Message
 

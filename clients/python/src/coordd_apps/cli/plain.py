@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from coordd_client import advice
+from coordd_apps.wording import advice
 from coordd_wire.errors import CoordError, InvalidParams
 
 #: Wire field -> what the user typed to set it.

@@ -16,8 +16,9 @@ from coordd_apps.cli.arguments import positive_float, task_id
 from coordd_apps.cli.context import EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_apps.cli.plain import plain_message
 from coordd_apps.cli.registry import arg, command
-from coordd_client import render
-from coordd_client.advice import plural
+from coordd_apps.wording import render
+from coordd_apps.wording.advice import plural
+from coordd_client.text import clean
 from coordd_client.worktree import board_path
 from coordd_wire.errors import Reserved
 
@@ -51,9 +52,9 @@ def reserve(ctx: Context) -> int:
         if ctx.json:
             emit_error(True, exc.code, exc.message, exc.data)
             return EXIT_LOST
-        lines = [f"coord: {render.clean(plain_message(exc))} (nothing was reserved)"]
+        lines = [f"coord: {clean(plain_message(exc))} (nothing was reserved)"]
         lines += [
-            f"  {render.clean(c.pattern)} is in the way of {render.reservation_line(c.reservation)}"
+            f"  {clean(c.pattern)} is in the way of {render.reservation_line(c.reservation)}"
             for c in exc.conflicts
         ]
         sys.stderr.write("\n".join(lines) + "\n")
@@ -93,7 +94,7 @@ def check(ctx: Context) -> int:
         result = client.check_paths(list(given), project=project, agent=ctx.agent)
     exclusive = [c for c in result.conflicts if c.reservation.exclusive]
     lines = [
-        f"{render.clean(given.get(c.path, c.path))}: {render.reservation_line(c.reservation)}"
+        f"{clean(given.get(c.path, c.path))}: {render.reservation_line(c.reservation)}"
         for c in result.conflicts
     ]
     ctx.emit(result, "\n".join(lines) if lines else "free: nobody else has reserved these")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from coordd_client import render
 from coordd_client.client import Client
+from coordd_client.text import clean
 
 
 def note_if_unseen(client: Client, name: str | None, consequence: str) -> None:
@@ -20,6 +20,6 @@ def note_if_unseen(client: Client, name: str | None, consequence: str) -> None:
     if not name or name == "human" or any(a.agent == name for a in client.agents().agents):
         return
     sys.stderr.write(
-        f"coord: note: no agent named {render.clean(name)} has been seen; {consequence}"
+        f"coord: note: no agent named {clean(name)} has been seen; {consequence}"
         " (`coord agents --all` lists the names)\n"
     )

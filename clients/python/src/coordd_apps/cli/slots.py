@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sys
 
-from coordd_apps import render_slots
 from coordd_apps.cli.arguments import positive_float, task_id
 from coordd_apps.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_apps.cli.plain import plain_message
 from coordd_apps.cli.registry import arg, command
 from coordd_apps.ports import PortRequest, lease_free_port
-from coordd_client.advice import plural
+from coordd_apps.wording import render_slots
+from coordd_apps.wording.advice import plural
 from coordd_wire.errors import Conflict
 from coordd_wire.wire_slots import SlotList
 

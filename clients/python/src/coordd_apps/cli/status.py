@@ -6,7 +6,8 @@ from typing import Any
 
 from coordd_apps.cli.context import EXIT_ERROR, EXIT_OK, Context
 from coordd_apps.cli.registry import command
-from coordd_client import methods, render
+from coordd_apps.wording import render
+from coordd_client import methods
 from coordd_client.client import Client
 from coordd_wire.errors import DaemonUnavailable
 

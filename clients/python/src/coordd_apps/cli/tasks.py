@@ -21,8 +21,10 @@ from coordd_apps.cli.blockers import blockers_elsewhere
 from coordd_apps.cli.context import EXIT_EMPTY, EXIT_ERROR, EXIT_LOST, EXIT_OK, Context
 from coordd_apps.cli.registry import arg, command
 from coordd_apps.cli.seen import note_if_unseen
-from coordd_client import acks, render
+from coordd_apps.wording import render
+from coordd_client import acks
 from coordd_client.paging import all_tasks, task_history
+from coordd_client.text import clean
 from coordd_wire.wire import ListResult, Task
 
 #: The states `ls` shows without --all.
@@ -101,7 +103,7 @@ def post(ctx: Context) -> int:
     ctx.emit(result, human)
     for dependency, other in sorted(elsewhere.items()):
         # PROTOCOL.md section 9 allows any project; say so, since ls here will not list it.
-        sys.stderr.write(f"coord: note: #{dependency} is a task of project {render.clean(other)}\n")
+        sys.stderr.write(f"coord: note: #{dependency} is a task of project {clean(other)}\n")
     return EXIT_OK
 
 
@@ -148,7 +150,7 @@ def ls(ctx: Context) -> int:
         else:
             tasks, left_out = _most_urgent(all_tasks(client, **filters), args.limit)
         elsewhere = {} if project is None else blockers_elsewhere(client, tasks, project)
-    scope = "every project" if project is None else f"project {render.clean(project)}"
+    scope = "every project" if project is None else f"project {clean(project)}"
     if not tasks:
         narrowed = bool(args.all or args.state or args.ready or args.blocked)
         hints = [] if narrowed else ["--all for done ones"]
@@ -223,7 +225,7 @@ def claim(ctx: Context) -> int:
         )
         return EXIT_OK
     holder = f"held by {task.claimed_by}" if task.state == "claimed" else f"it is {task.state}"
-    ctx.emit(result, f"lost #{task.id}: {render.clean(holder)}; pick something else")
+    ctx.emit(result, f"lost #{task.id}: {clean(holder)}; pick something else")
     return EXIT_LOST
 
 
@@ -248,7 +250,7 @@ def next_(ctx: Context) -> int:
             request_key=args.request_key,
         )
     if result.task is None:
-        ctx.emit(result, f"nothing to claim in project {render.clean(ctx.project)}")
+        ctx.emit(result, f"nothing to claim in project {clean(ctx.project)}")
         return EXIT_EMPTY
     task = result.task
     held.remember(ctx.agent, task.id, task.fence)
@@ -284,7 +286,7 @@ def release(ctx: Context) -> int:
         )
         note_if_unseen(client, ctx.args.assignee, "only that name can claim it")
     held.forget(ctx.agent, ctx.args.id)
-    to = f", assigned to {render.clean(ctx.args.assignee)}" if ctx.args.assignee else ""
+    to = f", assigned to {clean(ctx.args.assignee)}" if ctx.args.assignee else ""
     ctx.emit(result, f"released #{result.task.id}: pending again{to}")
     return EXIT_OK
 
@@ -301,7 +303,7 @@ def assign(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.assign(ctx.args.id, target, agent=ctx.agent)
         note_if_unseen(client, target, "only that name can claim it")
-    to = f"assigned to {render.clean(target)}" if target else "no longer assigned"
+    to = f"assigned to {clean(target)}" if target else "no longer assigned"
     ctx.emit(result, f"#{result.task.id} {to}")
     return EXIT_OK
 
@@ -332,9 +334,9 @@ def done(ctx: Context) -> int:
             args.id, ctx.agent, fence=args.fence, result=args.result, then_post=then_post
         )
     held.forget(ctx.agent, args.id)
-    human = f"done #{result.task.id}: {render.clean(result.task.title)}"
+    human = f"done #{result.task.id}: {clean(result.task.title)}"
     if result.posted is not None:
-        human += f"\nposted ack #{result.posted.id}: {render.clean(result.posted.title)}"
+        human += f"\nposted ack #{result.posted.id}: {clean(result.posted.title)}"
     ctx.emit(result, human)
     return EXIT_OK
 

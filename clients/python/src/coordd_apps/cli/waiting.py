@@ -12,7 +12,7 @@ import msgspec
 from coordd_apps.cli.arguments import KIND, STATE_CHOICES, task_id
 from coordd_apps.cli.context import EXIT_OK, EXIT_TIMEOUT, Context
 from coordd_apps.cli.registry import arg, command
-from coordd_client import render
+from coordd_apps.wording import render
 from coordd_client.client import Client
 from coordd_wire.bounds import MAX_TIMEOUT_S
 from coordd_wire.wire import Task, WaitResult, served_event_types

@@ -21,7 +21,7 @@ from typing import Any
 
 from coordd_apps.doctor.findings import Finding, HostFailed, run_host
 from coordd_apps.setup.hosts import SERVER_KEY
-from coordd_client.advice import plural
+from coordd_apps.wording.advice import plural
 
 #: `codex mcp list` only reads the configuration (0.2 s).
 CODEX_LIST_TIMEOUT_S = 30.0

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from coordd_apps.hooks import reported
 from coordd_apps.summary import NAME_CHARS, SUMMARY_CHARS, cut, summarize
-from coordd_client import boards, render, tabs
+from coordd_client import boards, tabs
 from coordd_client.autostart import connect
 from coordd_client.client import Client
+from coordd_client.text import clean_block
 from coordd_wire.errors import CoordError, SeveralBoards, WrongBoard
 
 WORKFLOW = """\
@@ -178,7 +179,7 @@ def repository_workflow(project: str, limit: int = WORKFLOW_CHARS) -> str | None
         return None
     finally:
         os.close(fd)
-    text = render.clean_block(raw.decode("utf-8", errors="replace")).strip()
+    text = clean_block(raw.decode("utf-8", errors="replace")).strip()
     if not text:
         return None
     if len(text) <= limit:

@@ -21,7 +21,7 @@ import msgspec
 
 from coordd_apps.hooks import files, guard, links
 from coordd_apps.hooks.payload import HookInput
-from coordd_apps.render_edits import other_line
+from coordd_apps.wording.render_edits import other_line
 from coordd_client import boards as boards_module
 from coordd_client.client import Client
 from coordd_wire.errors import CoordError, MethodNotFound, WrongBoard

@@ -159,7 +159,7 @@ def check_projects(
 
 def line(path: str, conflict: PathConflict) -> str:
     """Why an edit of `path` is denied, said to the host's model (`advice.path_reserved`)."""
-    from coordd_client import advice  # only on a denial: an allowed edit never loads it
+    from coordd_apps.wording import advice  # only on a denial: an allowed edit never loads it
 
     reservation = msgspec.structs.asdict(conflict.reservation)
     return advice.path_reserved(advice.Surface.HOOK, path, reservation)

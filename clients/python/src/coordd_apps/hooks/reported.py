@@ -100,7 +100,7 @@ def take_unread(client: Client, agent: str) -> str:
         result = client.send(read, timeout_s=client.timeout_s)
         if not holds_messages(result):
             return ""
-        from coordd_apps import render_messages
+        from coordd_apps.wording import render_messages
         from coordd_wire.wire_messages import InboxResult
 
         found = msgspec.json.decode(result, type=InboxResult)

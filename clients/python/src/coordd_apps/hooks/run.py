@@ -170,7 +170,7 @@ def _report_usage(call: Invocation, given: HookInput) -> bool:
 
 def _session_end(call: Invocation, given: HookInput) -> int:
     from coordd_apps.hooks import session
-    from coordd_client.advice import plural  # here: the other hooks never say a count
+    from coordd_apps.wording.advice import plural  # here: the other hooks never say a count
 
     _report_usage(call, given)  # the session's last turn, before its claims are given back
     if not session.tab_ends(given):

@@ -33,7 +33,7 @@ import msgspec
 
 from coordd_apps.landing import git, journal
 from coordd_apps.landing.finish import CheckoutLeft, finish
-from coordd_client.advice import plural
+from coordd_apps.wording.advice import plural
 
 __all__ = ["LOCK_WAIT_S", "CheckoutLeft", "SwapRefused", "move", "recover"]
 

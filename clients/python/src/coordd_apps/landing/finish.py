@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coordd_apps.landing import git
-from coordd_client.advice import plural
+from coordd_apps.wording.advice import plural
 
 #: How many of the files a person changed an error names.
 _NAMED = 8

@@ -70,7 +70,7 @@ from coordd_apps.landing.queueing import (
     withdraw,
 )
 from coordd_apps.landing.renewer import Renewer, fenced_why
-from coordd_client.advice import plural
+from coordd_apps.wording.advice import plural
 from coordd_client.client import Client
 from coordd_wire.errors import Conflict, CoordError, LeaseLost
 from coordd_wire.wire_slots import Enqueued

@@ -17,8 +17,9 @@ from typing import Any
 import msgspec
 from mcp.server.mcpserver import Context
 
-from coordd_apps import render_messages, summary
+from coordd_apps import summary
 from coordd_apps.mcp_bridge.bridge import Bridge
+from coordd_apps.wording import render_messages
 from coordd_client import methods, methods_edits, methods_messages, presence
 from coordd_client.human import is_person
 from coordd_wire import wire, wire_messages

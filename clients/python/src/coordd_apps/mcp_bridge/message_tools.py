@@ -13,11 +13,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from coordd_apps import render_messages
 from coordd_apps.mcp_bridge import models as m
 from coordd_apps.mcp_bridge import results
 from coordd_apps.mcp_bridge.bridge import Bridge
 from coordd_apps.mcp_bridge.traits import RETRY_SAFE, WRITES
+from coordd_apps.wording import render_messages
 from coordd_client import methods_messages
 from coordd_client.methods import Call
 from coordd_wire import bounds, wire_messages

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from mcp.types import CallToolResult, TextContent
 
-from coordd_client import advice
+from coordd_apps.wording import advice
 from coordd_wire.errors import CoordError
 
 #: The next step to suggest for each error kind, in this server's own tool names.

@@ -155,7 +155,7 @@ def _preload() -> None:
 
 #: Modules the quick commands import inside a function (not needed by every call).
 LAZY_IMPORTS = (
-    "coordd_client.advice",
+    "coordd_apps.wording.advice",
     "coordd_apps.cost_report",
     "coordd_apps.export",
     "coordd_client.human",
@@ -164,7 +164,7 @@ LAZY_IMPORTS = (
     "coordd_wire.wire_edits",
     "coordd_wire.wire_messages",
     "coordd_wire.wire_usage",
-    "coordd_client.render",
+    "coordd_apps.wording.render",
     "coordd_apps.setup.auto_reserve",
     "coordd_apps.summary",
 )

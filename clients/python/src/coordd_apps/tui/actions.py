@@ -15,12 +15,13 @@ from textual import work
 from textual.app import App
 from textual.widgets import DataTable, TabbedContent
 
-from coordd_apps.render_messages import summary
 from coordd_apps.tui.board import Board
 from coordd_apps.tui.screens import Ask, Confirm, Detail
-from coordd_client import render
+from coordd_apps.wording import render
+from coordd_apps.wording.render_messages import summary
 from coordd_client.client import Client
 from coordd_client.paging import task_history
+from coordd_client.text import clean
 from coordd_wire.errors import CoordError
 from coordd_wire.wire import AgentInfo
 
@@ -77,9 +78,7 @@ class HumanActions(App[None]):
                              depends_on=after or None, agent=self.agent,
                              project=project)  # fmt: skip
 
-            self.push_screen(
-                Confirm(f'Post "{render.clean(values["title"].strip())}" to {project}?'), go
-            )
+            self.push_screen(Confirm(f'Post "{clean(values["title"].strip())}" to {project}?'), go)
 
         self.push_screen(Ask("Post a task", fields), posted)
 
@@ -141,10 +140,10 @@ class HumanActions(App[None]):
 
         def go(yes: bool | None) -> None:
             if yes:
-                self._do(f"release {render.clean(of)}", "release_agent", of, agent=self.agent,
+                self._do(f"release {clean(of)}", "release_agent", of, agent=self.agent,
                          project=self.project, reason="released from coord top")  # fmt: skip
 
-        question = f"Release everything {render.clean(of)} holds in {where}?"
+        question = f"Release everything {clean(of)} holds in {where}?"
         self.push_screen(Confirm(question + " (claims, reservations, assignments)"), go)
 
     def action_detail(self) -> None:

@@ -38,8 +38,8 @@ from coordd_apps.tui.model import BoardModel, feed_line
 from coordd_apps.tui.screens import Confirm, Detail
 from coordd_apps.tui.side_panes import SidePanes
 from coordd_apps.tui.view_keys import STATE_FILTERS, ViewKeys
-from coordd_client import render
 from coordd_client.human import human_agent
+from coordd_client.text import clean
 from coordd_wire.wire import STATES, AgentInfo, Event, Reservation, SlotLease, Task
 from coordd_wire.wire_messages import Message
 
@@ -335,7 +335,7 @@ class TopApp(SidePanes, ViewKeys):
         if self.filter.mine:
             extras.append(f"mine: {self.filter.mine}")
         if self.filter.text:
-            extras.append(f'search: "{render.clean(self.filter.text)}"')
+            extras.append(f'search: "{clean(self.filter.text)}"')
         if spent := sum(self.board.costs.agents.values()):  # issue 48: all charged
             extras.append(f"{cost_view.compact(spent)} tokens")
         if word := edits.status_word(self._edited_elsewhere):

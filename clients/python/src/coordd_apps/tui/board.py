@@ -19,8 +19,8 @@ from textual.widgets import DataTable
 from coordd_apps import cost_view
 from coordd_apps.board_filter import Filter
 from coordd_apps.tui.model import BoardModel
-from coordd_client import render
-from coordd_client.render import age, age_of, lease_left, state_word
+from coordd_apps.wording.render import age, age_of, lease_left, state_word
+from coordd_client.text import clean
 from coordd_wire.wire import Task
 
 #: A row that stops matching the filter (a task just done) stays, showing its new
@@ -47,7 +47,7 @@ def plain(text: str) -> Text:
     MarkupError in every redraw, and `[link=...]` or `[on red]` restyles the screen.
     Everything agents wrote is shown as a `Text`, never parsed.
     """
-    return Text(render.clean(text), end="", overflow="ellipsis")  # cut short: "…"
+    return Text(clean(text), end="", overflow="ellipsis")  # cut short: "…"
 
 
 class Board:

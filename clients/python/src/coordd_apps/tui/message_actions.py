@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from textual.widgets import DataTable, TabbedContent
 
 from coordd_apps import approvals
-from coordd_apps.render_messages import summary
 from coordd_apps.tui import messages
 from coordd_apps.tui.actions import QUOTED_CHARS
 from coordd_apps.tui.board import plain
 from coordd_apps.tui.gate_actions import GateActions
 from coordd_apps.tui.screens import Ask, Confirm
+from coordd_apps.wording.render_messages import summary
 from coordd_client import human
 from coordd_wire.wire import Reservation
 from coordd_wire.wire_messages import Message

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from coordd_apps import render_messages
-from coordd_client import human, render
+from coordd_apps.wording import render_messages
+from coordd_client import human
 from coordd_client.client import Client
+from coordd_client.text import clean
 from coordd_wire.errors import MethodNotFound
 from coordd_wire.wire_messages import Message
 
@@ -79,8 +80,8 @@ def rows(messages: Sequence[Message]) -> list[tuple[str, ...]]:
     return [
         (
             str(m.id),
-            render.clean(m.sender),
-            render.clean(kind(m)),
+            clean(m.sender),
+            clean(kind(m)),
             state(m),
             f"#{m.task_id}" if m.task_id else "",
             render_messages.summary(m.body),

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from coordd_client.render import clean, parse_time, subject
+from coordd_apps.wording.render import subject
+from coordd_client.text import clean, parse_time
 from coordd_wire.wire import Event, Task
 
 #: The feed keeps this many recent events.

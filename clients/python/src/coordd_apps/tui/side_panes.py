@@ -20,9 +20,11 @@ from coordd_apps.tui.board import Board, plain
 from coordd_apps.tui.message_actions import MessageActions
 from coordd_apps.tui.model import BoardModel
 from coordd_apps.tui.slots import lease_rows, slot_leases
-from coordd_client import presence, render
+from coordd_apps.wording import render
+from coordd_apps.wording.render import age
+from coordd_client import presence
 from coordd_client.client import Client
-from coordd_client.render import age
+from coordd_client.text import parse_time
 from coordd_wire.errors import CoordError
 from coordd_wire.wire import AgentInfo, Reservation, SlotLease
 
@@ -126,7 +128,7 @@ class SidePanes(MessageActions):
         people.clear()
         for a in agents:
             seen = age(a.last_seen, now)
-            stale = now - render.parse_time(a.last_seen) >= presence.HORIZON
+            stale = now - parse_time(a.last_seen) >= presence.HORIZON
             holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
             spent = cost_view.cell(self.board.costs.agents.get(a.agent, 0), None)
             people.add_row(plain(a.agent), plain(f"{seen}{' (stale)' if stale else ''}"),

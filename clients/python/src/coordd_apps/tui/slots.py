@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from coordd_client import render
+from coordd_apps.wording import render
 from coordd_client.client import Client
+from coordd_client.text import clean
 from coordd_wire.errors import MethodNotFound
 from coordd_wire.wire import SlotLease
 
@@ -29,5 +30,5 @@ def lease_rows(leases: Sequence[SlotLease], now: datetime) -> Iterator[tuple[str
         what = f"port {lease.port} ({lease.name})" if lease.port is not None else lease.name
         mode = "port" if lease.port is not None else f"slot of {lease.capacity}"
         task = f"#{lease.task_id}" if lease.task_id else ""
-        yield (f"L{lease.id}", render.clean(what), render.clean(lease.agent), mode,
+        yield (f"L{lease.id}", clean(what), clean(lease.agent), mode,
                render.relative(lease.expires_at, now), task)  # fmt: skip

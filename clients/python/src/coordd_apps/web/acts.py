@@ -18,8 +18,9 @@ from pathlib import Path
 from coordd_apps import approvals
 from coordd_apps.approvals import Facts
 from coordd_apps.web.daemon import connected
-from coordd_client import human, render
-from coordd_client.advice import plural
+from coordd_apps.wording import render
+from coordd_apps.wording.advice import plural
+from coordd_client import human
 from coordd_client.aio import AsyncClient
 from coordd_wire import bounds
 from coordd_wire.errors import CoordError

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from coordd_client.render import clean_block
+from coordd_client.text import clean_block
 
 
 class Html(str):

@@ -15,10 +15,10 @@ from datetime import datetime
 
 from coordd_apps.web.markup import Html, join, tag, void
 from coordd_apps.web.messages import Queue
-from coordd_client import render
-from coordd_client.advice import plural
+from coordd_apps.wording import render
+from coordd_apps.wording.advice import plural
+from coordd_apps.wording.render import age
 from coordd_client.human import answering_as
-from coordd_client.render import age
 from coordd_wire.wire import Landing, SlotLease
 from coordd_wire.wire_messages import Message
 

@@ -10,10 +10,11 @@ from datetime import datetime
 from coordd_apps import cost_view
 from coordd_apps.web.markup import Html, join, tag, void
 from coordd_apps.web.rows import View, board_table, gate_row, history_row, is_gate
-from coordd_client import render
-from coordd_client.advice import plural
+from coordd_apps.wording import render
+from coordd_apps.wording.advice import plural
+from coordd_apps.wording.render import age
 from coordd_client.presence import HORIZON
-from coordd_client.render import age, parse_time
+from coordd_client.text import parse_time
 from coordd_wire.wire import STATES, AgentInfo, Event, Reservation, Task
 
 NAV = (

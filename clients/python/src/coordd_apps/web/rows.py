@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from coordd_apps import cost_view
 from coordd_apps.board_filter import Filter
 from coordd_apps.web.markup import Html, esc, join, tag, void
-from coordd_client.render import age, age_of, lease_left, relative, state_word
+from coordd_apps.wording.render import age, age_of, lease_left, relative, state_word
 from coordd_wire.wire import STATES, Event, Task
 
 COLUMNS = (

@@ -2,7 +2,7 @@
 hooks' context lines, the session-start context, the MCP `board` and tools.
 
 Another agent's text lands in a model's context and a terminal: each body is shown
-on one line, controls escaped (`render.clean`), and cut at `LINE_CHARS`, saying how
+on one line, controls escaped (`clean`), and cut at `LINE_CHARS`, saying how
 to read the rest; a release request says how to answer it.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordd_client import render
 from coordd_client.human import is_person
+from coordd_client.text import clean
 from coordd_wire.wire_messages import Message
 
 #: A message's body in a context line: enough for a question, not a page of someone's diff.
@@ -27,7 +27,7 @@ HUMAN_FIRST = (
 
 
 def summary(body: str, limit: int = LINE_CHARS) -> str:
-    text = " ".join(render.clean(body).split())
+    text = " ".join(clean(body).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -42,7 +42,7 @@ def message_line(message: Message) -> str:
             if request.task_id is not None
             else ", ".join(request.patterns or ())
         )
-        notes.append(f"release request for {render.clean(asked)}, {request.status}")
+        notes.append(f"release request for {clean(asked)}, {request.status}")
     elif message.kind in ("question", "answer"):
         notes.append(message.kind + (", open" if message.open else ""))
     if message.reply_to is not None:
@@ -52,7 +52,7 @@ def message_line(message: Message) -> str:
     if message.audience == "project":
         notes.append("to everyone")
     note = f" ({'; '.join(notes)})" if notes else ""
-    line = f"#{message.id} from {render.clean(message.sender)}{note}: {summary(message.body)}"
+    line = f"#{message.id} from {clean(message.sender)}{note}: {summary(message.body)}"
     if request is not None and request.status == "open":
         narrow = " | narrow PATTERN..." if request.task_id is None else ""
         line += f" -> answer: coord answer {message.id} approve|deny{narrow}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from coordd_client.advice import when
+from coordd_apps.wording.advice import when
 
 if TYPE_CHECKING:
     from coordd_wire.wire_edits import FileEdit

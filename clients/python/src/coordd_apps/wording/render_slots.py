@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coordd_client.advice import plural, when
+from coordd_apps.wording.advice import plural, when
 from coordd_wire.wire import Landing, SlotLease
 
 
