@@ -97,7 +97,9 @@ protocol-doc: $(STAMP)
 	$(BIN)/python scripts/protocol_reference.py
 
 ## Everything generated from the method table and the builders, after adding or changing an RPC.
-generate: ts-wire client-methods protocol-doc
+## client-methods first: it reads the builders' source alone, and the other two import
+## the library, which a stale rpc_methods.py (a builder renamed or gone) would break.
+generate: client-methods ts-wire protocol-doc
 
 ## Rewrite what `make lint` would reject and can be fixed mechanically: formatting, import order.
 fmt: $(STAMP)

@@ -9,7 +9,7 @@ bounds) is written here from the one place each is declared, so it cannot drift 
 what the daemon serves: the method table (`coordd_wire.method_table`: each
 method's params and result Structs, traits and feature flag), `coordd_wire.features`,
 `coordd_wire.errors` and `.bounds`. `--check` (run by
-tests/unit/test_protocol_doc_fresh.py) fails when the document's generated part is
+tests/unit/test_generated_fresh.py) fails when the document's generated part is
 stale; the prose around it is left as written.
 
 Usage: python scripts/protocol_reference.py [--check]
@@ -223,8 +223,14 @@ def members_rows(struct: type[Any], params_of: dict[Any, str]) -> list[str]:
     info = mi.type_info(struct)
     assert isinstance(info, mi.StructType)
     rows = ["| member | type | note |", "| --- | --- | --- |"]
+    always = getattr(struct, "ALWAYS_SENT", frozenset())
+    since_1_1 = getattr(struct, "SINCE_1_1", frozenset())
     for field in info.fields:
-        note = "" if field.required else f"may be absent: read as {absent_as(field)}"
+        note = ""
+        if field.name in since_1_1:
+            note = f"absent from a 1.0 daemon: read as {absent_as(field)}"
+        elif not field.required and field.name not in always:
+            note = f"may be absent: read as {absent_as(field)}"
         rows.append(row(code(field.encode_name), type_name(field.type, params_of), note))
     return rows
 

@@ -9,6 +9,7 @@ compiler, not this module, holds them to the Structs.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import sys
@@ -30,6 +31,12 @@ def builder_methods(*, streams: bool = False) -> dict[str, str]:
     return {b.method: b.name for b in _client_methods().builders(streams=streams)}
 
 
+def builder_modules() -> dict[str, str]:
+    """{wire method: the library module (`coordd_client.methods*`) its builder is in}."""
+    return {b.method: f"coordd_client.{b.module}" for b in _client_methods().builders(streams=True)}
+
+
+@functools.cache
 def _client_methods() -> ModuleType:
     """scripts/client_methods.py, loaded from its file (scripts/ is not a package)."""
     path = ROOT / "scripts" / "client_methods.py"

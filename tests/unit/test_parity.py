@@ -4,7 +4,7 @@ builders, the blocking and trio clients, and the TypeScript client (issue 30, it
 A method, a field or an error kind added on one side only fails here, naming the side
 that lacks it. The TypeScript client's params and result types are generated from the
 method table's Structs (`clients/ts/src/wire_types.ts`, kept fresh by
-test_ts_wire_fresh.py) and its named methods send through `request`, which the
+test_generated_fresh.py) and its named methods send through `request`, which the
 compiler types by them; what is checked here is that no named method escapes that.
 (The MCP tools' bounds: test_mcp_bounds_parity.py; the two stores' schemas:
 tests/integration/test_store_schema_parity.py.)
@@ -12,18 +12,19 @@ tests/integration/test_store_schema_parity.py.)
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
 import msgspec
 
 from coordd.methods.registry import METHODS
 from coordd_apps.mcp_bridge.results import NEXT_STEP
-from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
+from coordd_client import methods
 from coordd_client.aio import AsyncClient
 from coordd_client.client import Client
 from coordd_wire import errors
 from coordd_wire.method_table import TABLE
-from parity import builder_methods, ts_error_codes, ts_error_kinds, ts_named_calls
+from parity import builder_methods, builder_modules, ts_error_codes, ts_error_kinds, ts_named_calls
 
 #: Streams, not calls: each client offers them as one `subscribe` that ends by closing
 #: its connection (so no client sends `events.unsubscribe` itself).
@@ -75,13 +76,10 @@ def test_the_typescript_named_methods_send_through_the_typed_request() -> None:
 
 
 def test_each_builder_takes_its_methods_params_and_no_others() -> None:
+    modules = builder_modules()
     for method, builder in builder_methods().items():
         wanted = set(params_type(method).__struct_fields__)
-        found = next(
-            getattr(module, builder)
-            for module in (methods, methods_edits, methods_messages, methods_slots, methods_usage)
-            if hasattr(module, builder)
-        )
+        found = getattr(importlib.import_module(modules[method]), builder)
         taken = set(inspect.signature(found).parameters)
         # A builder's positional names may be Python's (`task_id` for `id`).
         python_ids = ("task_id", "message_id", "request_id", "landing_id")

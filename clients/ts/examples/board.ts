@@ -13,8 +13,7 @@ try {
   const { tasks } = await client.list({ project, state: ["pending", "claimed"] });
   for (const task of tasks) {
     const who = task.claimed_by ?? (task.assignee ? `-> ${task.assignee}` : "");
-    const blockers = task.blocked_by ?? []; // a 1.0 daemon leaves it out
-    const blocked = blockers.length ? ` blocked by ${blockers.map((i) => `#${i}`).join(",")}` : "";
+    const blocked = task.blocked_by.length ? ` blocked by ${task.blocked_by.map((i) => `#${i}`).join(",")}` : "";
     console.log(`#${task.id} ${task.state.padEnd(8)} p${task.priority} ${who} ${task.title}${blocked}`);
   }
   client.close();

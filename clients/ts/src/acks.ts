@@ -41,8 +41,9 @@ export function announced<P extends PostParams>(p: P): P {
 /** The params of `task.post`, or of `task.complete` with its `then_post`, as they are sent. */
 export function withAnnouncements(method: "task.post" | "task.complete", p: object): object {
   if (method === "task.post") return announced(p as PostParams);
-  const complete = p as { then_post?: PostParams };
-  return complete.then_post === undefined ? p : { ...p, then_post: announced(complete.then_post) };
+  const complete = p as { then_post?: PostParams | null };
+  // null is "no follow-up", as omitted (the daemon reads it so): nothing to announce.
+  return complete.then_post == null ? p : { ...p, then_post: announced(complete.then_post) };
 }
 
 /** The tag that ties an ack to the task it announces (`re:42`). */

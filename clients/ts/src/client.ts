@@ -323,7 +323,8 @@ export class CoorddClient extends EventEmitter {
     type R = ResultOf<M>;
     if (!(await this.supports(CLAIM_REQUEST_KEY))) return this.call<R>(method, p, o);
     const key = p.request_key ?? newRequestKey();
-    const first = { ...p, request_key: key, ...(p.request_key !== undefined ? { repeat: true } : {}) };
+    // A key of the caller's own (not null, which is "none", as omitted) asks what it won.
+    const first = { ...p, request_key: key, ...(p.request_key != null ? { repeat: true } : {}) };
     const again = { ...first, repeat: true };
     return retryingClaim(
       method,

@@ -16,7 +16,7 @@ const P = "/ts-repo";
 test("every method, with typed results and typed errors", async () => {
   assert.deepEqual(await board.client.ping(), { pong: true });
   const info = await board.client.serverInfo();
-  assert.ok(info.features?.includes("reservations") && info.protocol === 1);
+  assert.ok(info.features.includes("reservations") && info.protocol === 1);
   const a = (await board.client.post({ title: "migrate", project: P, agent: "ts" })).task;
   const b = (await board.client.post({ title: "switch", project: P, depends_on: [a.id], assignee: "ts" })).task;
   assert.deepEqual(b.blocked_by, [a.id]);
@@ -69,10 +69,16 @@ test("request: any method of the table, typed by the generated Methods map", asy
   assert.deepEqual(await board.client.request("ping"), { pong: true }); // no params needed
   const listed = await board.client.request("task.list", { project: "/typed" });
   assert.deepEqual(listed.tasks.map((t) => t.id), [posted.task.id]);
+  // null is "none", as omitted: a fresh claim (not a repeat of an unknown key), and no
+  // follow-up to announce.
+  const fresh = await board.client.claim({ id: posted.task.id, agent: "ts", request_key: null });
+  assert.ok(fresh.won);
+  const finished = await board.client.complete({ id: posted.task.id, agent: "ts", fence: fresh.task.fence, then_post: null });
+  assert.equal(finished.posted, null);
   // The compiler holds a call to its method's params and result (tsc fails the build
   // if one of these lines stops being an error):
   // @ts-expect-error `agent` is required by task.claim's params
-  await assert.rejects(board.client.request("task.claim", { id: posted.task.id }), InvalidParams);
+  await assert.rejects(board.client.request("task.claim", { id: listed.tasks[0]!.id }), InvalidParams);
   // @ts-expect-error `projekt` is no param of task.list
   await assert.rejects(board.client.request("task.list", { projekt: "/typed" }), InvalidParams);
   // @ts-expect-error no such method in the table

@@ -10,7 +10,7 @@ const P = "/ts-talk";
 
 test("messages are read once and a release request hands the paths over", async () => {
   const info = await board.client.serverInfo();
-  assert.ok(info.features?.includes("messages") && info.features?.includes("release_requests"));
+  assert.ok(info.features.includes("messages") && info.features.includes("release_requests"));
   const sent = await board.client.sendMessage({ agent: "ts-a", project: P, body: "hello", to: "ts-b" });
   assert.deepEqual(sent.recipients, ["ts-b"]);
   const waiting = board.client.waitMessages({ agent: "ts-b", timeout_s: 30 });

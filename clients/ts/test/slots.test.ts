@@ -9,7 +9,7 @@ const P = "/ts-slots";
 
 test("slots, ports and the landing queue (issue 35)", async () => {
   const info = await board.client.serverInfo();
-  assert.ok(info.features?.includes("slots") && info.features?.includes("landing_queue"));
+  assert.ok(info.features.includes("slots") && info.features.includes("landing_queue"));
   const lock = await board.client.acquireSlot({ agent: "ts", project: P, name: "migrations" });
   assert.equal(lock.lease.fence, lock.lease.id);
   await assert.rejects(board.client.acquireSlot({ agent: "other", project: P, name: "migrations" }), Conflict);

@@ -9,7 +9,7 @@ const P = "/ts-usage";
 
 test("usage is reported once and charged to the held task (issue 48)", async () => {
   const info = await board.client.serverInfo();
-  assert.ok(info.features?.includes("token_ledger"));
+  assert.ok(info.features.includes("token_ledger"));
   const posted = await board.client.post({ agent: "ts", project: P, title: "ledger" });
   await board.client.claim({ agent: "ts", id: posted.task.id });
   const entry = { id: "m1:r1", at: new Date().toISOString(), model: "claude-x", input: 7, output: 3 };

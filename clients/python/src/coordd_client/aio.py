@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 import trio
 
@@ -32,7 +32,6 @@ from coordd_wire.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_wire.paths import default_socket_path, socket_is_explicit
 from coordd_wire.peercred import require_same_user
 
-P = ParamSpec("P")
 R = TypeVar("R")
 
 #: Requests one AsyncClient keeps in flight; further calls wait their turn here

@@ -34,7 +34,7 @@ def sync_method(builder: Callable[P, Call[R]]) -> Callable[Concatenate[Requests,
     def call(self: Requests, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.request(builder(*args, **kwargs))
 
-    call.__name__ = call.__qualname__ = builder.__name__
+    call.__name__ = builder.__name__
     call.__doc__ = builder.__doc__
     return call
 
@@ -45,6 +45,6 @@ def async_method(
     async def call(self: AsyncRequests, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return await self.request(builder(*args, **kwargs))
 
-    call.__name__ = call.__qualname__ = builder.__name__
+    call.__name__ = builder.__name__
     call.__doc__ = builder.__doc__
     return call

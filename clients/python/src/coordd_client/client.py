@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -38,7 +38,6 @@ from coordd_wire.framing import MAX_ANSWER_FRAME, FrameDecoder, FrameError
 from coordd_wire.paths import default_socket_path, socket_is_explicit
 from coordd_wire.peercred import connect_same_user
 
-P = ParamSpec("P")
 R = TypeVar("R")
 
 #: Seconds a blocking call waits for its answer before giving up (outcome unknown).

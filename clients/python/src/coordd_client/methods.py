@@ -1,8 +1,9 @@
 """One builder per RPC, written once for both clients.
 
 Each function turns typed Python arguments into a `Call`: the method name,
-its params and the type its result decodes to. The blocking client wraps
-every builder with `_sync`, the trio client with `_async`, so the two can
+its params and the type its result decodes to. `make client-methods` makes each
+builder a method of both clients (`rpc_methods.py`, generated; a builder is a
+top-level function that builds a literal `call("<method>", ...)`), so the two can
 never drift apart.
 """
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Literal, get_args
+from typing import ClassVar, Literal, get_args
 
 import msgspec
 
@@ -94,7 +94,9 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
     fence: int
     attempts: int
     result: str | None
-    # 1.1 (PROTOCOL.md section 9); the defaults are what a 1.0 daemon means.
+    #: 1.1's members (section 9): absent only from a 1.0 daemon, whose meaning the
+    #: defaults are; the TS client, which needs 1.1, types them as always there.
+    SINCE_1_1: ClassVar[frozenset[str]] = frozenset({"assignee", "depends_on", "blocked_by"})
     assignee: str | None = None
     depends_on: list[int] = msgspec.field(default_factory=list)
     blocked_by: list[int] = msgspec.field(default_factory=list)
@@ -210,7 +212,7 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     paths: list[str] | None = None
     worktree: str | None = None
     #: 1.2 `message.sent` (section 12): the message, as far as one line shows it
-    #: (`protocol.wire_messages.MessageEvent` has all of it).
+    #: (`wire_messages.MessageEvent` has all of it).
     message: MessageRef | None = None
     #: 1.2 `usage.reported` (section 15): what the report recorded.
     usage: UsageRef | None = None
@@ -303,6 +305,7 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     last_seq: int
     #: Protocol 1.1 features the daemon serves (empty from a 1.0 daemon).
     features: list[str] = msgspec.field(default_factory=list)
+    SINCE_1_1: ClassVar[frozenset[str]] = frozenset({"features"})
     #: Team mode additions (absent from older daemons).
     store: StoreInfo | None = None
     node: str | None = None

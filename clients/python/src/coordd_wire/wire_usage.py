@@ -6,12 +6,18 @@ client makes from a price table (`coordd_apps.prices`), never the daemon's.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 
 from coordd_wire.wire import BudgetCrossing
 
 
 class Tokens(msgspec.Struct, frozen=True, kw_only=True):
+    #: Every answer has all four (the defaults only build a Struct): never absent.
+    ALWAYS_SENT: ClassVar[frozenset[str]] = frozenset(
+        {"input", "output", "cache_creation", "cache_read"}
+    )
     input: int = 0
     output: int = 0
     cache_creation: int = 0
