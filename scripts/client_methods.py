@@ -20,6 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from generated_files import write_or_check
+
 LIBRARY = Path(__file__).resolve().parents[1] / "clients" / "python" / "src" / "coordd_client"
 TARGET = LIBRARY / "rpc_methods.py"
 #: The builders of the streams: `Client.subscribe` drives them, no client offers them.
@@ -117,17 +119,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if argv == ["--check"]:
-        if not TARGET.exists() or TARGET.read_text() != text:
-            print(f"{TARGET} is stale: run `make client-methods` and commit it", file=sys.stderr)
-            return 1
-        return 0
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    TARGET.write_text(text)
-    return 0
+    return write_or_check({TARGET: render()}, argv, target="client-methods", usage=__doc__ or "")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from generated_files import write_or_check
 from msgspec import inspect as mi
 
 from coordd_wire import bounds, errors, features, wire
@@ -468,18 +469,8 @@ def splice(document: str, generated: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    document = TARGET.read_text()
-    text = splice(document, render())
-    if argv == ["--check"]:
-        if text != document:
-            print(f"{TARGET}'s reference is stale: run `make protocol-doc`", file=sys.stderr)
-            return 1
-        return 0
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    TARGET.write_text(text)
-    return 0
+    text = splice(TARGET.read_text(), render())
+    return write_or_check({TARGET: text}, argv, target="protocol-doc", usage=__doc__ or "")
 
 
 if __name__ == "__main__":

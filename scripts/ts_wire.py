@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import ts_interfaces
+from generated_files import write_or_check
 
 from coordd_client import acks
 from coordd_wire import bounds, errors, wire
@@ -115,20 +116,8 @@ def acks_const() -> str:
 
 
 def main(argv: list[str]) -> int:
-    written = {TARGET: render(), TYPES_TARGET: ts_interfaces.render()}
-    if argv == ["--check"]:
-        stale = [
-            path for path, text in written.items() if not path.exists() or path.read_text() != text
-        ]
-        for path in stale:
-            print(f"{path} is stale: run `make ts-wire` and commit it", file=sys.stderr)
-        return 1 if stale else 0
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    for path, text in written.items():
-        path.write_text(text)
-    return 0
+    files = {TARGET: render(), TYPES_TARGET: ts_interfaces.render()}
+    return write_or_check(files, argv, target="ts-wire", usage=__doc__ or "")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,11 @@ def builder_modules() -> dict[str, str]:
 
 @functools.cache
 def _client_methods() -> ModuleType:
-    """scripts/client_methods.py, loaded from its file (scripts/ is not a package)."""
+    """scripts/client_methods.py, loaded from its file (scripts/ is not a package; its
+    siblings are importable as when it runs)."""
+    scripts = str(ROOT / "scripts")
+    if scripts not in sys.path:
+        sys.path.append(scripts)
     path = ROOT / "scripts" / "client_methods.py"
     spec = importlib.util.spec_from_file_location("client_methods", path)
     assert spec is not None and spec.loader is not None
