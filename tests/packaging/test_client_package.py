@@ -104,6 +104,9 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
         )
     assert all(n.startswith((*(f"{p}/" for p in PACKAGES), "coordd_client-")) for n in names)
     assert {f"{p}/__init__.py" for p in PACKAGES} <= set(names), names
+    # PEP 561: a user's type checker reads the packages' annotations (without the
+    # marker mypy skips them as untyped, and a wrong argument to `claim` passes).
+    assert {f"{p}/py.typed" for p in PACKAGES} <= set(names), names
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     hard = [r for r in requires if "extra ==" not in r]
     assert len(hard) == 1 and "msgspec" in hard[0], requires

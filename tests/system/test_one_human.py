@@ -6,6 +6,7 @@ tabs' session-start context tells the person apart from the agents."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 from coordd_client import Client
 from coordd_client.human import (
@@ -256,3 +257,15 @@ def test_a_message_to_a_name_never_seen_says_it_may_be_a_typo(daemon: DaemonProc
         " name (kept a week for a tab that starts later)",
         "sent #2 to claude-1",
     ], typo
+
+
+def test_a_message_to_the_human_never_says_it_may_be_a_typo(daemon: DaemonProcess) -> None:
+    """Found by a new user: `coord msg --to human` from an agent's shell said
+    `human-ada has never been seen here: a typo?`, though `human` is the documented
+    name of the person, whose inbox is read by name whether or not they acted yet."""
+    env = coord_env(daemon.socket_path, USER="ada", LOGNAME="ada", COORD_PROJECT=PROJECT)
+    sent = subprocess.run(
+        [COORD, "msg", "--to", "human", "--question", "ship it?", "--agent", "claude-1"],
+        env=env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert sent.stdout.splitlines() == [f"sent #1 to {ADA}"], sent.stdout

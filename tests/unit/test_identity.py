@@ -111,7 +111,7 @@ def test_without_a_host_or_a_terminal_the_name_is_the_sessions() -> None:
     env = {"USER": "Ada Lovelace"}
     resolved = last_resort(env, terminal="session")
     leader = os.getsid(0)
-    assert resolved.source == "the terminal session"
+    assert resolved.source == "this session, which has no terminal"
     assert resolved.value.startswith("ada-lovelace-") and f"-{leader}-" in resolved.value
     assert last_resort(env, terminal="session") == resolved  # stable
 

@@ -49,6 +49,23 @@ def test_every_daemon_method_has_a_builder_and_no_builder_names_a_missing_one() 
     assert built == served, {"no builder": served - built, "not served": built - served}
 
 
+def test_each_client_method_shows_its_builders_signature_and_doc() -> None:
+    """`help(client.claim)` and an IDE read the builder's parameters (after `self`), its
+    docstring and its result type, not the wrapper's `*args, **kwargs`."""
+    modules = builder_modules()
+    bound = Client("/nonexistent/coordd.sock")
+    for method, name in builder_methods().items():
+        builder = getattr(importlib.import_module(modules[method]), name)
+        wanted = list(inspect.signature(builder).parameters.values())
+        assert list(inspect.signature(getattr(bound, name)).parameters.values()) == wanted
+        unbound = inspect.signature(getattr(AsyncClient, name))
+        assert next(iter(unbound.parameters)) == "self"
+        assert list(unbound.parameters.values())[1:] == wanted
+        assert getattr(Client, name).__doc__ == builder.__doc__
+        returns = inspect.signature(builder).return_annotation
+        assert f"Call[{unbound.return_annotation}]" == returns, (name, returns)
+
+
 def test_both_python_clients_offer_every_builder() -> None:
     for name in builder_methods().values():
         assert callable(getattr(Client, name, None)), f"Client has no {name}"

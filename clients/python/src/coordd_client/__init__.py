@@ -9,7 +9,7 @@ standard library only (issue 45 item 2).
 
 `AsyncClient` alone is loaded on first use (PEP 562): its module imports trio, which
 the client-only install has only with its `trio` extra (`pip install
-'coordd-client[trio]'`), so `import coordd_client` must work without it.
+'./clients/python[trio]'`), so `import coordd_client` must work without it.
 """
 
 from __future__ import annotations

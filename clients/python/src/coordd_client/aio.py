@@ -9,7 +9,8 @@
                 for task_id in (1, 2, 3):
                     nursery.start_soon(coord.claim, task_id, "cursor-2")
 
-Requires the `trio` extra: `pip install 'coordd-client[trio]'`.
+Requires trio: the full install has it (`pip install .` in a coordd checkout); the
+client alone needs its `trio` extra (`pip install './clients/python[trio]'`).
 """
 
 from __future__ import annotations

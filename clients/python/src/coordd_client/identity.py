@@ -154,7 +154,7 @@ def last_resort(environ: Mapping[str, str], terminal: str | None = None) -> Reso
         terminal = controlling_terminal(tabs.session_id())
     if terminal != "session":
         return Resolved(human_agent(environ), f"your terminal ({terminal}): the person here")
-    return Resolved(terminal_session_agent(environ), "the terminal session")
+    return Resolved(terminal_session_agent(environ), "this session, which has no terminal")
 
 
 def cursor_agent(folder: str) -> str:

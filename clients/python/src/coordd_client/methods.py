@@ -141,7 +141,12 @@ def claim(
     request_key: str | None = None,
     repeat: bool | None = None,
 ) -> Call[wire.ClaimResult]:
-    """`request_key` and `repeat` (1.2 section 5a, feature `claim_request_key`): the
+    """Claim pending task `task_id` for `agent` (the client's default agent if None)
+    for `lease_s` seconds: `won` says whether this call took it (of claims racing for
+    one task exactly one wins; the rest get `won: false` and the task as the winner
+    left it). A blocked task raises `Blocked`; one assigned to another agent is lost.
+
+    `request_key` and `repeat` (1.2 section 5a, feature `claim_request_key`): the
     clients add a fresh key themselves when the daemon takes it, and `repeat` when they
     ask again (`claim_retry`); give a key only to learn what an earlier call won (the
     clients then send it as a repeat)."""

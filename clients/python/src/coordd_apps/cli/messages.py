@@ -58,10 +58,14 @@ def msg(ctx: Context) -> int:
             whom = ", ".join(result.recipients) or "nobody live yet (kept for whoever reads it)"
             sent = "sent" if result.created else "already sent"
             said = f"{sent} #{result.message.id} to {whom}"
-            if result.never_seen:  # most often a typo (docs/PROTOCOL-1.2.md, "Names never seen")
-                names = ", ".join(result.never_seen)
+            # Most often a typo (docs/PROTOCOL-1.2.md, "Names never seen"); never for the
+            # person, whose inbox `coord top`, `coord web` and `coord inbox` read by name
+            # whether or not they have acted as it yet.
+            unseen = [name for name in result.never_seen if not human.is_human(name)]
+            if unseen:
+                names = ", ".join(unseen)
                 said += (
-                    f"\nnote: {names} {'has' if len(result.never_seen) == 1 else 'have'} never"
+                    f"\nnote: {names} {'has' if len(unseen) == 1 else 'have'} never"
                     " been seen here: a typo? `coord agents --all` lists every name (kept a"
                     " week for a tab that starts later)"
                 )
