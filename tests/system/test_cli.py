@@ -132,6 +132,16 @@ def test_holder_commands_and_done_with_ack(daemon: DaemonProcess, repo: Path) ->
     assert ack["created_by"] == "me"
     again = coord("done", "1", "--json", socket=s, env=env)  # a repeat returns the first outcome
     assert again.returncode == 0 and doc(again)["posted"]["id"] == ack["id"]
+    # Found by a new user: a repeat asking for another result said "done" and "posted
+    # ack #2", though neither was recorded by it.
+    other = coord("done", "1", "-r", "something else", "--ack", "again", socket=s, env=env)
+    assert other.returncode == 0
+    assert other.stdout.splitlines() == [
+        "#1 was done already: work",
+        "its result stays: fixed in abc",
+        f"its ack, posted then: #{ack['id']}: work landed",
+        "nothing of this call was recorded (`coord reopen ID` to redo it)",
+    ], other.stdout
     reopened = coord("reopen", "1", "--json", socket=s, env=env)
     assert doc(reopened)["task"]["state"] == "pending"
     coord("claim", "1", socket=s, env=env)

@@ -334,10 +334,7 @@ def done(ctx: Context) -> int:
             args.id, ctx.agent, fence=args.fence, result=args.result, then_post=then_post
         )
     held.forget(ctx.agent, args.id)
-    human = f"done #{result.task.id}: {clean(result.task.title)}"
-    if result.posted is not None:
-        human += f"\nposted ack #{result.posted.id}: {clean(result.posted.title)}"
-    ctx.emit(result, human)
+    ctx.emit(result, render.completion(result, asked_result=args.result, asked_ack=args.ack))
     return EXIT_OK
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from coordd_apps.wording.advice import reason_text, when
 from coordd_client.text import clean, clean_block, parse_time
-from coordd_wire.wire import BudgetCrossing, Event, Reservation, Task, UsageRef
+from coordd_wire.wire import BudgetCrossing, CompleteResult, Event, Reservation, Task, UsageRef
 
 _COLOURS = {"pending": "33", "claimed": "36", "done": "32", "failed": "31", "cancelled": "90"}
 
@@ -264,3 +264,25 @@ def age_of(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def completion(result: CompleteResult, *, asked_result: str | None, asked_ack: str | None) -> str:
+    """What `coord done` says of a completion. A repeat (the task was done already, by this agent)
+    returns the first call's outcome (PROTOCOL.md: a completion is idempotent), so a
+    result or an ack that differs from what this call asked for was not recorded now:
+    said so, rather than 'posted ack #9' for an ack posted by the first call."""
+    task, posted = result.task, result.posted
+    repeat = (asked_result is not None and task.result != asked_result) or (
+        asked_ack is not None and (posted is None or posted.title != asked_ack)
+    )
+    if repeat:
+        lines = [f"#{task.id} was done already: {clean(task.title)}"]
+        lines.append(f"its result stays: {clean(task.result or '(none)')}")
+        if posted is not None:
+            lines.append(f"its ack, posted then: #{posted.id}: {clean(posted.title)}")
+        lines.append("nothing of this call was recorded (`coord reopen ID` to redo it)")
+        return "\n".join(lines)
+    words = f"done #{task.id}: {clean(task.title)}"
+    if posted is not None:
+        words += f"\nposted ack #{posted.id}: {clean(posted.title)}"
+    return words
