@@ -14,15 +14,23 @@ is a hash of:
   under it (`coordd_client.tabs`), so two homes never share a server;
 - the interpreter, so two virtual environments of one checkout do not either.
 
+Also what both relays (this one and the quick relay, `coordd_apps.quick.relay`) read
+the same way: the `--socket` a command names, and whose process serves a socket.
+
 Standard library only (the relay's import time is what a tab waits for).
 """
 
 from __future__ import annotations
 
+import _socket
 import os
 import stat
 import sys
 import zlib
+
+TYPE_CHECKING = False  # `typing` costs a relay as much as the rest of it
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: The packages whose code the stamp covers: this one and its two siblings, which a
 #: server runs too (a wheel installs the three side by side, as the source tree has them).
@@ -99,3 +107,28 @@ def ensure_private(place: Place) -> None:
         raise Unusable(f"{place.directory} is not a directory of this user's")
     if found.st_mode & 0o022:
         raise Unusable(f"{place.directory} is writable by other users")
+
+
+def socket_flag(arguments: Sequence[str]) -> str | None:
+    """`--socket S` or `--socket=S`, wherever it stands (global options go either side
+    of the command word)."""
+    for index, word in enumerate(arguments):
+        if word == "--socket" and index + 1 < len(arguments):
+            return arguments[index + 1]
+        if word.startswith("--socket="):
+            return word.partition("=")[2]
+    return None
+
+
+def peer_uid(sock: _socket.socket) -> int | None:
+    """The uid of the process at the other end of `sock` (a server of another uid could
+    read every call); None where the platform cannot tell, and the private directory
+    (`ensure_private`) still guards the socket. `coordd_wire.peercred.peer_uid` in
+    `_socket` alone: `socket` and `struct` would cost a relay more than its own work."""
+    if hasattr(_socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
+        creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    elif sys.platform == "darwin":  # LOCAL_PEERCRED: struct xucred {version, uid, ...}
+        creds = sock.getsockopt(0, 1, 76)  # SOL_LOCAL, LOCAL_PEERCRED
+    else:
+        return None
+    return int.from_bytes(creds[4:8], sys.byteorder)

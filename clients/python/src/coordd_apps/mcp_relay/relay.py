@@ -45,7 +45,14 @@ import select
 import sys
 
 from coordd_apps.mcp_relay.lines import OVERLONG_ANSWER, LineSplitter
-from coordd_apps.mcp_relay.place import Place, Unusable, ensure_private, place_for
+from coordd_apps.mcp_relay.place import (
+    Place,
+    Unusable,
+    ensure_private,
+    peer_uid,
+    place_for,
+    socket_flag,
+)
 from coordd_wire.location import socket_location
 
 TYPE_CHECKING = False  # `typing` costs the relay a bare interpreter's start again
@@ -72,7 +79,7 @@ def main(argv: Sequence[str]) -> int:
     if os.environ.get(INPROCESS_ENV, "") not in ("", "0") or _wants_the_cli(arguments):
         return _in_process(arguments)
     home = os.environ.get("HOME") or os.path.expanduser("~")
-    place = place_for(socket_location(_socket_flag(arguments), os.environ), home)
+    place = place_for(socket_location(socket_flag(arguments), os.environ), home)
     try:
         ensure_private(place)
         sock = _connect(place.socket) or _start(place)
@@ -98,17 +105,6 @@ def _in_process(arguments: list[str]) -> int:
     return cli(arguments)
 
 
-def _socket_flag(arguments: list[str]) -> str | None:
-    """`--socket S` or `--socket=S`, wherever it stands (global options go either side
-    of the command word)."""
-    for index, word in enumerate(arguments):
-        if word == "--socket" and index + 1 < len(arguments):
-            return arguments[index + 1]
-        if word.startswith("--socket="):
-            return word.partition("=")[2]
-    return None
-
-
 def _connect(path: str) -> _socket.socket | None:
     """A connection to the server on `path`; None when nobody listens there."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -126,12 +122,8 @@ def _connect(path: str) -> _socket.socket | None:
 
 def _require_same_user(sock: _socket.socket, path: str) -> None:
     """Refuse a server of another uid (it could read every tab's calls)."""
-    option = getattr(_socket, "SO_PEERCRED", None)
-    if option is None:
-        return  # the platform cannot tell; the private directory still guards it
-    creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
-    uid = int.from_bytes(creds[4:8], sys.byteorder)
-    if uid != os.geteuid():
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.geteuid():
         sock.close()
         raise Unusable(f"the socket {path} is served by uid {uid}, not by this user")
 

@@ -27,7 +27,14 @@ import _socket
 import os
 import sys
 
-from coordd_apps.mcp_relay.place import Place, Unusable, code_stamp, ensure_private
+from coordd_apps.mcp_relay.place import (
+    Place,
+    Unusable,
+    code_stamp,
+    ensure_private,
+    peer_uid,
+    socket_flag,
+)
 from coordd_wire.location import socket_location
 
 TYPE_CHECKING = False  # `typing` costs this path as much as the rest of it
@@ -66,7 +73,7 @@ PREFIX = "quick"
 def place_of(arguments: Sequence[str]) -> Place:
     """Where this code's quick server listens for this user and home."""
     home = os.environ.get("HOME") or os.path.expanduser("~")
-    daemon_socket = socket_location(_socket_flag(arguments), os.environ)
+    daemon_socket = socket_location(socket_flag(arguments), os.environ)
     directory = os.path.dirname(os.path.abspath(daemon_socket))
     return Place(directory, code_stamp(home), PREFIX)
 
@@ -97,7 +104,7 @@ def try_quick(arguments: Sequence[str], place: Place) -> int | None:
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(place.socket)
-        if not _same_user(sock):
+        if peer_uid(sock) not in (None, os.geteuid()):
             sock.close()
             return None
         sock.sendmsg([_request(arguments)], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, _fds())])
@@ -133,15 +140,6 @@ def try_quick(arguments: Sequence[str], place: Place) -> int | None:
         sys.stderr.write("coord: the quick server's worker ended without a status\n")
         return 1
     return int(last[5:])
-
-
-def _same_user(sock: _socket.socket) -> bool:
-    """The server is this user's (a server of another uid could read every call)."""
-    option = getattr(_socket, "SO_PEERCRED", None)
-    if option is None:
-        return True  # the platform cannot tell; the private directory still guards it
-    creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
-    return int.from_bytes(creds[4:8], sys.byteorder) == os.geteuid()
 
 
 def _request(arguments: Sequence[str]) -> bytes:
@@ -197,16 +195,6 @@ class _Lines:
             self.buffer += piece
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
-
-
-def _socket_flag(arguments: Sequence[str]) -> str | None:
-    """`--socket S` or `--socket=S`, wherever it stands."""
-    for index, word in enumerate(arguments):
-        if word == "--socket" and index + 1 < len(arguments):
-            return arguments[index + 1]
-        if word.startswith("--socket="):
-            return word.partition("=")[2]
-    return None
 
 
 def start_server(place: Place) -> None:
