@@ -12,7 +12,7 @@ from coordd.clock import ManualClock
 from coordd.config import DaemonConfig
 from coordd.daemon import Daemon
 from coordd_client.aio import AsyncClient
-from postgres import create_database, start_cluster
+from postgres import create_database, throwaway_cluster
 from servers import PostgresPeer
 from support import DaemonProcess, short_tmpdir
 
@@ -62,9 +62,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresPeer]:
     """One PostgreSQL cluster for the session; each test gets its own database."""
-    cluster = start_cluster()
-    yield cluster
-    cluster.stop()
+    with throwaway_cluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture

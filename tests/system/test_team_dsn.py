@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pytest
 
 from coordd.dsn import redact
-from postgres import psql, start_cluster
+from postgres import psql, throwaway_cluster
 from servers import PostgresPeer, free_tcp_port
 from support import DaemonProcess, RawConnection, short_tmpdir
 
@@ -43,13 +43,12 @@ def cluster() -> Iterator[PostgresPeer]:
     import psycopg
     from psycopg import sql
 
-    peer = start_cluster(tcp=True, hba=HBA)
-    with psycopg.connect(peer.address, autocommit=True) as conn:
-        for role, password in ((ROLE, PASSWORD), (AWKWARD_ROLE, AWKWARD_PASSWORD)):
-            create = sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}")
-            conn.execute(create.format(sql.Identifier(role), sql.Literal(password)))
-    yield peer
-    peer.stop()
+    with throwaway_cluster(tcp=True, hba=HBA) as peer:
+        with psycopg.connect(peer.address, autocommit=True) as conn:
+            for role, password in ((ROLE, PASSWORD), (AWKWARD_ROLE, AWKWARD_PASSWORD)):
+                create = sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}")
+                conn.execute(create.format(sql.Identifier(role), sql.Literal(password)))
+        yield peer
 
 
 _numbers = iter(range(1, 1_000_000))

@@ -19,7 +19,7 @@ import pytest
 from coordd.store.postgres.schema import SCHEMA_VERSION as TEAM_SCHEMA_VERSION
 from coordd_client import Client
 from coordd_wire.errors import CoordError, DaemonUnavailable
-from postgres import create_database, psql, start_cluster
+from postgres import create_database, psql, throwaway_cluster
 from servers import PostgresPeer
 from support import DaemonProcess, RawConnection, short_tmpdir
 
@@ -29,10 +29,8 @@ STORE_UNAVAILABLE = -32004
 @pytest.fixture
 def own_cluster() -> Iterator[PostgresPeer]:
     """A cluster of this test's own: it will be stopped and started again."""
-    cluster = start_cluster()
-    yield cluster
-    if cluster.proc.poll() is None:
-        cluster.stop()
+    with throwaway_cluster() as cluster:
+        yield cluster
 
 
 def serve_command(store: str, socket_path: Path, *extra: str) -> list[str]:
