@@ -27,9 +27,11 @@ from bench.diagnostics import (
     thread_cpu_seconds,
     writer_claim_cost_with_and_without_gil_contention,
 )
+from bench.floor_rows import prepare_board
 from bench.harness import (
     ROOT,
     Daemon,
+    floor_server,
     ids_from,
     post_tasks,
     run_workers,
@@ -53,31 +55,23 @@ FLOOR_ROUNDS = 3
 def measure_floor(
     workdir: Path, total: int, daemon: Daemon, extra: dict[str, float]
 ) -> list[Result]:
-    """16 clients pinging and claiming against `bench/floor.py`, the bare design, and
-    against coordd, alternating round by round (floor, coordd, floor, ...).
+    """16 clients pinging and claiming against `bench/floor.py`, the bare design, claiming
+    against `bench/floor_rows.py`, the bare design writing coordd's rows, and pinging and
+    claiming against coordd, alternating round by round (floor, rows, coordd, floor, ...).
 
-    The floor is fresh each round and so is the board coordd claims from; the
-    median of the per-round ratios goes to the headline (`extra`), and each
-    side's median round is shown in the table.
+    Each floor is fresh each round (the rows floor serves a fresh copy of one board
+    coordd posted), and so is the board coordd claims from; the medians of the
+    per-round ratios go to the headline (`extra`), and each side's median round is
+    shown in the table.
     """
     per = max(1, total // 16)
     rates: dict[str, list[Result]] = {}
+    board, board_first = prepare_board(workdir, "rows-board", per * 16)
+    log = workdir / "floor.log"
     for round_number in range(FLOOR_ROUNDS):
         socket = workdir / f"floor{round_number}.sock"
-        log = open(workdir / "floor.log", "ab")  # noqa: SIM115
-        floor = subprocess.Popen(
-            [
-                sys.executable, "-m", "bench.floor", str(socket),
-                str(workdir / f"floor{round_number}.db"), str(per * 16),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            cwd=ROOT,
-        )  # fmt: skip
-        log.close()
-        try:
-            assert floor.stdout is not None and floor.stdout.readline().strip() == "ready"
+        database = str(workdir / f"floor{round_number}.db")
+        with floor_server("bench.floor", socket, database, str(per * 16), log=log):
             command = [sys.executable, "-m", "bench.worker", str(socket)]
             rates.setdefault("ping (floor)", []).append(
                 run_workers(command, "ping", 16, per, lambda n: 0, name="ping (floor)")
@@ -85,9 +79,14 @@ def measure_floor(
             rates.setdefault("claim (floor)", []).append(
                 run_workers(command, "claim", 16, per, ids_from(1, per), name="claim (floor)")
             )
-        finally:
-            floor.terminate()
-            floor.communicate(timeout=30)
+        socket = workdir / f"rows{round_number}.sock"
+        copy = shutil.copy(board, workdir / f"rows{round_number}.db")
+        with floor_server("bench.floor_rows", socket, str(copy), log=log):
+            command = [sys.executable, "-m", "bench.worker", str(socket)]
+            rows_run = run_workers(
+                command, "claim", 16, per, ids_from(board_first, per), name="claim (rows floor)"
+            )
+            rates.setdefault("claim (rows floor)", []).append(rows_run)
         first = post_tasks(daemon, per * 16)
         rates.setdefault("ping (vs floor)", []).append(
             run_workers(
@@ -104,16 +103,17 @@ def measure_floor(
                 name="claim (vs floor)",
             )
         )
-    for workload in ("ping", "claim"):
-        ratios = [
-            mine.rate / bare.rate
-            for mine, bare in zip(
-                rates[f"{workload} (vs floor)"], rates[f"{workload} (floor)"], strict=True
-            )
-        ]
-        extra[f"floor_{workload}_ratio"] = statistics.median(ratios)
-        extra[f"floor_{workload}_ratio_min"] = min(ratios)
-        extra[f"floor_{workload}_ratio_max"] = max(ratios)
+
+    def ratios(name: str, mine: str, theirs: str) -> None:
+        each = [a.rate / b.rate for a, b in zip(rates[mine], rates[theirs], strict=True)]
+        extra[name] = statistics.median(each)
+        extra[f"{name}_min"] = min(each)
+        extra[f"{name}_max"] = max(each)
+
+    ratios("floor_ping_ratio", "ping (vs floor)", "ping (floor)")
+    ratios("floor_claim_ratio", "claim (vs floor)", "claim (floor)")
+    ratios("floor_rows_claim_ratio", "claim (vs floor)", "claim (rows floor)")
+    ratios("floor_rows_cost_ratio", "claim (rows floor)", "claim (floor)")
     return [sorted(runs, key=lambda r: r.rate)[len(runs) // 2] for runs in rates.values()]
 
 

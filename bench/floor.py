@@ -17,6 +17,7 @@ import queue
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -63,17 +64,22 @@ def reply(request_id: Any, result: bytes) -> bytes:
     )
 
 
+Replies = trio.MemorySendChannel[bytes]
+#: A queued claim: the task's id, the agent, the request's id, its connection's channel.
+Claim = tuple[int, str, Any, Replies]
+
+
 class Writer:
     """One thread owns the write connection; every queued claim of a batch in one COMMIT."""
 
     def __init__(self, path: str, token: trio.lowlevel.TrioToken) -> None:
-        self.queue: queue.SimpleQueue[tuple[int, str, Any, trio.MemorySendChannel[bytes]]] = (
-            queue.SimpleQueue()
-        )
+        self.queue: queue.SimpleQueue[Claim] = queue.SimpleQueue()
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = FULL")
         self.token = token
+
+    def start(self) -> None:
         threading.Thread(target=self.run, daemon=True).start()
 
     def run(self) -> None:
@@ -85,20 +91,27 @@ class Writer:
                 except queue.Empty:
                     break
             self.conn.execute("BEGIN IMMEDIATE")
-            answers = []
-            for task_id, agent, request_id, out in batch:
-                row = self.conn.execute(CLAIM, (agent, task_id)).fetchall()
-                if row:
-                    result = b'{"won":true,"task":%s}' % row[0][0].encode()
-                else:
-                    task = self.conn.execute(f"SELECT {TASK} FROM tasks WHERE id = ?", (task_id,))
-                    result = b'{"won":false,"task":%s}' % task.fetchone()[0].encode()
-                answers.append((out, reply(request_id, result)))
+            answers = [
+                (out, reply(request_id, result)) for out, request_id, result in self.claim(batch)
+            ]
             self.conn.execute("COMMIT")  # nothing is answered before it returns
             self.token.run_sync_soon(deliver, answers)  # one loop wake-up per batch
 
+    def claim(self, batch: list[Claim]) -> list[tuple[Replies, Any, bytes]]:
+        """The group's claims inside its transaction: each one's channel, id and result."""
+        results = []
+        for task_id, agent, request_id, out in batch:
+            row = self.conn.execute(CLAIM, (agent, task_id)).fetchall()
+            if row:
+                result = b'{"won":true,"task":%s}' % row[0][0].encode()
+            else:
+                task = self.conn.execute(f"SELECT {TASK} FROM tasks WHERE id = ?", (task_id,))
+                result = b'{"won":false,"task":%s}' % task.fetchone()[0].encode()
+            results.append((out, request_id, result))
+        return results
 
-def deliver(answers: list[tuple[trio.MemorySendChannel[bytes], bytes]]) -> None:
+
+def deliver(answers: list[tuple[Replies, bytes]]) -> None:
     """On the trio thread: hand each reply to its connection's sender."""
     for out, frame in answers:
         out.send_nowait(frame)
@@ -144,8 +157,10 @@ def prepare(path: str, tasks: int) -> None:
     conn.close()
 
 
-async def main(socket_path: str, db_path: str) -> None:
-    writer = Writer(db_path, trio.lowlevel.current_trio_token())
+async def main(socket_path: str, db_path: str, writer_type: Callable[..., Writer] = Writer) -> None:
+    """Serve claims on `db_path`; `writer_type` is what runs them (bench/floor_rows.py)."""
+    writer = writer_type(db_path, trio.lowlevel.current_trio_token())
+    writer.start()
     listener = trio.SocketListener(await _bind(socket_path))
     print("ready", flush=True)
 

@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
@@ -16,6 +17,13 @@ from coordd_client import Client, methods
 from coordd_client.autostart import wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """The CPU a process has used so far, all its threads, user and system."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Daemon:
@@ -62,13 +70,35 @@ class Daemon:
             return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
     def cpu_seconds(self) -> float:
-        with open(f"/proc/{self.proc.pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return process_cpu_seconds(self.proc.pid)
 
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(30)
+
+
+@contextmanager
+def floor_server(
+    module: str, socket: Path, *args: str, log: Path
+) -> Iterator[subprocess.Popen[str]]:
+    """`python -m module SOCKET ARGS...` (`bench.floor`, `bench.floor_rows`) serving until
+    the block ends; its stderr goes to `log`."""
+    with open(log, "ab") as errors:
+        server = subprocess.Popen(
+            [sys.executable, "-m", module, str(socket), *args],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            cwd=ROOT,
+        )
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready", (
+            f"{module} did not start: see {log}"
+        )
+        yield server
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
 
 
 def spawn_workers(command: list[str], worker_args: list[list[str]]) -> list[subprocess.Popen[str]]:

@@ -119,6 +119,18 @@ def render_report(m: Measured) -> str:
                 f"| 16 clients, coordd {workload}s/s / the floor's (`bench/floor.py`, alternated"
                 f" rounds of this run; median, range {low:.2f}-{high:.2f}) | **{ratio:.2f}x** | >= 0.9x |"
             )
+    # The claim gap taken apart: what coordd's daemon adds over the bare design writing
+    # the same rows, and what those rows cost the bare design (docs/PERFORMANCE.md).
+    for key, measure, target in (
+        ("floor_rows_claim_ratio", "16 clients, coordd claims/s / the floor's writing coordd's rows", "none set: what the daemon adds"),
+        ("floor_rows_cost_ratio", "16 clients, the floor's claims/s writing coordd's rows / writing its own", "none set: what the rows cost"),
+    ):  # fmt: skip
+        if key in extra:
+            low, high = extra[f"{key}_min"], extra[f"{key}_max"]
+            lines.append(
+                f"| {measure} (`bench/floor_rows.py`, alternated rounds of this run; median,"
+                f" range {low:.2f}-{high:.2f}) | **{extra[key]:.2f}x** | {target} |"
+            )
     if ("claim", 16) in by:
         ratio = by[("claim", 16)].rate / base_rate
         lines.append(

@@ -7,8 +7,6 @@ not asserted), so without this a refactor of the store can break it unseen.
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 from bench.baselines import sqlite_commit_per_claim
@@ -16,6 +14,8 @@ from bench.diagnostics import (
     coordd_claim_transaction_latencies,
     writer_claim_cost_with_and_without_gil_contention,
 )
+from bench.floor_rows import prepare_board
+from bench.harness import Daemon, floor_server
 
 from coordd_client import Client
 
@@ -33,22 +33,36 @@ def test_the_bench_diagnostics_run(tmp_path: Path) -> None:
 
 def test_the_floor_answers_the_bench_workers_as_coordd_does(workdir: Path) -> None:
     """`bench/floor.py` speaks enough of the protocol for the same client processes."""
-    socket, db = workdir / "floor.sock", workdir / "floor.db"
-    floor = subprocess.Popen(
-        [sys.executable, "-m", "bench.floor", str(socket), str(db), "3"],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).parents[2],
-    )
+    socket, db, log = workdir / "floor.sock", workdir / "floor.db", workdir / "floor.log"
+    with floor_server("bench.floor", socket, str(db), "3", log=log), Client(socket) as client:
+        assert client.ping().pong
+        assert client.server_info().protocol == 1
+        first = client.claim(2, "a")
+        assert first.won and (first.task.claimed_by, first.task.fence) == ("a", 1)
+        second = client.claim(2, "b")
+        assert not second.won and second.task.claimed_by == "a"
+
+
+def test_the_rows_floor_writes_what_coordd_reads_back(workdir: Path) -> None:
+    """`bench/floor_rows.py` runs coordd's claim on coordd's board: one winner, and the
+    claim's event in the task's history when coordd opens the board again."""
+    db, first = prepare_board(workdir, "rows", 3)
+    socket = workdir / "rows-floor.sock"
+    log = workdir / "rows.log"
+    with floor_server("bench.floor_rows", socket, str(db), log=log), Client(socket) as client:
+        won = client.claim(first + 1, "a")
+        assert won.won and (won.task.claimed_by, won.task.fence) == ("a", 1)
+        lost = client.claim(first + 1, "b")
+        assert not lost.won and lost.task.claimed_by == "a"
+    daemon = Daemon(workdir, name="rows")
     try:
-        assert floor.stdout is not None and floor.stdout.readline().strip() == "ready"
-        with Client(socket) as client:
-            assert client.ping().pong
-            assert client.server_info().protocol == 1
-            first = client.claim(2, "a")
-            assert first.won and (first.task.claimed_by, first.task.fence) == ("a", 1)
-            second = client.claim(2, "b")
-            assert not second.won and second.task.claimed_by == "a"
+        with daemon.client() as client:
+            history = client.events_since(after_seq=0, task_id=first + 1).events
+            assert [(e.type, e.agent) for e in history] == [
+                ("task.posted", None),
+                ("task.claimed", "a"),
+            ]
+            assert history[1].task is not None and history[1].task.fence == 1
+            assert client.get(first + 1).task.claimed_by == "a"
     finally:
-        floor.terminate()
-        floor.communicate(timeout=10)
+        daemon.stop()

@@ -39,7 +39,9 @@ def _expire(tx: Txn, row: TaskRow) -> TaskRow:
     return expired
 
 
-_CLAIM_PENDING = (
+#: The claim itself. bench/floor_rows.py runs this same statement, to tell what
+#: coordd's rows cost apart from what its daemon adds.
+CLAIM_PENDING = (
     "UPDATE tasks SET state = 'claimed', claimed_by = :agent, claimed_at = :now,"
     " lease_expires_at = :until, updated_at = :now, fence = fence + 1, attempts = attempts + 1,"
     " claim_key = :key"
@@ -82,7 +84,7 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> ClaimResult:
         "id": p.id,
         "key": p.request_key,
     }
-    row = one_row(tx.conn, _CLAIM_PENDING, args)
+    row = one_row(tx.conn, CLAIM_PENDING, args)
     if row is None:
         current = require_row(tx.conn, p.id)
         if current.state == "pending":
@@ -97,7 +99,7 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> ClaimResult:
                 # here would be undone with the refusal; the reaper does it.
                 return _not_claimable(tx, current, p.agent)
             expired = _expire(tx, current)
-            row = one_row(tx.conn, _CLAIM_PENDING, args)
+            row = one_row(tx.conn, CLAIM_PENDING, args)
             if row is None:
                 return _not_claimable(tx, expired, p.agent)
         elif current.claimed_by == p.agent:
@@ -205,7 +207,7 @@ def claim_next(tx: Txn, p: P.ClaimNextParams) -> MaybeTaskResult:
         "id": found[0][0],
         "key": p.request_key,
     }
-    row = one_row(tx.conn, _CLAIM_PENDING, claim_args)
+    row = one_row(tx.conn, CLAIM_PENDING, claim_args)
     assert row is not None  # the writer is the only writer: the row is still pending
     tx.emit("task.claimed", row, p.agent)
     return MaybeTaskResult(task=row.task)
