@@ -1,0 +1,143 @@
+"""The claim gap to the floor, taken apart: what coordd's rows cost, what its daemon adds.
+
+    python -m bench.floor_anatomy [ROUNDS] [PER_CLIENT]
+
+`make bench` reads coordd's 16-client claims against the bare floor (`bench/floor.py`)
+and against the floor writing coordd's rows (`bench/floor_rows.py`). This runs more
+servers side by side, each round all of them in turn (the order rotates, so drift
+cancels), 16 clients claiming their own tasks on each: the bare floor; the floor
+writing coordd's rows, whole and with parts taken away (the event, the two indexes a
+claim moves an entry in); and coordd. For each: claims/s over the bare floor's and
+over the floor writing coordd's rows in the same round (median and range), and CPU
+per claim, the server's (`/proc/<pid>/stat`, all its threads) and the 16 client
+processes' (`RUSAGE_CHILDREN`, their start and imports included), since the clients
+and the server share the machine's cores.
+docs/PERFORMANCE.md has a run.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.floor_rows import prepare_board
+from bench.harness import (
+    Daemon,
+    floor_server,
+    ids_from,
+    post_tasks,
+    process_cpu_seconds,
+    run_workers,
+    worker_command,
+)
+
+CLIENTS = 16
+#: What the floor writing coordd's rows leaves out, by name: `bench.floor_rows` flags.
+BARE, ROWS = "the bare floor", "the floor writing coordd's rows"
+ROWS_VARIANTS: dict[str, list[str]] = {
+    ROWS: [],
+    "... without the event": ["--without-events"],
+    "... without the event or the claim's two index entries": [
+        "--without-events", "--without-index", "tasks_pending", "--without-index", "tasks_lease",
+    ],
+}  # fmt: skip
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class Row:
+    """One server's figures over the rounds."""
+
+    def __init__(self) -> None:
+        self.rates: list[float] = []
+        self.server_us: list[float] = []
+        self.client_us: list[float] = []
+
+    def measure(self, pid: int, command: list[str], first: int, per: int) -> None:
+        claims = CLIENTS * per
+        server, clients = process_cpu_seconds(pid), children_cpu_s()
+        done = run_workers(command, "claim", CLIENTS, per, ids_from(first, per))
+        assert done.won == claims, f"{claims - done.won} of {claims} claims lost"
+        self.server_us.append((process_cpu_seconds(pid) - server) / claims * 1e6)
+        self.client_us.append((children_cpu_s() - clients) / claims * 1e6)
+        self.rates.append(done.rate)
+
+
+def measure(rounds: int, per: int) -> dict[str, Row]:
+    rows = {name: Row() for name in [BARE, *ROWS_VARIANTS, "coordd"]}
+    with tempfile.TemporaryDirectory(prefix="anatomy", dir="/tmp") as tmp:
+        workdir = Path(tmp)
+        board, board_first = prepare_board(workdir, "board", CLIENTS * per)
+        daemon = Daemon(workdir)
+        log = workdir / "floors.log"
+
+        def bare(n: int) -> None:
+            socket, db = workdir / f"floor{n}.sock", workdir / f"floor{n}.db"
+            with floor_server("bench.floor", socket, str(db), str(CLIENTS * per), log=log) as s:
+                command = [sys.executable, "-m", "bench.worker", str(socket)]
+                rows[BARE].measure(s.pid, command, 1, per)
+
+        def rows_floor(name: str) -> Callable[[int], None]:
+            def run(n: int) -> None:
+                socket, copy = workdir / f"rows{n}.sock", workdir / f"rows{n}.db"
+                shutil.copy(board, copy)
+                with floor_server("bench.floor_rows", socket, str(copy), *ROWS_VARIANTS[name],
+                                  log=log) as server:  # fmt: skip
+                    command = [sys.executable, "-m", "bench.worker", str(socket)]
+                    rows[name].measure(server.pid, command, board_first, per)
+                for path in workdir.glob(f"rows{n}.*"):  # the board copy, its WAL, the socket
+                    path.unlink()
+
+            return run
+
+        def coordd(n: int) -> None:
+            first = post_tasks(daemon, CLIENTS * per)
+            rows["coordd"].measure(daemon.proc.pid, worker_command(daemon), first, per)
+
+        servers = [bare, *(rows_floor(name) for name in ROWS_VARIANTS), coordd]
+        try:
+            for n in range(rounds):
+                turn = n % len(servers)
+                for serve in servers[turn:] + servers[:turn]:
+                    serve(n)
+        finally:
+            daemon.stop()
+    return rows
+
+
+def table(rows: dict[str, Row]) -> str:
+    def over(row: Row, base: str) -> str:
+        ratios = [a / b for a, b in zip(row.rates, rows[base].rates, strict=True)]
+        return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+
+    lines = [
+        "| server (16 clients claiming) | claims/s / the bare floor's (median, range)"
+        " | / the rows floor's | server CPU per claim | each client's CPU per claim |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, row in rows.items():
+        lines.append(
+            f"| {name} | {over(row, BARE)} | {over(row, ROWS)}"
+            f" | {statistics.median(row.server_us):.0f} us"
+            f" | {statistics.median(row.client_us):.0f} us |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    rounds = int(argv[0]) if argv else 5
+    per = int(argv[1]) if len(argv) > 1 else 600
+    print(table(measure(rounds, per)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
