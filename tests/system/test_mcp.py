@@ -189,6 +189,36 @@ async def test_protocol_errors_are_tool_errors_that_say_what_to_do(daemon: Daemo
         assert re.search(r"\d{4}-\d\d-\d\dT", said) is None
 
 
+async def test_completing_a_done_task_again_says_nothing_of_it_was_recorded(
+    daemon: DaemonProcess,
+) -> None:
+    """A completion is idempotent (PROTOCOL.md section 5): a second one returns the first's
+    result and ack. When it asked for others, the model is told they were not recorded,
+    as `coord done` tells a person, instead of reading the first's ack as its own."""
+    ack = {"kind": "ack", "state": "done", "title": "parser fixed"}
+    async with MCPClient(server(daemon.socket_path, COORD_AGENT="me")) as c:
+        task = (await call(c, "post_task", title="fix the parser"))["task"]
+        fence = (await call(c, "claim_task", id=task["id"]))["task"]["fence"]
+        first = await c.call_tool(
+            "complete_task", {"id": task["id"], "fence": fence, "result": "fixed", "then_post": ack}
+        )
+        same = await c.call_tool(
+            "complete_task", {"id": task["id"], "fence": fence, "result": "fixed", "then_post": ack}
+        )
+        other = await c.call_tool(
+            "complete_task",
+            {"id": task["id"], "fence": fence, "result": "fixed better",
+             "then_post": {**ack, "title": "parser fixed again"}},
+        )  # fmt: skip
+    for answered in (first, same):  # the first, and a repeat of exactly it: what was asked stands
+        assert not answered.is_error and len(answered.content) == 1, text(answered)
+    assert not other.is_error
+    assert doc(other)["task"]["result"] == "fixed"
+    assert doc(other)["posted"]["title"] == "parser fixed"
+    assert f"#{task['id']} was done already" in text(other)
+    assert "nothing of this call was recorded" in text(other) and "reopen_task" in text(other)
+
+
 async def test_two_servers_racing_for_one_task_make_one_winner(daemon: DaemonProcess) -> None:
     with Client(daemon.socket_path, project=PROJECT) as setup:
         task = setup.post("contested").task

@@ -84,3 +84,24 @@ def follow_up(task: Task, params: Mapping[str, Any]) -> dict[str, Any]:
     posted.setdefault("project", task.project)
     posted["tags"] = ack_tags(task, posted.get("tags") or ())
     return announced(posted)
+
+
+def completion_repeated(
+    recorded_result: str | None,
+    recorded_ack: str | None,
+    *,
+    asked_result: str | None,
+    asked_ack: str | None,
+) -> bool:
+    """Whether a completion's answer is an earlier completion's, not this call's.
+
+    A completion is idempotent (PROTOCOL.md section 5): completing a task its agent
+    completed already returns that first completion's result and ack, and records
+    nothing. The wire has no flag for it, so a repeat shows only where what this call
+    asked for (a result, an ack's title) differs from what came back; a repeat that
+    asked for the same is indistinguishable, and amounts to the first. Every surface
+    that words a completion (`coord done`, the MCP `complete_task`) asks this.
+    """
+    return (asked_result is not None and recorded_result != asked_result) or (
+        asked_ack is not None and recorded_ack != asked_ack
+    )

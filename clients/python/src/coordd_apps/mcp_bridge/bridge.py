@@ -81,9 +81,9 @@ class Bridge:
         except CoordError as exc:
             return results.refusal(exc)
         answered = results.answer(result)
-        lost = results.lost_claim_text(result) if call.method == "task.claim" else None
-        if lost is not None:
-            answered.content.append(TextContent(type="text", text=lost))
+        note = results.note(call, result)
+        if note is not None:
+            answered.content.append(TextContent(type="text", text=note))
         return answered
 
     async def then_post(

@@ -14,13 +14,16 @@ this block as well.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 from mcp.types import CallToolResult, TextContent
 
 from coordd_apps.wording import advice
+from coordd_client import acks
 from coordd_wire.errors import CoordError
+from coordd_wire.method_table import Call
 
 #: The next step to suggest for each error kind, in this server's own tool names.
 NEXT_STEP = {
@@ -130,3 +133,32 @@ def lost_claim_text(result: dict[str, Any]) -> str | None:
             " call claim_next for other work"
         )
     return f"lost: #{task.get('id')} is {task.get('state')}; call claim_next for other work"
+
+
+def repeated_completion_text(result: dict[str, Any], params: Mapping[str, Any]) -> str | None:
+    """For a completion that returned an earlier one's result or ack, not what this call
+    asked (`acks.completion_repeated`): nothing of this call was recorded, which the
+    result alone would not tell a model reading the first call's ack as its own."""
+    task, posted = result.get("task") or {}, result.get("posted") or {}
+    asked_ack = (params.get("then_post") or {}).get("title")
+    if not acks.completion_repeated(
+        task.get("result"),
+        posted.get("title"),
+        asked_result=params.get("result"),
+        asked_ack=asked_ack,
+    ):
+        return None
+    return (
+        f"#{task.get('id')} was done already: its result and ack stay as shown;"
+        " nothing of this call was recorded (reopen_task to redo it)"
+    )
+
+
+def note(call: Call[Any], result: dict[str, Any]) -> str | None:
+    """What the model must not miss beside a normal result: a lost claim, a completion
+    that recorded nothing."""
+    if call.method == "task.claim":
+        return lost_claim_text(result)
+    if call.method == "task.complete":
+        return repeated_completion_text(result, call.params or {})
+    return None

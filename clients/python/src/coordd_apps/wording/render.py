@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from coordd_apps.wording.advice import reason_text, when
+from coordd_client import acks
 from coordd_client.text import clean, clean_block, parse_time
 from coordd_wire.wire import BudgetCrossing, CompleteResult, Event, Reservation, Task, UsageRef
 
@@ -268,14 +269,16 @@ def age_of(seconds: float) -> str:
 
 def completion(result: CompleteResult, *, asked_result: str | None, asked_ack: str | None) -> str:
     """What `coord done` says of a completion. A repeat (the task was done already, by this agent)
-    returns the first call's outcome (PROTOCOL.md: a completion is idempotent), so a
-    result or an ack that differs from what this call asked for was not recorded now:
-    said so, rather than 'posted ack #9' for an ack posted by the first call."""
+    returns the first call's outcome (`acks.completion_repeated`), so a result or an ack
+    that differs from what this call asked for was not recorded now: said so, rather
+    than 'posted ack #9' for an ack posted by the first call."""
     task, posted = result.task, result.posted
-    repeat = (asked_result is not None and task.result != asked_result) or (
-        asked_ack is not None and (posted is None or posted.title != asked_ack)
-    )
-    if repeat:
+    if acks.completion_repeated(
+        task.result,
+        None if posted is None else posted.title,
+        asked_result=asked_result,
+        asked_ack=asked_ack,
+    ):
         lines = [f"#{task.id} was done already: {clean(task.title)}"]
         lines.append(f"its result stays: {clean(task.result or '(none)')}")
         if posted is not None:
