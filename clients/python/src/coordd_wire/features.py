@@ -5,6 +5,7 @@ docs/PROTOCOL.md, or of docs/PROTOCOL-1.2.md with the same number).
 The daemon advertises them in this order (a new flag goes last); the method table
 names the flag of each method a feature brings (`method_table.FEATURE_METHODS`), and
 docs/PROTOCOL.md's reference is generated from both (scripts/protocol_reference.py).
+`where` is held to a section that exists and names the flag (tests/unit/test_feature_docs.py).
 """
 
 from __future__ import annotations
