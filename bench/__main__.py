@@ -52,6 +52,13 @@ from bench.team import measure_team
 FLOOR_ROUNDS = 3
 
 
+def won_every_claim(run: Result) -> Result:
+    """A floor's run, checked: each client claimed tasks of its own, so every claim won
+    (a floor that lost some would be measured doing less than coordd does)."""
+    assert run.won == run.ops, f"{run.name}: {run.ops - run.won} of {run.ops} claims lost"
+    return run
+
+
 def measure_floor(
     workdir: Path, total: int, daemon: Daemon, extra: dict[str, float]
 ) -> list[Result]:
@@ -76,9 +83,8 @@ def measure_floor(
             rates.setdefault("ping (floor)", []).append(
                 run_workers(command, "ping", 16, per, lambda n: 0, name="ping (floor)")
             )
-            rates.setdefault("claim (floor)", []).append(
-                run_workers(command, "claim", 16, per, ids_from(1, per), name="claim (floor)")
-            )
+            claims = run_workers(command, "claim", 16, per, ids_from(1, per), name="claim (floor)")
+            rates.setdefault("claim (floor)", []).append(won_every_claim(claims))
         socket = workdir / f"rows{round_number}.sock"
         copy = shutil.copy(board, workdir / f"rows{round_number}.db")
         with floor_server("bench.floor_rows", socket, str(copy), log=log):
@@ -86,7 +92,7 @@ def measure_floor(
             rows_run = run_workers(
                 command, "claim", 16, per, ids_from(board_first, per), name="claim (rows floor)"
             )
-            rates.setdefault("claim (rows floor)", []).append(rows_run)
+            rates.setdefault("claim (rows floor)", []).append(won_every_claim(rows_run))
         first = post_tasks(daemon, per * 16)
         rates.setdefault("ping (vs floor)", []).append(
             run_workers(

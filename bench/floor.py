@@ -17,8 +17,9 @@ import queue
 import sqlite3
 import sys
 import threading
+import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import trio
@@ -48,13 +49,14 @@ class Request(msgspec.Struct):
 class ClaimParams(msgspec.Struct):
     id: int
     agent: str
+    request_key: str | None = None  # sent only to a server whose features name it
 
 
 requests = msgspec.json.Decoder(Request)
 claims = msgspec.json.Decoder(ClaimParams)
 INFO = (
-    b'{"version":"floor","protocol":1,"features":[],"pid":%d,"db_path":"","started_at":'
-    b'"2026-01-01T00:00:00.000000Z","counts":{},"last_seq":0}' % os.getpid()
+    b'{"version":"floor","protocol":1,"features":%s,"pid":%d,"db_path":"","started_at":'
+    b'"2026-01-01T00:00:00.000000Z","counts":{},"last_seq":0}'
 )
 
 
@@ -65,12 +67,24 @@ def reply(request_id: Any, result: bytes) -> bytes:
 
 
 Replies = trio.MemorySendChannel[bytes]
-#: A queued claim: the task's id, the agent, the request's id, its connection's channel.
-Claim = tuple[int, str, Any, Replies]
+
+
+class Claim(NamedTuple):
+    """A queued claim, and where its answer goes."""
+
+    task_id: int
+    agent: str
+    request_key: str | None
+    request_id: Any
+    out: Replies
 
 
 class Writer:
     """One thread owns the write connection; every queued claim of a batch in one COMMIT."""
+
+    #: What `server.info.features` lists: the clients send what a feature adds only to a
+    #: server that names it.
+    features = b"[]"
 
     def __init__(self, path: str, token: trio.lowlevel.TrioToken) -> None:
         self.queue: queue.SimpleQueue[Claim] = queue.SimpleQueue()
@@ -78,29 +92,37 @@ class Writer:
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = FULL")
         self.token = token
+        self.info = INFO % (self.features, os.getpid())
 
     def start(self) -> None:
         threading.Thread(target=self.run, daemon=True).start()
 
     def run(self) -> None:
-        while True:
-            batch = [self.queue.get()]
-            while len(batch) < 256:
-                try:
-                    batch.append(self.queue.get_nowait())
-                except queue.Empty:
-                    break
-            self.conn.execute("BEGIN IMMEDIATE")
-            answers = [
-                (out, reply(request_id, result)) for out, request_id, result in self.claim(batch)
-            ]
-            self.conn.execute("COMMIT")  # nothing is answered before it returns
-            self.token.run_sync_soon(deliver, answers)  # one loop wake-up per batch
+        try:
+            while True:
+                self.run_group()
+        except BaseException:  # the clients would wait for answers forever: end loudly
+            traceback.print_exc()
+            os._exit(1)
+
+    def run_group(self) -> None:
+        batch = [self.queue.get()]
+        while len(batch) < 256:
+            try:
+                batch.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        self.conn.execute("BEGIN IMMEDIATE")
+        answers = [
+            (out, reply(request_id, result)) for out, request_id, result in self.claim(batch)
+        ]
+        self.conn.execute("COMMIT")  # nothing is answered before it returns
+        self.token.run_sync_soon(deliver, answers)  # one loop wake-up per batch
 
     def claim(self, batch: list[Claim]) -> list[tuple[Replies, Any, bytes]]:
         """The group's claims inside its transaction: each one's channel, id and result."""
         results = []
-        for task_id, agent, request_id, out in batch:
+        for task_id, agent, _key, request_id, out in batch:
             row = self.conn.execute(CLAIM, (agent, task_id)).fetchall()
             if row:
                 result = b'{"won":true,"task":%s}' % row[0][0].encode()
@@ -133,9 +155,10 @@ async def serve_connection(stream: trio.SocketStream, writer: Writer) -> None:
                 request = requests.decode(payload)
                 if request.method == "task.claim":
                     params = claims.decode(request.params)
-                    writer.queue.put((params.id, params.agent, request.id, send))
+                    claim = Claim(params.id, params.agent, params.request_key, request.id, send)
+                    writer.queue.put(claim)
                 elif request.method == "server.info":
-                    send.send_nowait(reply(request.id, INFO))
+                    send.send_nowait(reply(request.id, writer.info))
                 else:  # ping
                     send.send_nowait(reply(request.id, b'{"pong":true}'))
         nursery.cancel_scope.cancel()

@@ -37,8 +37,8 @@ from bench.harness import (
 )
 
 CLIENTS = 16
-#: What the floor writing coordd's rows leaves out, by name: `bench.floor_rows` flags.
 BARE, ROWS = "the bare floor", "the floor writing coordd's rows"
+#: The floor writing coordd's rows, whole and with parts left out: `bench.floor_rows` flags.
 ROWS_VARIANTS: dict[str, list[str]] = {
     ROWS: [],
     "... without the event": ["--without-events"],
@@ -120,7 +120,7 @@ def table(rows: dict[str, Row]) -> str:
 
     lines = [
         "| server (16 clients claiming) | claims/s / the bare floor's (median, range)"
-        " | / the rows floor's | server CPU per claim | each client's CPU per claim |",
+        " | / the rows floor's | server CPU per claim | client CPU per claim |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for name, row in rows.items():

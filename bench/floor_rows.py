@@ -8,10 +8,14 @@ its entries in the pending queue and live-claim indexes (`task.claim_next`, the
 reaper), and an event carrying the task (PROTOCOL.md section 7) linked to the task's
 previous one (its history). This server is the floor's accept loop, framing, inline
 frames, writer thread and group commit, unchanged, running coordd's own claim
-statement (`claims.CLAIM_PENDING`) and storing the group's events with coordd's own
-statements (`write_store.INSERT_EVENT`, `SET_NEWEST_EVENT`), on a board coordd
-posted (`prepare_board`). Nothing else of the daemon: no admission, no routing,
-no transaction context, answers written by the event loop as the floor does.
+statement (`claims.CLAIM_PENDING`, with the `request_key` the clients send a server
+that lists `claim_request_key`, stored in the row as coordd stores it) and storing
+each group's events as coordd does (`transaction.EventOut`, `write_store.link_events`,
+`INSERT_EVENT`, `SET_NEWEST_EVENT`), on a board coordd posted (`prepare_board`).
+Nothing else of the daemon: no admission, routing, transaction context, last-seen
+writes or checkpointer thread (SQLite's own automatic checkpoint runs in the writer,
+as in the bare floor), and the answers are written by the event loop, as the bare
+floor's are, where coordd's writer writes them itself.
 
 So three servers tell the gap apart: coordd / this one is what coordd's daemon adds
 over the bare design writing the same rows; this one / the bare floor is what the
@@ -23,6 +27,7 @@ no longer a coordd board, which is why the copy the bench serves is thrown away.
 from __future__ import annotations
 
 import argparse
+import functools
 import sqlite3
 import sys
 from datetime import UTC, datetime, timedelta
@@ -36,27 +41,17 @@ from bench import floor
 from bench.harness import Daemon, post_tasks
 from coordd.clock import format_time
 from coordd.store.claims import CLAIM_PENDING
-from coordd.store.transaction import ROW_COLUMNS, TaskRow
-from coordd.store.write_store import INSERT_EVENT, SET_NEWEST_EVENT
+from coordd.store.transaction import ROW_COLUMNS, CommittedEvent, EventOut, TaskRow, encoder
+from coordd.store.write_store import INSERT_EVENT, SET_NEWEST_EVENT, link_events
 from coordd_wire import params as P
-
-
-class ClaimedEvent(msgspec.Struct):
-    """A `task.claimed` event as coordd sends and stores it (members in its order)."""
-
-    seq: int
-    at: str
-    type: str
-    task_id: int
-    agent: str
-    task: msgspec.Raw
-
-
-event_encoder = msgspec.json.Encoder()
 
 
 class RowsWriter(floor.Writer):
     """The floor's writer running coordd's claim and storing its event, per group."""
+
+    #: The clients then send each claim's `request_key`, as they do to coordd, and the
+    #: claim stores it in the row as coordd's does.
+    features = b'["claim_request_key"]'
 
     def __init__(
         self,
@@ -77,31 +72,32 @@ class RowsWriter(floor.Writer):
         now = datetime.now(UTC)
         now_text = format_time(now)
         until = format_time(now + timedelta(seconds=P.DEFAULT_LEASE_S))
-        args = {"now": now_text, "until": until, "key": None}
         results = []
-        events: list[tuple[Any, ...]] = []
-        newest: dict[int, int] = {}
-        for task_id, agent, request_id, out in batch:
-            values = self.conn.execute(CLAIM_PENDING, {**args, "agent": agent, "id": task_id})
-            won = values.fetchall()
+        events: list[CommittedEvent] = []
+        for claim in batch:
+            args = {"agent": claim.agent, "now": now_text, "until": until, "id": claim.task_id}
+            won = self.conn.execute(CLAIM_PENDING, {**args, "key": claim.request_key}).fetchall()
             if not won:
-                (task,) = self.conn.execute(
-                    f"SELECT {ROW_COLUMNS} FROM tasks WHERE id = ?", (task_id,)
-                ).fetchall()
-                results.append((out, request_id, b'{"won":false,"task":%s}' % task[-1].encode()))
+                current = self.conn.execute(
+                    f"SELECT {ROW_COLUMNS} FROM tasks WHERE id = ?", (claim.task_id,)
+                ).fetchone()
+                answer = b'{"won":false,"task":%s}' % TaskRow(*current).json.encode()
+                results.append((claim.out, claim.request_id, answer))
                 continue
             row = TaskRow(*won[0])
-            event = ClaimedEvent(
-                self.next_seq, now_text, "task.claimed", row.id, agent, msgspec.Raw(row.json)
-            )
-            previous = newest.get(row.id, row.event_seq)
-            events.append((event.seq, event.type, row.project, event.at,
-                           event_encoder.encode(event).decode(), row.id, previous))  # fmt: skip
-            newest[row.id] = self.next_seq
-            self.next_seq += 1
-            results.append((out, request_id, b'{"won":true,"task":%s}' % row.json.encode()))
-        if self.events and events:
-            self.conn.executemany(INSERT_EVENT, events)
+            if self.events:  # as `Txn.emit` makes it, and `append_events` stores it
+                event = EventOut(seq=self.next_seq, at=now_text, type="task.claimed",
+                                 task_id=row.id, agent=claim.agent, task=row.raw)  # fmt: skip
+                events.append(
+                    CommittedEvent(event.seq, event.type, row.project, row.json,
+                                   encoder.encode(event), row.id, now_text, row.event_seq)
+                )  # fmt: skip
+                self.next_seq += 1
+            answer = b'{"won":true,"task":%s}' % row.json.encode()
+            results.append((claim.out, claim.request_id, answer))
+        if events:
+            rows, newest = link_events(events)
+            self.conn.executemany(INSERT_EVENT, rows)
             self.conn.execute(SET_NEWEST_EVENT, (msgspec.json.encode(list(newest.items())),))
         return results
 
@@ -125,11 +121,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--without-events", action="store_true")
     args = parser.parse_args(argv)
 
-    def writer(path: str, token: trio.lowlevel.TrioToken) -> RowsWriter:
-        return RowsWriter(
-            path, token, without_indexes=tuple(args.without_index), events=not args.without_events
-        )
-
+    writer = functools.partial(
+        RowsWriter, without_indexes=tuple(args.without_index), events=not args.without_events
+    )
     trio.run(floor.main, args.socket, args.db, writer)
 
 

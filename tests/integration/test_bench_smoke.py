@@ -6,7 +6,9 @@ not asserted), so without this a refactor of the store can break it unseen.
 
 from __future__ import annotations
 
+import json
 import math
+import sqlite3
 from pathlib import Path
 
 from bench.baselines import sqlite_commit_per_claim
@@ -44,8 +46,9 @@ def test_the_floor_answers_the_bench_workers_as_coordd_does(workdir: Path) -> No
 
 
 def test_the_rows_floor_writes_what_coordd_reads_back(workdir: Path) -> None:
-    """`bench/floor_rows.py` runs coordd's claim on coordd's board: one winner, and the
-    claim's event in the task's history when coordd opens the board again."""
+    """`bench/floor_rows.py` runs coordd's claim on coordd's board: one winner, the claim's
+    request key in the row, and an event coordd finds in the task's history, stored as
+    coordd stores its own claim's event."""
     db, first = prepare_board(workdir, "rows", 3)
     socket = workdir / "rows-floor.sock"
     log = workdir / "rows.log"
@@ -64,5 +67,14 @@ def test_the_rows_floor_writes_what_coordd_reads_back(workdir: Path) -> None:
             ]
             assert history[1].task is not None and history[1].task.fence == 1
             assert client.get(first + 1).task.claimed_by == "a"
+            assert client.claim(first + 2, "c").won  # coordd's own claim, to compare with
     finally:
         daemon.stop()
+    with sqlite3.connect(db) as conn:
+        keys = conn.execute("SELECT claim_key FROM tasks WHERE id IN (?, ?) ORDER BY id",
+                            (first + 1, first + 2)).fetchall()  # fmt: skip
+        stored = conn.execute("SELECT data FROM events WHERE type = 'task.claimed' ORDER BY seq")
+        floors, coordds = (json.loads(data) for (data,) in stored.fetchall())
+    assert all(key is not None for (key,) in keys)  # the clients sent one to each
+    assert list(floors) == list(coordds)  # the same members in the same order
+    assert floors["task"].keys() == coordds["task"].keys()

@@ -118,7 +118,10 @@ class CommittedEvent(NamedTuple):
     prev_seq: int | None = None
 
 
-class _EventOut(msgspec.Struct, kw_only=True):
+class EventOut(msgspec.Struct, kw_only=True):
+    """A task event as sent and stored (PROTOCOL.md section 7); bench/floor_rows.py
+    encodes its claims' events with it too."""
+
     seq: int
     at: str
     type: str
@@ -127,7 +130,7 @@ class _EventOut(msgspec.Struct, kw_only=True):
     task: msgspec.Raw
 
 
-class _HandedBackOut(_EventOut, kw_only=True):
+class _HandedBackOut(EventOut, kw_only=True):
     """1.2 `agent.release`: the event also names whose holding went, and why."""
 
     of: str
@@ -195,7 +198,7 @@ class Txn:
         seq = self.next_seq
         self.next_seq += 1
         if of is None:  # the hot path: no dict, no second Struct
-            out: _EventOut = _EventOut(
+            out: EventOut = EventOut(
                 seq=seq, at=self.now_text, type=event_type, task_id=row.id, agent=agent,
                 task=row.raw,
             )  # fmt: skip
