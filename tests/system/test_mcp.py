@@ -219,6 +219,38 @@ async def test_completing_a_done_task_again_says_nothing_of_it_was_recorded(
     assert "nothing of this call was recorded" in text(other) and "reopen_task" in text(other)
 
 
+async def test_a_repeated_completion_is_told_whatever_it_asked_differently(
+    daemon: DaemonProcess,
+) -> None:
+    """Another result alone, or an ack where the first completion posted none, is not
+    recorded either; an ack found by its idempotency key is the call's own, not a repeat."""
+    async with MCPClient(server(daemon.socket_path, COORD_AGENT="me")) as c:
+        bare, keyed = [
+            (await call(c, "post_task", title=title))["task"] for title in ("bare", "keyed")
+        ]
+        fence = (await call(c, "claim_task", id=bare["id"]))["task"]["fence"]
+        await call(c, "complete_task", id=bare["id"], fence=fence, result="first")
+        other_result = await c.call_tool(
+            "complete_task", {"id": bare["id"], "fence": fence, "result": "second"}
+        )
+        now_an_ack = await c.call_tool(
+            "complete_task", {"id": bare["id"], "fence": fence, "then_post": {"title": "late"}}
+        )
+        earlier = (await call(c, "post_task", title="posted before", idempotency_key="k1"))["task"]
+        fence = (await call(c, "claim_task", id=keyed["id"]))["task"]["fence"]
+        by_key = await c.call_tool(
+            "complete_task",
+            {"id": keyed["id"], "fence": fence,
+             "then_post": {"title": "a new title", "idempotency_key": "k1"}},
+        )  # fmt: skip
+    assert "its result stays as shown" in text(other_result)
+    assert "nothing of this call was recorded" in text(other_result)
+    assert "it posted no ack" in text(now_an_ack) and doc(now_an_ack)["posted"] is None
+    assert doc(by_key)["task"]["state"] == "done"  # recorded now, with the earlier post
+    assert doc(by_key)["posted"]["id"] == earlier["id"]
+    assert len(by_key.content) == 1, text(by_key)
+
+
 async def test_two_servers_racing_for_one_task_make_one_winner(daemon: DaemonProcess) -> None:
     with Client(daemon.socket_path, project=PROJECT) as setup:
         task = setup.post("contested").task

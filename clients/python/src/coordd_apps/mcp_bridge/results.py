@@ -137,20 +137,29 @@ def lost_claim_text(result: dict[str, Any]) -> str | None:
 
 def repeated_completion_text(result: dict[str, Any], params: Mapping[str, Any]) -> str | None:
     """For a completion that returned an earlier one's result or ack, not what this call
-    asked (`acks.completion_repeated`): nothing of this call was recorded, which the
-    result alone would not tell a model reading the first call's ack as its own."""
-    task, posted = result.get("task") or {}, result.get("posted") or {}
-    asked_ack = (params.get("then_post") or {}).get("title")
+    asked (`acks.completion_repeated`: the result, and the ack by its title): nothing of
+    this call was recorded, which the result alone would not tell a model reading the
+    first call's ack as its own."""
+    task, posted = result.get("task") or {}, result.get("posted")
+    follow_up = params.get("then_post") or {}
+    # A follow-up with an idempotency key answers the post made before under that key
+    # (PROTOCOL.md section 6), whatever its title: the title then tells nothing.
+    asked_ack = None if follow_up.get("idempotency_key") else follow_up.get("title")
     if not acks.completion_repeated(
         task.get("result"),
-        posted.get("title"),
+        None if posted is None else posted.get("title"),
         asked_result=params.get("result"),
         asked_ack=asked_ack,
     ):
         return None
+    kept = (
+        f"its result and its ack #{posted.get('id')} stay as shown"
+        if posted is not None
+        else "its result stays as shown, and it posted no ack"
+    )
     return (
-        f"#{task.get('id')} was done already: its result and ack stay as shown;"
-        " nothing of this call was recorded (reopen_task to redo it)"
+        f"#{task.get('id')} was done already: {kept}; nothing of this call was recorded"
+        " (reopen_task to redo it)"
     )
 
 
