@@ -11,7 +11,8 @@ claim moves an entry in); and coordd. For each: claims/s over the bare floor's a
 over the floor writing coordd's rows in the same round (median and range), and CPU
 per claim, the server's (`/proc/<pid>/stat`, all its threads) and the 16 client
 processes' (`RUSAGE_CHILDREN`, their start and imports included), since the clients
-and the server share the machine's cores.
+and the server share the machine's cores. Then the claim's statement alone, whole and
+cut down, in-process with no fsync (`statement_costs`): what its SQL costs in CPU.
 docs/PERFORMANCE.md has a run.
 """
 
@@ -19,12 +20,15 @@ from __future__ import annotations
 
 import resource
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import floor
 from bench.floor_rows import prepare_board
 from bench.harness import (
     Daemon,
@@ -35,6 +39,8 @@ from bench.harness import (
     run_workers,
     worker_command,
 )
+from coordd.store.claims import CLAIM_PENDING
+from coordd.store.transaction import ROW_COLUMNS
 
 CLIENTS = 16
 BARE, ROWS = "the bare floor", "the floor writing coordd's rows"
@@ -132,10 +138,67 @@ def table(rows: dict[str, Row]) -> str:
     return "\n".join(lines)
 
 
+#: The claim's statement, whole and cut down, for `statement_costs`.
+_CLAIM_SET = CLAIM_PENDING.split(" RETURNING ")[0]
+_COLUMNS = ROW_COLUMNS.split(", json_object(")[0]
+STATEMENTS: dict[str, tuple[str, bool]] = {  # name: (SQL, with the claim's index entries)
+    "coordd's claim, no index entry, returning nothing": (_CLAIM_SET, False),
+    "... returning the row's columns": (f"{_CLAIM_SET} RETURNING {_COLUMNS}", False),
+    "... returning the columns and the task's JSON": (CLAIM_PENDING, False),
+    "... and its two index entries (the whole claim, no event)": (CLAIM_PENDING, True),
+}
+
+
+def statement_costs(rounds: int, per: int) -> dict[str, float]:
+    """CPU per claim of the claim's statement alone, in-process, `synchronous = OFF` (no
+    fsync, so the statement's CPU, not the disk's): groups of 8 claims of tasks far
+    apart (the 16 clients' ranges, as in `measure`), best of `rounds`; the bare floor's
+    UPDATE on its own table first."""
+    best: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="statements", dir="/tmp") as tmp:
+        workdir = Path(tmp)
+        board, first = prepare_board(workdir, "board", CLIENTS * per)
+        floor.prepare(str(workdir / "floor.db"), CLIENTS * per)
+        cases = {"the bare floor's UPDATE": (floor.CLAIM, False), **STATEMENTS}
+        for _ in range(rounds):
+            for name, (sql, indexed) in cases.items():
+                bare = sql is floor.CLAIM
+                copy = shutil.copy(workdir / "floor.db" if bare else board, workdir / "copy.db")
+                conn = sqlite3.connect(copy, isolation_level=None)
+                conn.execute("PRAGMA synchronous = OFF")
+                if not bare and not indexed:
+                    conn.execute("DROP INDEX tasks_pending")
+                    conn.execute("DROP INDEX tasks_lease")
+                base = 1 if bare else first
+                ids = [base + c * per + n for n in range(per) for c in range(CLIENTS)]
+                now = "2026-12-06T00:00:00.000000Z"
+                start = time.thread_time()
+                for group in range(0, len(ids), 8):
+                    conn.execute("BEGIN IMMEDIATE")
+                    for task_id in ids[group : group + 8]:
+                        args: tuple[object, ...] | dict[str, object] = (
+                            ("a", task_id) if bare
+                            else {"agent": "a", "now": now, "until": now, "id": task_id, "key": "k"}
+                        )  # fmt: skip
+                        conn.execute(sql, args).fetchall()
+                    conn.execute("COMMIT")
+                spent = (time.thread_time() - start) / len(ids) * 1e6
+                best[name] = min(best.get(name, spent), spent)
+                conn.close()
+                for path in workdir.glob("copy.db*"):
+                    path.unlink()
+    return best
+
+
 def main(argv: list[str]) -> int:
     rounds = int(argv[0]) if argv else 5
     per = int(argv[1]) if len(argv) > 1 else 600
     print(table(measure(rounds, per)))
+    print()
+    print("| the statement alone, in-process, no fsync | CPU per claim (best of rounds) |")
+    print("| --- | ---: |")
+    for name, spent in statement_costs(rounds, per).items():
+        print(f"| {name} | {spent:.1f} us |")
     return 0
 
 

@@ -16,6 +16,7 @@ from bench.diagnostics import (
     coordd_claim_transaction_latencies,
     writer_claim_cost_with_and_without_gil_contention,
 )
+from bench.floor_anatomy import STATEMENTS, statement_costs
 from bench.floor_rows import prepare_board
 from bench.harness import Daemon, floor_server
 
@@ -78,3 +79,11 @@ def test_the_rows_floor_writes_what_coordd_reads_back(workdir: Path) -> None:
     assert all(key is not None for (key,) in keys)  # the clients sent one to each
     assert list(floors) == list(coordds)  # the same members in the same order
     assert floors["task"].keys() == coordds["task"].keys()
+
+
+def test_the_claim_statement_timings_run_on_todays_schema() -> None:
+    """`floor_anatomy.statement_costs` cuts coordd's claim statement apart by its text and
+    drops the claim's indexes by name: a schema change that breaks either shows here."""
+    costs = statement_costs(1, 2)
+    assert list(costs) == ["the bare floor's UPDATE", *STATEMENTS]
+    assert all(spent >= 0 for spent in costs.values())
