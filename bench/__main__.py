@@ -53,8 +53,8 @@ FLOOR_ROUNDS = 3
 
 
 def won_every_claim(run: Result) -> Result:
-    """A floor's run, checked: each client claimed tasks of its own, so every claim won
-    (a floor that lost some would be measured doing less than coordd does)."""
+    """A run of the floor rounds, checked: each client claimed tasks of its own, so every
+    claim won (a server that lost some would be measured doing less than the others)."""
     assert run.won == run.ops, f"{run.name}: {run.ops - run.won} of {run.ops} claims lost"
     return run
 
@@ -99,16 +99,10 @@ def measure_floor(
                 worker_command(daemon), "ping", 16, per, lambda n: 0, name="ping (vs floor)"
             )
         )
-        rates.setdefault("claim (vs floor)", []).append(
-            run_workers(
-                worker_command(daemon),
-                "claim",
-                16,
-                per,
-                ids_from(first, per),
-                name="claim (vs floor)",
-            )
+        claims = run_workers(
+            worker_command(daemon), "claim", 16, per, ids_from(first, per), name="claim (vs floor)"
         )
+        rates.setdefault("claim (vs floor)", []).append(won_every_claim(claims))
 
     def ratios(name: str, mine: str, theirs: str) -> None:
         each = [a.rate / b.rate for a, b in zip(rates[mine], rates[theirs], strict=True)]

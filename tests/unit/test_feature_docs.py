@@ -61,8 +61,9 @@ def test_the_section_a_feature_names_exists_and_names_it(feature: Feature) -> No
     if detail is not None:
         assert detail in ADDITIONS, f"docs/PROTOCOL-1.2.md has no section {detail}"
         text = ADDITIONS[detail]
-    # A whole name: `budget` is not found inside `usage.budget` or `budget_release`.
-    missing = [n for n in names if not re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", text)]
+    # A whole name: `budget` is not found in `usage.budget` nor `usage` in `usage.budget`.
+    whole = r"(?<![\w.]){}(?!\w|\.\w)"
+    missing = [n for n in names if not re.search(whole.format(re.escape(n)), text)]
     assert missing == [], f"{feature.name}: not in the section its `where` names"
 
 

@@ -143,7 +143,8 @@ def repeated_completion_text(result: dict[str, Any], params: Mapping[str, Any]) 
     task, posted = result.get("task") or {}, result.get("posted")
     follow_up = params.get("then_post") or {}
     # A follow-up with an idempotency key answers the post made before under that key
-    # (PROTOCOL.md section 6), whatever its title: the title then tells nothing.
+    # (PROTOCOL.md section 6), whatever its title: the title then tells nothing, and
+    # only the result can show a repeat (the wire has no flag for one).
     asked_ack = None if follow_up.get("idempotency_key") else follow_up.get("title")
     if not acks.completion_repeated(
         task.get("result"),
@@ -155,7 +156,7 @@ def repeated_completion_text(result: dict[str, Any], params: Mapping[str, Any]) 
     kept = (
         f"its result and its ack #{posted.get('id')} stay as shown"
         if posted is not None
-        else "its result stays as shown, and it posted no ack"
+        else "its result stays as shown, and the first completion posted no ack"
     )
     return (
         f"#{task.get('id')} was done already: {kept}; nothing of this call was recorded"
