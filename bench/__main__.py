@@ -35,6 +35,7 @@ from bench.harness import (
     ids_from,
     post_tasks,
     run_workers,
+    won_every_claim,
     worker_command,
     writer_stats,
 )
@@ -50,13 +51,6 @@ from bench.team import measure_team
 
 #: Rounds of the floor comparison: floor and coordd alternate, so drift cancels.
 FLOOR_ROUNDS = 3
-
-
-def won_every_claim(run: Result) -> Result:
-    """A run of the floor rounds, checked: each client claimed tasks of its own, so every
-    claim won (a server that lost some would be measured doing less than the others)."""
-    assert run.won == run.ops, f"{run.name}: {run.ops - run.won} of {run.ops} claims lost"
-    return run
 
 
 def measure_floor(

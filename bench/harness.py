@@ -174,6 +174,13 @@ def run_workers(
     )
 
 
+def won_every_claim(run: Result) -> Result:
+    """A run of the floor rounds, checked: each client claimed tasks of its own, so every
+    claim won (a server that lost some would be measured doing less than the others)."""
+    assert run.won == run.ops, f"{run.name}: {run.ops - run.won} of {run.ops} claims lost"
+    return run
+
+
 def post_tasks(daemon: Daemon, count: int) -> int:
     """Pre-post `count` tasks through the daemon; return the first id."""
     import trio
