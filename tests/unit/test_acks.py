@@ -46,3 +46,18 @@ def test_a_completions_ack_is_tagged_with_its_task_and_another_kind_is_left_as_w
     assert len(set(ack["tags"])) == 16
     work = acks.follow_up(TASK, {"title": "review it", "kind": "task"})
     assert work == {"title": "review it", "kind": "task"}
+
+
+def test_a_keyed_follow_up_asks_no_title_a_repeat_could_be_told_by() -> None:
+    """A completion's follow-up with an idempotency key may answer an older post of any
+    title, so only an unkeyed follow-up's title is compared with the ack that came back."""
+    assert acks.asked_ack_title({"title": "parser fixed"}) == "parser fixed"
+    assert acks.asked_ack_title({"title": "parser fixed", "idempotency_key": "k1"}) is None
+    assert acks.asked_ack_title(None) is None
+    assert not acks.completion_repeated(
+        "fixed", "an older post", asked_result="fixed",
+        asked_ack=acks.asked_ack_title({"title": "parser fixed", "idempotency_key": "k1"}),
+    )  # fmt: skip
+    assert acks.completion_repeated(
+        "fixed", "parser fixed", asked_result="fixed", asked_ack="parser fixed again"
+    )

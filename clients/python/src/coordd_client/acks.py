@@ -105,3 +105,14 @@ def completion_repeated(
     return (asked_result is not None and recorded_result != asked_result) or (
         asked_ack is not None and recorded_ack != asked_ack
     )
+
+
+def asked_ack_title(follow_up: Mapping[str, Any] | None) -> str | None:
+    """The ack title a completion's `then_post` asks for, as `completion_repeated` compares
+    it; None when the title can tell nothing: no follow-up, or one with an idempotency
+    key, which answers the post made before under that key (PROTOCOL.md section 6)
+    whatever its title, so only the result can then show a repeat."""
+    if not follow_up or follow_up.get("idempotency_key"):
+        return None
+    title = follow_up.get("title")
+    return title if isinstance(title, str) else None

@@ -137,20 +137,15 @@ def lost_claim_text(result: dict[str, Any]) -> str | None:
 
 def repeated_completion_text(result: dict[str, Any], params: Mapping[str, Any]) -> str | None:
     """For a completion that returned an earlier one's result or ack, not what this call
-    asked (`acks.completion_repeated`: the result, and the ack by its title): nothing of
+    asked (`acks.completion_repeated`, `acks.asked_ack_title`): nothing of
     this call was recorded, which the result alone would not tell a model reading the
     first call's ack as its own."""
     task, posted = result.get("task") or {}, result.get("posted")
-    follow_up = params.get("then_post") or {}
-    # A follow-up with an idempotency key answers the post made before under that key
-    # (PROTOCOL.md section 6), whatever its title: the title then tells nothing, and
-    # only the result can show a repeat (the wire has no flag for one).
-    asked_ack = None if follow_up.get("idempotency_key") else follow_up.get("title")
     if not acks.completion_repeated(
         task.get("result"),
         None if posted is None else posted.get("title"),
         asked_result=params.get("result"),
-        asked_ack=asked_ack,
+        asked_ack=acks.asked_ack_title(params.get("then_post")),
     ):
         return None
     kept = (
