@@ -65,6 +65,13 @@ def _leading_runs(prefix: str) -> Iterator[str]:
         end = prefix.find("/", end + 1)
 
 
+def _between(bucket: list[int], lo: int, hi: int) -> Iterator[int]:
+    """`bucket[lo:hi]`, lazily, bound to this bucket (a generator expression in a loop
+    would look its loop variable up when it runs, and read the loop's last bucket)."""
+    for i in range(lo, hi):
+        yield bucket[i]
+
+
 class QueuedAcquire:
     """One waiting acquire: who, where, what it wants, and who is in its way."""
 
@@ -174,7 +181,7 @@ class _ProjectQueue:
             lo = bisect_right(bucket, after)
             hi = bisect_left(bucket, me.seq, lo)
             if lo < hi:
-                streams.append(bucket[i] for i in range(lo, hi))
+                streams.append(_between(bucket, lo, hi))
         seen: set[int] = set()
         for seq in heapq.merge(*streams):
             if seq in seen:

@@ -8,6 +8,7 @@ are in `bench/stalls.py`.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -149,3 +150,26 @@ async def test_a_task_bound_waiter_behind_another_still_looks_at_its_task() -> N
         assert [str(exc) for exc in outcome] == ["the task left claimed"]
         assert queue.waiting == 1
         nursery.cancel_scope.cancel()
+
+
+def test_each_waiter_is_held_by_the_earliest_conflicting_waiter_ahead() -> None:
+    """Many waiters over overlapping prefixes of different depths: each one's blocker
+    is the earliest earlier waiter (of another agent) it conflicts with, found by
+    comparing with every waiter ahead. Each prefix's stream of the index must read
+    its own bucket: read through the last bucket of the loop, this raised IndexError
+    (buckets of different lengths) or named another blocker."""
+    rng = random.Random(58)
+    dirs = ["", "a/", "a/b/", "a/b/c/", "b/", "b/c/", "c/"]
+    for _ in range(40):
+        queue = reservation_queue._ProjectQueue()
+        waiters: list[reservation_queue.QueuedAcquire] = []
+        for seq in range(30):
+            wanted = [
+                rng.choice(dirs) + rng.choice(["**", "x.py", "*.py", "y/**"])
+                for _ in range(rng.randint(1, 3))
+            ]
+            me = reservation_queue.QueuedAcquire(params(f"a{rng.randint(0, 6)}", wanted), seq)
+            expected = next((w for w in waiters if me.conflicts_with(w)), None)
+            queue.add(me)
+            assert me.blocker is expected, (wanted, [w.patterns for w in waiters])
+            waiters.append(me)
