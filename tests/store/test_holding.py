@@ -230,3 +230,48 @@ def test_fail_and_fail_with_retry(client: Seat) -> None:
         client.fail(retry_id, "a", fence=retry_fence, retry=True)
     second = client.claim(retry_id, "b")
     assert second.won and second.task.fence == retry_fence + 1 and second.task.attempts == 2
+
+
+def test_a_release_asked_again_after_another_claim_answers_the_task(client: Seat) -> None:
+    """1.2 section 5b: a release whose answer was lost, asked again with `repeat` once
+    another agent holds the task, answers with the task as it stands, recording
+    nothing; without `repeat`, or by another agent, or at another fence, -32003."""
+    assert client.supports("holder_repeat")
+    task_id, fence = claimed(client)
+    client.release(task_id, "a", fence=fence)
+    taken = client.claim(task_id, "b")
+    assert taken.won
+    with pytest.raises(LeaseLost):
+        client.release(task_id, "a", fence=fence)
+    again = client.release(task_id, "a", fence=fence, repeat=True).task
+    assert again == taken.task and again.claimed_by == "b"
+    assert client.release(task_id, "a", repeat=True).task == taken.task
+    for agent, at in (("c", fence), ("a", fence + 1)):
+        with pytest.raises(LeaseLost):
+            client.release(task_id, agent, fence=at, repeat=True)
+    assert event_types(client, task_id) == [
+        "task.posted", "task.claimed", "task.released", "task.claimed",
+    ]  # fmt: skip
+
+
+def test_a_repeat_is_not_found_once_its_agent_claimed_again(client: Seat) -> None:
+    """The first attempt is the agent's release after its last claim: released,
+    claimed again and lapsed or taken, a `repeat` release is refused."""
+    task_id, fence = claimed(client)
+    client.release(task_id, "a", fence=fence)
+    second = client.claim(task_id, "a").task
+    client.release(task_id, "a", fence=second.fence)
+    client.claim(task_id, "b")
+    assert client.release(task_id, "a", fence=second.fence, repeat=True).task.claimed_by == "b"
+    with pytest.raises(LeaseLost):  # that fence's claim was released, but claimed again since
+        client.release(task_id, "a", fence=fence, repeat=True)
+
+
+def test_a_retried_fail_asked_again_is_recognised(client: Seat) -> None:
+    task_id, fence = claimed(client)
+    client.fail(task_id, "a", fence=fence, reason="flaky", retry=True)
+    client.claim(task_id, "b")
+    again = client.fail(task_id, "a", fence=fence, retry=True, repeat=True).task
+    assert again.claimed_by == "b" and again.state == "claimed"
+    with pytest.raises(LeaseLost):  # a release is not the fail it repeats
+        client.release(task_id, "a", fence=fence, repeat=True)

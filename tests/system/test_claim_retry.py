@@ -336,3 +336,54 @@ def test_a_daemon_without_the_feature_gets_no_key_and_no_repeat(method: str) -> 
             client.claim_next("w")
     assert [m for m, _ in client.sent] == ["server.info", method]
     assert client.sent[1][1].get("request_key") is None  # None is not sent
+
+
+class LosesAReleaseAnswer(LosesAClaimAnswer):
+    """`LosesAClaimAnswer` for `task.release`: the release is committed, the daemon killed
+    and started again, and another agent claims the task before the client asks again."""
+
+    def call_raw(
+        self, method: str, params: Any = None, *, timeout_s: float | None = None
+    ) -> Response:
+        crash = self.crash if method == "task.release" else None
+        if crash is None:
+            return super().call_raw(method, params, timeout_s=timeout_s)
+        self.crash = None
+        after_seq = self.server_info().last_seq
+        self.send_request(method, params)
+        crash(after_seq)
+        self.close()
+        raise DaemonUnavailable("the daemon closed the connection", outcome="unknown")
+
+
+def test_a_release_whose_answer_was_lost_is_asked_again_as_a_repeat(workdir: Path) -> None:
+    """The release went through; by the time the client asks again another agent holds
+    the task. Asked again as a `repeat` (docs/PROTOCOL-1.2.md section 5b), the client
+    hears the task as it stands, not -32003 for a release it made."""
+    daemon = DaemonProcess(workdir, args=("--log-level", "warning")).start()
+
+    def crash_once_released(after_seq: int) -> int:
+        with Client(daemon.socket_path) as watcher:
+            stream = watcher.subscribe(
+                after_seq=after_seq, types=["task.released"], reconnect=False
+            )
+            with stream:
+                task_id = next(e.task_id for e in stream if e.agent == "w")
+        assert task_id is not None
+        daemon.kill()
+        daemon.start()
+        with daemon.client() as other:
+            assert other.claim(task_id, "b").won
+        return task_id
+
+    try:
+        with daemon.client() as setup:
+            task_id = setup.post("work").task.id
+        client = LosesAReleaseAnswer(daemon.socket_path)
+        with client:
+            fence = client.claim(task_id, "w").task.fence
+            client.crash = crash_once_released
+            task = client.release(task_id, "w", fence=fence).task
+        assert (task.id, task.state, task.claimed_by) == (task_id, "claimed", "b")
+    finally:
+        daemon.ensure_dead()

@@ -290,6 +290,8 @@ export interface FailParams {
   fence?: number | null;
   reason?: string | null;
   retry?: boolean | null;
+  /** 1.2 section 5b (feature `holder_repeat`): with `retry`, as on `task.release`. */
+  repeat?: boolean | null;
 }
 
 /** A recorded edit: who last changed `path` (relative to the project) in which worktree. */
@@ -638,6 +640,8 @@ export interface ReleaseParams {
   fence?: number | null;
   /** 1.1: hand the task to this agent in the same step. */
   assignee?: string | null;
+  /** 1.2 section 5b (feature `holder_repeat`): this call may repeat one that took effect. */
+  repeat?: boolean | null;
 }
 
 export interface ReleaseReservationsParams {

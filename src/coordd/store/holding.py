@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import msgspec
+
 from coordd.store import slots
 from coordd.store.reservation_rows import LIVE
 from coordd.store.transaction import (
@@ -29,6 +31,50 @@ def _repeat_of(tx: Txn, p: _HeldParams, state: str) -> TaskRow | None:
     current = require_row(tx.conn, p.id)
     same_holder = current.claimed_by == p.agent and (p.fence is None or current.fence == p.fence)
     return current if current.state == state and same_holder else None
+
+
+#: How far back a repeated release or retried fail looks in the task's history for
+#: its first attempt: a bounded walk in the writer, whatever the task's past.
+_REPEAT_LOOKBACK = 64
+
+
+class _Actor(msgspec.Struct):
+    """What a repeat's look-back reads of an event: who made it, at which fence."""
+
+    class _Fenced(msgspec.Struct):
+        fence: int
+
+    agent: str | None = None
+    task: _Fenced | None = None
+
+
+_actor = msgspec.json.Decoder(_Actor)
+
+
+def _let_go_already(tx: Txn, p: _LettingGoParams, event_type: str) -> TaskRow | None:
+    """The task, if `p.agent` already let go of it with `event_type` (a release, or a
+    fail with retry) at `p.fence` (if given) and has not claimed it since: the first
+    attempt of a repeated call (docs/PROTOCOL-1.2.md section 5b). The task's own
+    history is walked back from its newest event, at most `_REPEAT_LOOKBACK` events."""
+    current = require_row(tx.conn, p.id)
+    seq = current.event_seq
+    for _ in range(_REPEAT_LOOKBACK):
+        if seq is None:
+            return None
+        row = tx.conn.execute(
+            "SELECT type, data, prev_seq FROM events WHERE seq = ?", (seq,)
+        ).fetchone()
+        if row is None:
+            return None  # trimmed by retention: not known, so not a repeat
+        kind, data, seq = row
+        actor = _actor.decode(data)
+        if actor.agent != p.agent or actor.task is None:
+            continue
+        if kind == event_type:
+            return current if p.fence is None or actor.task.fence == p.fence else None
+        if kind == "task.claimed":
+            return None  # claimed again since: this call is not a repeat of that one
+    return None
 
 
 def _lease_lost(tx: Txn, p: _HeldParams) -> LeaseLost:
@@ -63,6 +109,12 @@ class _HeldParams(Protocol):
     id: int
     agent: str
     fence: int | None
+
+
+class _LettingGoParams(_HeldParams, Protocol):
+    """A holder operation that leaves the task pending, which a caller may ask again."""
+
+    repeat: bool | None
 
 
 def _change_held(
@@ -110,8 +162,22 @@ def release_task(tx: Txn, p: P.ReleaseParams) -> TaskResult:
     assignments = f"state = 'pending', {CLEAR_CLAIM}"
     if p.assignee is not None:  # 1.1: hand it over in the same step
         assignments += ", assignee = :assignee"
-    row, _ = _change_held(tx, p, assignments, event="task.released", extra={"assignee": p.assignee})
+    row, _ = _let_go(tx, p, assignments, "task.released", {"assignee": p.assignee})
     return TaskResult(task=row.task)
+
+
+def _let_go(
+    tx: Txn, p: _LettingGoParams, assignments: str, event: str, extra: dict[str, Any]
+) -> tuple[TaskRow, bool]:
+    """`_change_held` for an operation that leaves the task pending: its result names
+    no holder, so a repeat (`p.repeat`) is found in the task's history instead."""
+    try:
+        return _change_held(tx, p, assignments, event=event, extra=extra)
+    except LeaseLost:
+        first = _let_go_already(tx, p, event) if p.repeat else None
+        if first is None:
+            raise
+        return first, True
 
 
 def complete_task(tx: Txn, p: P.CompleteParams) -> CompleteResult:
@@ -136,18 +202,18 @@ def complete_task(tx: Txn, p: P.CompleteParams) -> CompleteResult:
 
 def fail_task(tx: Txn, p: P.FailParams) -> TaskResult:
     if p.retry:
-        # A repeated fail with retry cannot be recognised: the task is pending again.
-        assignments, repeat_state = f"state = 'pending', {CLEAR_CLAIM}, result = :reason", None
-    else:
-        assignments = "state = 'failed', lease_expires_at = NULL, result = :reason"
-        repeat_state = "failed"
+        # The task is pending again: a repeat is found in its history, when asked for.
+        assignments = f"state = 'pending', {CLEAR_CLAIM}, result = :reason"
+        row, _ = _let_go(tx, p, assignments, "task.failed", {"reason": p.reason})
+        return TaskResult(task=row.task)
+    assignments = "state = 'failed', lease_expires_at = NULL, result = :reason"
     row, _ = _change_held(
         tx,
         p,
         assignments,
         event="task.failed",
         extra={"reason": p.reason},
-        repeat_state=repeat_state,
+        repeat_state="failed",
     )
     return TaskResult(task=row.task)
 

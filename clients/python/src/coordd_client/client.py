@@ -120,6 +120,8 @@ class Client(BlockingMethods):
         call = methods.with_defaults(call, self.agent, self.project)
         if call.method in methods.KEYED_METHODS and self.supports("claim_request_key"):
             return claim_retry.retrying(claim_retry.keyed(call), self._request_once)
+        if call.method in methods.REPEATABLE_METHODS and self.supports("holder_repeat"):
+            return claim_retry.retrying(call, self._request_once)
         return self._request_once(call)
 
     def _request_once(self, call: methods.Call[R]) -> R:

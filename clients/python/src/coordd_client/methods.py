@@ -99,6 +99,7 @@ def with_defaults(call: Call[R], agent: str | None, project: str | None) -> Call
 #: Methods a client sends with a `request_key` and asks again when their answer is lost
 #: (`claim_retry`, docs/PROTOCOL-1.2.md section 5a): the method table's `keyed` trait.
 KEYED_METHODS = method_table.KEYED_METHODS
+REPEATABLE_METHODS = method_table.REPEATABLE_METHODS
 
 #: Methods whose `project` a client's default fills in: the method table's `project` trait.
 PROJECT_METHODS = method_table.PROJECT_METHODS
@@ -189,9 +190,13 @@ def release(
     *,
     fence: int | None = None,
     assignee: str | None = None,
+    repeat: bool | None = None,
 ) -> Call[wire.TaskResult]:
-    """With `assignee` (1.1), hand the task to that agent in the same step."""
+    """With `assignee` (1.1), hand the task to that agent in the same step. `repeat`
+    (1.2 section 5b, feature `holder_repeat`): this call asks again after a lost answer,
+    so a release that already took effect answers with the task as it stands."""
     params = {"id": task_id, "agent": agent, "fence": fence, "assignee": _to(assignee)}
+    params["repeat"] = repeat
     return call("task.release", params)
 
 
@@ -225,8 +230,12 @@ def fail(
     fence: int | None = None,
     reason: str | None = None,
     retry: bool | None = None,
+    repeat: bool | None = None,
 ) -> Call[wire.TaskResult]:
+    """`repeat` as on `release`, for a fail with `retry` (a fail without it is
+    recognised as a repeat whatever `repeat` says, PROTOCOL.md section 5)."""
     params = {"id": task_id, "agent": agent, "fence": fence, "reason": reason, "retry": retry}
+    params["repeat"] = repeat
     return call("task.fail", params)
 
 

@@ -104,6 +104,9 @@ class Rpc:
     #: The clients send it with a fresh `request_key` and ask again, as a `repeat`, when
     #: its answer is lost (`claim_retry`, docs/PROTOCOL-1.2.md section 5a).
     keyed: bool = False
+    #: The clients ask it again with `repeat` when its answer is lost, once the daemon
+    #: names `holder_repeat` (`claim_retry`, docs/PROTOCOL-1.2.md section 5b).
+    repeatable: bool = False
 
     def params_type(self) -> type[Any]:
         return self.params
@@ -133,9 +136,9 @@ ENTRIES: tuple[Rpc, ...] = (
         keyed=True,
     ),
     Rpc("task.renew", P.RenewParams, W.TaskResult, writes=True),
-    Rpc("task.release", P.ReleaseParams, W.TaskResult, writes=True),
+    Rpc("task.release", P.ReleaseParams, W.TaskResult, writes=True, repeatable=True),
     Rpc("task.complete", P.CompleteParams, W.CompleteResult, writes=True),
-    Rpc("task.fail", P.FailParams, W.TaskResult, writes=True),
+    Rpc("task.fail", P.FailParams, W.TaskResult, writes=True, repeatable=True),
     Rpc("task.cancel", P.CancelParams, W.TaskResult, writes=True),
     Rpc("task.reopen", P.ReopenParams, W.TaskResult, writes=True),
     Rpc("task.wait", P.WaitParams, W.WaitResult, project=True, waits=True),
@@ -250,6 +253,7 @@ PROJECT_METHODS = frozenset(entry.name for entry in ENTRIES if entry.project)
 
 #: Methods a client sends with a `request_key` and asks again when their answer is lost.
 KEYED_METHODS = frozenset(entry.name for entry in ENTRIES if entry.keyed)
+REPEATABLE_METHODS = frozenset(entry.name for entry in ENTRIES if entry.repeatable)
 
 #: The methods each feature brings: a client checks the flag in `server.info.features`
 #: before it calls one, since an older daemon answers them -32601. A 1.0 method needs

@@ -105,7 +105,8 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                     check_bounds(pattern)
             except BadPattern as exc:
                 raise ValueError(f"{exc} - at `$.patterns[{index}]`") from None
-        if getattr(self, "repeat", None) and getattr(self, "request_key", None) is None:
+        # (A `repeat` on a Struct with no `request_key` is section 5b's, which needs none.)
+        if getattr(self, "repeat", None) and getattr(self, "request_key", False) is None:
             # 1.2 section 5a: a repeat names the call it repeats.
             raise ValueError(
                 "`repeat` needs the `request_key` of the call it repeats - at `$.repeat`"
@@ -193,6 +194,8 @@ class ReleaseParams(Params):
     fence: Fence | None = None
     #: 1.1: hand the task to this agent in the same step.
     assignee: Agent | None = None
+    #: 1.2 section 5b (feature `holder_repeat`): this call may repeat one that took effect.
+    repeat: bool | None = None
 
 
 class AssignParams(Params):
@@ -216,6 +219,8 @@ class FailParams(Params):
     fence: Fence | None = None
     reason: Text | None = None
     retry: bool | None = None
+    #: 1.2 section 5b (feature `holder_repeat`): with `retry`, as on `task.release`.
+    repeat: bool | None = None
 
 
 class CancelParams(Params):

@@ -1,7 +1,8 @@
 """The MCP server's connection to the daemon: opened on first use, replaced when it breaks.
 
 A tool call never retries a request it sent (its outcome may be unknown),
-except a claim, whose key makes asking again safe (`claim_retry`); it only
+except a claim, whose key makes asking again safe, and a release, which asks
+again as a `repeat` (`claim_retry`); it only
 refuses to use a connection already seen broken, so after a daemon restart
 the next tool call connects afresh (finding the user's daemon or starting
 one if allowed, as the CLI does).
@@ -57,21 +58,24 @@ class DaemonLink:
         """The method's result object, as the daemon sent it (fields a newer daemon adds
         included); a protocol error raises its `CoordError`.
 
-        A claim is the one call asked again: with its `request_key`, on a new
-        connection, when its answer was lost (`claim_retry`), so that a tool
-        call learns the task it won rather than leaving it held by nobody.
+        A claim is asked again with its `request_key`, on a new connection, when
+        its answer was lost (`claim_retry`), so that a tool call learns the task
+        it won rather than leaving it held by nobody; a release (or a fail with
+        retry) is asked again as a `repeat`, so that one that went through is
+        not reported lost once another agent took the task.
         """
+        from coordd_client import claim_retry
+
         client = await self._connected()
         if call.method in methods.KEYED_METHODS and await client.supports("claim_request_key"):
-            from coordd_client import claim_retry
-
-            return await claim_retry.retrying_async(
-                claim_retry.keyed(call),
-                partial(self._request_on, client),
-                self._request_anew,
-                trio.sleep,
-            )
-        return await self._request_on(client, call)
+            first = claim_retry.keyed(call)
+        elif call.method in methods.REPEATABLE_METHODS and await client.supports("holder_repeat"):
+            first = call
+        else:
+            return await self._request_on(client, call)
+        return await claim_retry.retrying_async(
+            first, partial(self._request_on, client), self._request_anew, trio.sleep
+        )
 
     async def _request_anew(self, call: methods.Call[Any]) -> dict[str, Any]:
         return await self._request_on(await self._connected(), call)
