@@ -119,10 +119,14 @@ class Limits:
     #: refused. A tab that starts later finds a real backlog (a handful is usual,
     #: a hundred is plenty), and a typo costs at most this many rows.
     unseen_inbox_cap: int = 100
-    #: Unread messages all never-seen names together may hold: without it, one
-    #: message each to 3,000 typos grows as surely as 3,000 to one. At 8 KiB a body
-    #: this is 8 MiB of text, with its events.
-    unseen_messages_cap: int = 1_000
+    #: Unread messages one sender may keep waiting for never-seen names: without it,
+    #: one message each to 3,000 typos grows as surely as 3,000 to one. Per sender,
+    #: so that one looping agent fills its own allowance, not everyone's.
+    unseen_sender_cap: int = 1_000
+    #: Unread messages all never-seen names together may hold, whoever sent them:
+    #: the store's bound whatever number of senders. At 8 KiB a body this is
+    #: 80 MiB of text, with its events.
+    unseen_messages_cap: int = 10_000
     #: Seconds an unread message to a name still never seen is kept; the event
     #: retention duty then deletes it. A week, the event log's own default age.
     unseen_message_max_age_s: float = 7 * 24 * 3600.0

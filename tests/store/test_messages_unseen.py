@@ -1,5 +1,5 @@
 """Issue 44 on the store (`store/messages_unseen.py`): messages to a name the board has
-never seen are capped, per name and in all, and end after a week; a name seen keeps
+never seen are capped, per name, per sender and in all, and end after a week; a name seen keeps
 its own.
 
 A typo used to be kept forever (3,000 x 8 KiB to one misspelt name: +48 MiB). These
@@ -81,24 +81,55 @@ def test_a_reply_that_resolves_to_a_name_never_seen_is_capped_too(
     assert refused.value.data["field"] == "reply_to"
 
 
-def test_all_names_never_seen_share_one_cap(
+def test_one_sender_fills_its_own_allowance_not_the_boards(
     board: Board, client: Seat, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # One message each to many typos must not grow either; the real cap is 1,000,
-    # a handful here keeps the test short (the daemon reads the class's value).
-    monkeypatch.setattr(Limits, "unseen_messages_cap", 5)
+    """One message each to many typos must not grow either; the real cap is 1,000 per
+    sender, a handful here keeps the test short (the daemon reads the class's value).
+    A looping sender that reaches it is refused, and every other agent can still
+    message a tab that has not started yet."""
+    monkeypatch.setattr(Limits, "unseen_sender_cap", 5)
     for n in range(5):
         client.send_message(BODY, to=f"typo-{n}", agent="codex", project=PROJECT)
     with pytest.raises(InvalidParams) as refused:
         client.send_message(BODY, to="typo-5", agent="codex", project=PROJECT)
     assert refused.value.data["kind"] == "recipient_never_seen"
     assert (refused.value.data["unread"], refused.value.data["limit"]) == (5, 5)
-    assert "in all" in refused.value.message
+    assert "from one sender" in refused.value.message
     assert rows(board, "messages") == 5
+    later = client.send_message("when you start", to="claude-9", agent="codex-2", project=PROJECT)
+    assert later.recipients == ["claude-9"] and later.never_seen == ["claude-9"]
     # A name that has been seen is not held to it.
     client.post("anything", agent="claude-1", project=PROJECT)
     sent = client.send_message("still fine", to="claude-1", agent="codex", project=PROJECT)
     assert sent.recipients == ["claude-1"] and sent.never_seen == []
+
+
+def test_all_names_never_seen_share_one_cap_whoever_sent(
+    board: Board, client: Seat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Limits, "unseen_messages_cap", 4)
+    for n in range(4):
+        client.send_message(BODY, to=f"typo-{n}", agent=f"codex-{n % 2}", project=PROJECT)
+    with pytest.raises(InvalidParams) as refused:
+        client.send_message(BODY, to="typo-4", agent="codex-9", project=PROJECT)
+    assert (refused.value.data["unread"], refused.value.data["limit"]) == (4, 4)
+    assert "in all" in refused.value.message
+
+
+def test_the_person_is_never_a_name_never_seen(
+    board: Board, client: Seat, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`human-<user>` is the person on every surface: a message to them is kept like
+    any other before any surface of theirs has called, and counts against no cap."""
+    for cap in ("unseen_inbox_cap", "unseen_sender_cap", "unseen_messages_cap"):
+        monkeypatch.setattr(Limits, cap, 0)
+    for _ in range(3):
+        sent = client.send_message(BODY, to="human-alice", agent="codex", project=PROJECT)
+        assert sent.recipients == ["human-alice"] and sent.never_seen == []
+    clock.advance(WEEK + 86400)
+    assert purge(board) == 0
+    assert len(client.read_messages(agent="human-alice", limit=10).messages) == 3
 
 
 def test_a_seen_recipient_is_not_capped(board: Board, client: Seat) -> None:

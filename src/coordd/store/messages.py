@@ -264,7 +264,7 @@ def send(tx: Txn, p: T.SendParams) -> SendResult:
     if task_id is not None and p.task_id is None and audience != "task":
         require_row(tx.conn, task_id)
     recipients = [name for name in dict.fromkeys(recipients) if name != p.agent]
-    recipients, unseen = messages_unseen.admit(tx, recipients, field)
+    recipients, unseen = messages_unseen.admit(tx, p.agent, recipients, field)
     message = insert_message(
         tx, project=p.project, sender=p.agent, kind=p.kind or "message", audience=audience,
         recipients=recipients, body=p.body, to=to, task_id=task_id, reply_to=p.reply_to,
