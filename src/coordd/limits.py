@@ -132,13 +132,17 @@ class Limits:
     unseen_message_max_age_s: float = 7 * 24 * 3600.0
 
     # --- the token ledger (docs/PROTOCOL-1.2.md section 15, issue 48) -----------------
-    #: Events (of every type) one `usage.report` may walk back through to find what
-    #: its agent held when each entry was spent (`store/attribution.py`), in windows
-    #: of primary-key ranges. A hook reports each turn, so it walks the last few
-    #: hundred; a first read of a days-old transcript on a busy board would hold the
-    #: writer for a scan of the whole log, so past this many its older entries are
-    #: charged as unattributed instead of guessed.
+    #: Events (of every type) one `usage.report` may walk back through, on a reader,
+    #: to find what its agent held when each entry was spent (`store/attribution.py`),
+    #: in windows of primary-key ranges. A hook reports each turn, so it walks the
+    #: last few hundred; past this many (a first read of a days-old transcript on a
+    #: busy board) older entries are charged as unattributed instead of guessed.
     usage_attribution_events: int = 200_000
+    #: Events the writer itself walks for one report: only those committed since the
+    #: reader's walk, normally a handful. Past this many (a flood of writes between
+    #: the two) the entries older than them are charged as unattributed: the writer's
+    #: work per report is bounded whatever the log's size.
+    usage_attribution_writer_events: int = 4096
 
     # --- background duties ---------------------------------------------------------------
     #: The reaper's period: PROTOCOL.md asks for at least once a second.

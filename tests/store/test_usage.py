@@ -265,6 +265,30 @@ def test_the_walk_back_crosses_windows_of_other_events_and_stops_at_its_cap(
         assert [(c.task_id, c.input) for c in result.charges] == [(task.id, 5)]
 
 
+def test_the_writer_walks_only_what_was_committed_since_the_readers_walk(
+    board: Board,
+) -> None:
+    """A report's long walk is a reader's; the writer reads the log only above the
+    reader's snapshot, at most `usage_attribution_writer_events` of it, and takes the
+    reader's answer for an instant older than all of that."""
+    with seat(board, "a") as a:
+        task = a.post("held").task
+        a.claim(task.id)
+        held = tick(board)
+        board.run(_post_many, 2500)
+        now = board.now_text
+        walked = board.read(attribution.walk_on_reader, "a", [held], now)
+        assert walked.answers == {held: (task.id,)}
+        # The writer takes the reader's answer as it stands: it never walks below it.
+        told = attribution.Walked(walked.last_seq, {held: (999,)})
+        assert board.read(partial(attribution.held_at, walked=told), "a", [held], now) == [(999,)]
+        board.run(_post_many, 300)  # committed after the reader's walk
+        capped = partial(attribution.held_at, walked=walked, limit=100)
+        assert board.read(capped, "a", [held], board.now_text) == [None]
+        enough = partial(attribution.held_at, walked=walked, limit=1000)
+        assert board.read(enough, "a", [held], board.now_text) == [(task.id,)]
+
+
 def test_a_claim_in_the_same_write_group_as_the_report_counts_from_its_instant(
     board: Board,
 ) -> None:
@@ -278,8 +302,9 @@ def test_a_claim_in_the_same_write_group_as_the_report_counts_from_its_instant(
             agent="a", project=PROJECT, host="claude",
             entries=[UsageEntry(id="early", at=before, model="m", input=9)],
         )  # fmt: skip
+        walked = board.read(usage.walk, report, board.now_text)
         done = board.group(
-            group.Call(claims.claim_task, (claim,)), group.Call(usage.report, (report,))
+            group.Call(claims.claim_task, (claim,)), group.Call(usage.report, (report, walked))
         )
         assert [error for _, error in done.results] == [None, None]
         assert charged(a) == {None: (9, 0, 0, 0)}

@@ -58,7 +58,29 @@ class _Event(NamedTuple):
 
 
 class _Unknown:
-    """The walk reached `Limits.usage_attribution_events`: older instants are unknown."""
+    """The walk reached its limit of events: older instants are unknown."""
+
+
+class _Floor:
+    """The walk reached `above`: what was held before is the earlier walk's answer."""
+
+
+class Walked(NamedTuple):
+    """What a walk on a reader found: the answers for its instants (in their order),
+    as of the log up to `last_seq`, which the writer then walks down to."""
+
+    last_seq: int
+    answers: dict[str, tuple[int, ...] | None]
+
+
+def walk_on_reader(conn: Db, agent: str, instants: Sequence[str], now: str) -> Walked:
+    """`held_at` for `instants` inside one read transaction (one snapshot): the long
+    part of a report's attribution, kept out of the writer."""
+    row = conn.execute(conn.last_seq_sql).fetchone()
+    last_seq = row[0] if row and row[0] is not None else 0
+    unique = sorted(set(instants))
+    answers = held_at(conn, agent, unique, now, below_seq=last_seq + 1)
+    return Walked(last_seq, dict(zip(unique, answers, strict=True)))
 
 
 def held_at(
@@ -69,6 +91,8 @@ def held_at(
     *,
     limit: int | None = None,
     unstored: Sequence[CommittedEvent] = (),
+    below_seq: int | None = None,
+    walked: Walked | None = None,
 ) -> list[tuple[int, ...] | None]:
     """For each instant (`format_time` text), the ids of the tasks `agent` held then,
     ascending; None where the walk would pass `limit` events (unattributed, not a guess).
@@ -78,6 +102,10 @@ def held_at(
     (a host's clock ahead of the daemon's) is taken as `now`. `unstored`: this write
     group's earlier events, which the table does not hold yet (a claim committed in
     the same group as the report is already in `tasks`, so its event must be too).
+    `below_seq`: the walk reads only events below it (a reader's snapshot).
+    `walked`: a reader's answers as of its `last_seq`; the walk then reads only the
+    events after it (at most `limit`), and an instant older than all of them takes
+    the reader's answer, which no later event can change.
     """
     cap = Limits.usage_attribution_events if limit is None else limit
     #: task id -> when the hold ends (a live claim's lease end), or None: past the
@@ -99,9 +127,11 @@ def held_at(
             for e in reversed(unstored)
             if e.type in _HOLD_TYPES
         ),
-        _newest_first(conn, cap, min(*instants, now)),
+        _newest_first(
+            conn, cap, min(*instants, now), below_seq, None if walked is None else walked.last_seq
+        ),
     )
-    pending: _Event | _Unknown | None = next(events, None)
+    pending: _Event | _Unknown | _Floor | None = next(events, None)
     for index in sorted(range(len(instants)), key=lambda i: instants[i], reverse=True):
         instant = min(instants[index], now)
         while isinstance(pending, _Event) and pending.at > instant:
@@ -109,25 +139,39 @@ def held_at(
             pending = next(events, None)
         if isinstance(pending, _Unknown):
             continue  # stays None: older than the walk may go
+        if isinstance(pending, _Floor) and walked is not None:
+            answers[index] = walked.answers.get(instants[index])
+            continue
         answers[index] = tuple(
             sorted(task for task, end in held.items() if end is None or instant < end)
         )
     return answers
 
 
-def _newest_first(conn: Db, cap: int, oldest: str) -> Iterator[_Event | _Unknown]:
-    """The claim events of the log, newest first, a window of seqs at a time, until a
-    window starts before `oldest` (the earliest instant asked about: nothing older
-    can matter); `_Unknown` once `cap` seqs were walked with that still ahead."""
-    row = conn.execute(conn.last_seq_sql).fetchone()
-    high = (row[0] if row and row[0] is not None else 0) + 1
+def _newest_first(
+    conn: Db, cap: int, oldest: str, below_seq: int | None, above_seq: int | None
+) -> Iterator[_Event | _Unknown | _Floor]:
+    """The claim events of the log below `below_seq` (else all), newest first, a window
+    of seqs at a time, until a window starts before `oldest` (the earliest instant
+    asked about: nothing older can matter); `_Floor` on reaching `above_seq` (an
+    earlier walk's snapshot); `_Unknown` once `cap` seqs were walked with either
+    still ahead."""
+    if below_seq is None:
+        row = conn.execute(conn.last_seq_sql).fetchone()
+        below_seq = (row[0] if row and row[0] is not None else 0) + 1
+    high = below_seq
+    bottom = 1 if above_seq is None else above_seq + 1
     args: dict[str, Any] = {}
     types = in_list("t", _HOLD_TYPES, args)
-    while high > 1:
+    while True:
+        if high <= bottom:
+            if above_seq is not None:
+                yield _Floor()
+            return
         if cap <= 0:
             yield _Unknown()
             return
-        low = max(1, high - min(_WINDOW, cap))
+        low = max(bottom, high - min(_WINDOW, cap))
         cap -= high - low
         rows = conn.execute(
             f"SELECT seq, at, type, task_id, data, prev_seq FROM events WHERE seq >= :low"
@@ -139,9 +183,12 @@ def _newest_first(conn: Db, cap: int, oldest: str) -> Iterator[_Event | _Unknown
         first = conn.execute(
             "SELECT at FROM events WHERE seq >= :low ORDER BY seq LIMIT 1", {"low": low}
         ).fetchone()
-        if first is None or first[0] < oldest:
+        if first is None:
+            high = bottom  # nothing from `low` up: the rest went with retention
+        elif first[0] < oldest:
             return  # this window began before every instant asked about
-        high = low
+        else:
+            high = low
 
 
 def _undo(conn: Db, held: dict[int, str | None], agent: str, event: _Event) -> None:

@@ -3,9 +3,11 @@
 `report` runs in the writer: entries already in the ledger (the key is host and
 entry id) are skipped, so a retried report or two hooks of one turn count once;
 each new entry is charged to what its agent held when it was spent
-(`attribution.held_at`), split evenly (`split`); and one `usage.reported` event
-says what the report added, however many entries it carried, so the log grows
-by one event per report, not per model call. `query` sums the charges on a reader.
+(`attribution.held_at`: walked back through the log on a reader first, `walk`,
+so that the writer reads only what was committed since), split evenly
+(`split`); and one `usage.reported` event says what the report added, however
+many entries it carried, so the log grows by one event per report, not per
+model call. `query` sums the charges on a reader.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import msgspec
 
 from coordd.clock import format_time
+from coordd.limits import Limits
 from coordd.store import attribution
 from coordd.store.sql import Db
 from coordd.store.transaction import CLEAR_CLAIM, ROW_COLUMNS, Txn, in_list, one_row
@@ -58,9 +61,16 @@ class _NothingNew(UsageReportResult, frozen=True, kw_only=True, omit_defaults=Tr
     seq: int | None = -1
 
 
-def report(tx: Txn, p: U.UsageReportParams) -> UsageReportResult:
+def walk(conn: Db, p: U.UsageReportParams, now: str) -> attribution.Walked:
+    """On a reader, before the report's write: what its agent held when each entry was
+    spent, as of the reader's snapshot (the long walk, off the writer)."""
+    return attribution.walk_on_reader(conn, p.agent, [instant(e.at) for e in p.entries], now)
+
+
+def report(tx: Txn, p: U.UsageReportParams, walked: attribution.Walked) -> UsageReportResult:
     """`usage.report`: the entries new to the ledger recorded and charged, one event,
-    and the budgets they carried past a threshold (module docstring)."""
+    and the budgets they carried past a threshold (module docstring). `walked`: the
+    reader's attribution (`walk`); the writer walks only the events since it."""
     tx.touch_agent(p.agent)
     unique: dict[str, U.UsageEntry] = {}
     for entry in p.entries:
@@ -79,7 +89,13 @@ def report(tx: Txn, p: U.UsageReportParams) -> UsageReportResult:
         return _NothingNew(recorded=0, duplicates=duplicates, charges=[], seq=None)
     instants = [instant(entry.at) for entry in new]
     holdings = attribution.held_at(
-        tx.conn, p.agent, instants, tx.now_text, unstored=tx.group_events
+        tx.conn,
+        p.agent,
+        instants,
+        tx.now_text,
+        limit=Limits.usage_attribution_writer_events,
+        unstored=tx.group_events,
+        walked=walked,
     )
     projects = _projects(tx.conn, {task for held in holdings for task in held or ()})
     tx.conn.executemany(

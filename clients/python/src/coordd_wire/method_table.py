@@ -224,7 +224,6 @@ ENTRIES: tuple[Rpc, ...] = (
         PU.UsageReportParams,
         WU.UsageReportResult,
         project=True,
-        writes=True,
         feature="token_ledger",
     ),
     Rpc(
