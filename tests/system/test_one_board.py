@@ -440,3 +440,40 @@ def test_a_tab_keeps_to_its_board_when_another_is_live(user: User) -> None:
             assert decision["permissionDecision"] == "deny", (host, decision)
             assert "the-human" in decision["permissionDecisionReason"], (host, decision)
     assert mine in {record.board_id for record in live_daemons(user.env)}
+
+
+#: Rounds of the first-start race: each a new user with no board yet.
+FIRST_START_ROUNDS = 20
+
+
+def test_two_first_calls_with_no_board_yet_start_one_daemon_and_lose_nothing(
+    workdir: Path,
+) -> None:
+    """No board recorded, no daemon: a shell with its own `$XDG_*` and `$TMPDIR` and a
+    stripped host environment (Codex's MCP servers: another socket, another default
+    database) each post a task at one instant. One daemon starts, on one store, and
+    both acknowledged posts are on the board both environments reach, every round.
+    Before: in 8 rounds of 20 two daemons started, each on its own database, and a
+    post could land on the orphan board."""
+    nothing_on_the_shared_tmp_socket()
+    for round_ in range(FIRST_START_ROUNDS):
+        root = workdir / f"round-{round_}"
+        root.mkdir()
+        user = User(root, runtime=True, state=True, tmp=True)
+        try:
+            posts = user.side_by_side(
+                ("shell", ("post", "from the shell", "--json"), None),
+                ("codex-mcp", ("post", "from codex", "--json"), None),
+            )
+            assert [p.returncode for p in posts] == [0, 0], (round_, [p.stderr for p in posts])
+            ids = {json.loads(p.stdout)["task"]["id"] for p in posts}
+            assert len(ids) == 2, (round_, ids)
+            assert len(user.daemons()) == 1, (round_, user.daemons())
+            for host in ("shell", "codex-mcp"):
+                listed = user.coord("ls", "--json", host=host)
+                assert listed.returncode == 0, (round_, host, listed.stderr)
+                seen = {task["id"] for task in json.loads(listed.stdout)["tasks"]}
+                assert ids <= seen, (round_, host, ids, seen)
+        finally:
+            for pid in user.daemons():
+                stop_pid(pid)

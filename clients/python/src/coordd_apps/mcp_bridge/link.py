@@ -19,7 +19,7 @@ import trio
 
 from coordd_client import boards, methods, tabs
 from coordd_client.aio import AsyncClient
-from coordd_client.autostart import start_daemon, wait_until_ready
+from coordd_client.autostart import start_and_wait
 from coordd_client.discovery import SocketRoute
 from coordd_client.rpc import unwrap
 from coordd_wire.errors import DaemonUnavailable
@@ -175,8 +175,7 @@ class DaemonLink:
         return await AsyncClient.open(self._nursery, path)
 
     def _start_daemon(self) -> Path:
-        spawned = start_daemon(self.route.path, self._environ)
-        return wait_until_ready(self.route.path, spawned=spawned)
+        return start_and_wait(self.route.path, self._environ, may_reroute=not self.route.explicit)
 
     async def aclose(self) -> None:
         if self._client is not None:
