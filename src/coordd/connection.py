@@ -8,7 +8,11 @@ writer thread encodes the answer after COMMIT and writes it through the
 connection's `Outbox`, with no trio task at all); a spawned frame is one
 task (so responses may leave in any order, PROTOCOL.md section 3). What
 stays here is bytes and time: the read loop, the in-flight count the
-decision is given, the outbox and its backpressure. At end of input the
+decision is given, the outbox and its backpressure. Every request frame read
+is owed an answer in the outbox's count until that answer is written (or it
+needs none), and the read loop takes no frame while the count is at its
+bound: what a client that never reads can make the daemon hold is a count
+of frames, not however many it read before its answers backed up. At end of input the
 connection still answers the requests it has (a half-closed client gets
 its replies), but its blocking waits and its subscriptions end with it.
 """
@@ -163,7 +167,11 @@ class Connection:
         deadline = 0.0
         while True:
             try:
-                while (payload := decoder.next_frame()) is not None:
+                while True:
+                    if self._outbox.reading_blocked:
+                        await self._wait_to_read()
+                    if (payload := decoder.next_frame()) is None:
+                        break
                     await self._accept_frame(payload)
             except FrameTooLarge as exc:
                 await self._send_fatal(FrameTooLargeError(str(exc), limit=exc.limit))
@@ -171,9 +179,6 @@ class Connection:
             except EmptyFrame as exc:
                 await self._send_fatal(InvalidRequest(str(exc)))
                 return
-            if self._outbox.backlog_bytes:
-                # Stop reading requests while our answers are not being read.
-                await self._outbox.wait_writable_room()
             in_frame = decoder.in_partial_frame
             try:
                 if in_frame:
@@ -194,15 +199,26 @@ class Connection:
                 deadline = trio.current_time() + self._limits.frame_completion_s
             decoder.feed(data)
 
+    async def _wait_to_read(self) -> None:
+        """Take no request, even one already received, while the client is behind on reading.
+
+        Checked before every frame, not every receive: one receive may hold
+        many small frames, and each read is one more answer owed.
+        """
+        with self._services.stalls.stalled(self._outbox):
+            await self._outbox.wait_to_read()
+
     async def _send_fatal(self, error: CoordError) -> None:
         """Answer a frame error (too large, empty) under id null; the connection then closes."""
         response = dispatch.error_reply(None, error)
         assert response is not None  # only a notification goes unanswered
-        await self._send_responses([response], False)
+        await self._send(encode_frame(encode_response(response)))
 
     async def _accept_frame(self, payload: bytes) -> None:
         """Act on `dispatch.route`'s decision: the choice is made there, never here."""
         room = self._limits.max_inflight_per_connection - self._inflight
+        # Owed from here; paid by the frame's answer, or by `settle` when it has none.
+        self._outbox.owe()
         decision = dispatch.route(parse_message(payload), self._services, room)
         if isinstance(decision, Queued):
             if self._enqueue_write(decision):
@@ -214,8 +230,7 @@ class Connection:
             response = dispatch.run_inline(
                 decision.request, decision.method, decision.params, self._services
             )
-            if response is not None:
-                await self._send_responses([response], False)
+            await self._send_responses([] if response is None else [response], False)
             return
         elif isinstance(decision, Refused):
             await self._send_responses(decision.responses, decision.is_batch)
@@ -236,8 +251,10 @@ class Connection:
         def answer(value: Any, error: CoordError | None) -> None:
             """Writer thread, after COMMIT."""
             response = dispatch.write_reply(request, value, error)
-            if response is not None:
-                outbox.put_threadsafe(encode_frame(encode_response(response)))
+            if response is None:
+                outbox.settle_threadsafe()
+            else:
+                outbox.put_threadsafe(encode_frame(encode_response(response)), answer=True)
 
         self._inflight += 1
         self._tracker.begin()
@@ -286,10 +303,14 @@ class Connection:
 
     async def _execute_and_answer(self, decision: Spawned) -> None:
         message, params = decision.message, decision.params
-        if params is msgspec.UNSET:
-            replies = await dispatch.run_items(message.items, self._services, self)
-        else:  # a write whose params were decoded already
-            replies = [await dispatch.run_item(message.items[0], self._services, self, params)]
+        try:
+            if params is msgspec.UNSET:
+                replies = await dispatch.run_items(message.items, self._services, self)
+            else:  # a write whose params were decoded already
+                replies = [await dispatch.run_item(message.items[0], self._services, self, params)]
+        except BaseException:
+            self._outbox.settle()  # no answer will come (the connection is going)
+            raise
         responses = [reply.response for reply in replies if reply.response is not None]
         await self._send_responses(responses, message.is_batch)
         for reply in replies:
@@ -303,19 +324,22 @@ class Connection:
     # --- sending ---------------------------------------------------------------------
 
     async def _send_responses(self, responses: Sequence[Response], is_batch: bool) -> None:
+        """Answer the frame the responses are for, which `_accept_frame` counted as owed."""
         if not responses:
-            return  # notifications only: no frame at all
+            self._outbox.settle()  # notifications only: no frame at all
+            return
         payload = encode_batch(responses) if is_batch else encode_response(responses[0])
-        await self._send(encode_frame(payload))
+        await self._send(encode_frame(payload), answer=True)
 
-    async def _send(self, frame: bytes) -> None:
+    async def _send(self, frame: bytes, answer: bool = False) -> None:
         """Write one frame through the outbox; wait while the client is behind on reading.
 
         The wait is the backpressure that bounds memory: request tasks and
         subscription pumps stop here, and there are at most
-        `max_inflight_per_connection` of the former.
+        `max_inflight_per_connection` of the former. `answer`: the frame
+        answers a request frame read (it pays what that frame owed).
         """
-        self._outbox.put(frame)
+        self._outbox.put(frame, answer)
         if self._outbox.broken:
             self._connection_scope.cancel()
         elif self._outbox.backlog_bytes:

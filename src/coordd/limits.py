@@ -39,6 +39,13 @@ class Limits:
     #: Bytes of a connection's unwritten answers beyond which it stops reading
     #: requests (backpressure for large answers and notifications).
     outbox_high_water_bytes: int = 1024 * 1024
+    #: Request frames one connection may have read and not yet had answered onto its
+    #: socket (executing, queued for the writer, or in its outbox); at this many it
+    #: reads no more until its client reads. The byte mark alone left the count of
+    #: small answers to how fast the writer ran. Twice the in-flight cap: requests in
+    #: flight alone never reach it, so only a client that is not reading stops here,
+    #: and a pipelining client still meets -32004 `connection_inflight` first.
+    unsent_answers_per_connection: int = 1024
     #: Connections served at once; more wait in the listen backlog.
     #: PROTOCOL.md asks for at least 1,024.
     max_connections: int = 4096

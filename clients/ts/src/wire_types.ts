@@ -764,6 +764,8 @@ export interface ServerInfo {
   subscriptions?: number;
   reservations?: QueueInfo | null;
   slots?: QueueInfo | null;
+  /** 1.2 section 3a (feature `stalled_connections`); null from an older daemon. */
+  stalled?: StalledInfo | null;
   /** Members a newer daemon adds, as it sent them. */
   [more: string]: unknown;
 }
@@ -825,6 +827,13 @@ export interface StaleFile {
   path: string;
   agent: string;
   at: string;
+}
+
+/** 1.2 section 3a (feature `stalled_connections`): connections whose requests the daemon is not reading because their clients are not reading their answers. */
+export interface StalledInfo {
+  connections: number;
+  /** Answers owed to those connections: request frames read, answers not yet written. */
+  answers: number;
 }
 
 export interface Started {

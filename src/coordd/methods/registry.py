@@ -17,6 +17,7 @@ from coordd.lifecycle import Lifecycle
 from coordd.limits import Limits
 from coordd.reservation_queue import ReservationQueue
 from coordd.slot_queue import SlotQueue
+from coordd.stalls import Stalls
 from coordd.store.commands import WriteFn
 from coordd.store.readers import Readers
 from coordd.store.writer import Writer
@@ -49,6 +50,8 @@ class Services:
     #: its reader: one at a time daemon-wide, so bulk matches can never fill the
     #: reader pool and starve small reads (a hook's guard) of every other project.
     bulk_matching: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(1))
+    #: Connections not read while their clients are behind on reading (`server.info.stalled`).
+    stalls: Stalls = field(default_factory=Stalls)
 
     def matching(self, paths: int) -> AbstractAsyncContextManager[object]:
         """What a path match over `paths` paths holds while it runs on a reader."""

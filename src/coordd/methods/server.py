@@ -13,6 +13,7 @@ from coordd_wire.wire import (
     PingResult,
     QueueInfo,
     ServerInfo,
+    StalledInfo,
     StoreInfo,
     WriterInfo,
 )
@@ -67,6 +68,9 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> Se
             attempts=services.reservation_queue.attempts,
         ),
         slots=QueueInfo(waiting=services.slot_queue.waiting, attempts=services.slot_queue.attempts),
+        stalled=StalledInfo(
+            connections=services.stalls.connections, answers=services.stalls.answers
+        ),
     )
 
 

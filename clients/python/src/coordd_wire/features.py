@@ -37,6 +37,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("token_ledger", "1.2", "section 15"),  # issue 48
     Feature("token_budgets", "1.2", "section 15: `budget` on `task.post`, `usage.budget`"),
     Feature("holder_repeat", "1.2", "section 5b: `repeat` on `task.release`, `task.fail`"),
+    Feature("stalled_connections", "1.2", "section 3a: `server.info.stalled`"),
 )
 
 #: The flags' names, in the daemon's order.

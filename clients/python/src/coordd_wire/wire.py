@@ -294,6 +294,15 @@ class QueueInfo(msgspec.Struct, frozen=True, kw_only=True):
     attempts: int
 
 
+class StalledInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """1.2 section 3a (feature `stalled_connections`): connections whose requests the
+    daemon is not reading because their clients are not reading their answers."""
+
+    connections: int
+    #: Answers owed to those connections: request frames read, answers not yet written.
+    answers: int
+
+
 class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     protocol: int
@@ -321,6 +330,8 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     subscriptions: int = 0
     reservations: QueueInfo | None = None
     slots: QueueInfo | None = None
+    #: 1.2 section 3a (feature `stalled_connections`); None from an older daemon.
+    stalled: StalledInfo | None = None
 
 
 class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):
