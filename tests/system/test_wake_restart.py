@@ -120,3 +120,23 @@ def test_the_hook_starts_the_daemon_again_where_a_client_may(
     finally:
         if started:
             os.kill(started, signal.SIGTERM)
+
+
+def test_a_daemon_back_on_another_board_is_not_waited_on(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    waiter = start_wake(daemon.socket_path, repo, SESSION_A)
+    wait_until_waiting(daemon.socket_path, waiter)
+    daemon.kill()
+    other = DaemonProcess(workdir, db_path=workdir / "other.db", socket_path=daemon.socket_path)
+    try:
+        other.start()
+        _, stderr = waiter.communicate(timeout=HANG_S)
+    finally:
+        other.ensure_dead()
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.communicate(timeout=10)
+    # Left without waking the tab, saying why: the tab's other hooks refuse that board.
+    assert waiter.returncode == 0
+    assert "came back serving board" in stderr and "not waiting" in stderr

@@ -7,6 +7,8 @@ so a stale match never fires; a task already assigned and ready when it
 starts wakes it at once unless this agent was told of it before
 (`reported`). One waiter per agent: a new one stops the old, which exits 0. It also
 exits 0 when its host process is gone (a closed tab leaves no waiter behind).
+A daemon that goes away while it waits (a crash, a restart) does not end it:
+it reaches the board again and waits on (`wake_link`).
 
 A session nobody attends is never made to wait: `claude -p`, the SDK and CI
 runs execute `asyncRewake` hooks in the foreground (there is no idle prompt
