@@ -49,15 +49,17 @@ def hook(
     )
 
 
-def start_wake(socket_path: Path, repo: Path, session: str) -> subprocess.Popen[str]:
+def start_wake(
+    socket_path: Path, repo: Path, session: str, max_wait: int = 60, **env: str
+) -> subprocess.Popen[str]:
     """The Stop hook as Claude Code starts it with asyncRewake: in the background."""
     process = subprocess.Popen(
-        [COORD, "hook", "wake", "--host", "claude", "--max-wait", "60"],
+        [COORD, "hook", "wake", "--host", "claude", "--max-wait", str(max_wait)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=hook_env(socket_path),
+        env=hook_env(socket_path, **env),
     )
     assert process.stdin is not None
     process.stdin.write(payload("claude-stop", CWD=str(repo), SESSION=session))

@@ -50,15 +50,16 @@ class Invocation(msgspec.Struct):
         """The socket to use (`SocketRoute.locate`), looked up once, on first use: a
         pre-edit of a tool that edits nothing never reaches the daemon."""
         if self._socket is None:
-            # Only session start may start a daemon (and only it imports autostart).
+            # Only session start starts a daemon before its first call (the wake hook
+            # starts one only when the daemon it waited on went: `wake_link`).
             starts = self.event == "session-start" and self.autostart
             self._socket = self.route.locate(may_start=starts)
         return self._socket
 
     @property
     def autostart(self) -> bool:
-        # Imported here: only session start may start a daemon, and the edit guard
-        # should not pay for the autostart module's imports.
+        # Imported here: only session start and the wake hook may start a daemon, and the
+        # edit guard should not pay for the autostart module's imports.
         from coordd_client.autostart import autostart_enabled
 
         return autostart_enabled(self.no_start)
@@ -194,7 +195,12 @@ def _wake(call: Invocation, given: HookInput) -> int:
         return EXIT_OK
     try:
         message = wake.wait_for_assignment(
-            call.socket, given.agent.value, given.project.value, call.max_wait_s
+            call.socket,
+            given.agent.value,
+            given.project.value,
+            call.max_wait_s,
+            autostart=call.autostart,  # the daemon may go while it waits: start it again
+            derived=not call.route.explicit,
         )
     except CoordError as exc:
         sys.stderr.write(f"coord hook wake: {exc.message}; not waiting\n")
