@@ -13,7 +13,7 @@ from pathlib import Path
 
 from coordd_client import Client
 from coordd_wire.errors import CoordError
-from coordd_wire.wire import ServerInfo
+from coordd_wire.server_info import ServerInfo
 from hosts.fake_anthropic import FakeAnthropic, Say, Step
 from hosts.test_claude import RUN_TIMEOUT_S, Tmux, approve_api_key, set_up, told_agent
 from hosts.world import World

@@ -31,6 +31,7 @@ from coordd_client.aio import AsyncClient
 from coordd_client.rpc import Response
 from coordd_wire import wire
 from coordd_wire.errors import DaemonUnavailable
+from coordd_wire.server_info import ServerInfo
 from support import DaemonProcess, coord
 
 #: Seconds a worker keeps asking while the daemon is away (a restart on a busy machine).
@@ -315,7 +316,7 @@ class OldDaemonClient(Client):
     ) -> Response:
         self.sent.append((method, params))
         if method == "server.info":
-            info = wire.ServerInfo(
+            info = ServerInfo(
                 version="0.9", protocol=1, pid=1, db_path="/x", started_at="", counts={},
                 last_seq=0, features=["deps"],
             )  # fmt: skip

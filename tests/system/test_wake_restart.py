@@ -21,7 +21,7 @@ from hook_runs import AGENT_A, SESSION_A, start_wake
 
 from coordd_client import Client
 from coordd_wire.errors import CoordError
-from coordd_wire.wire import ServerInfo
+from coordd_wire.server_info import ServerInfo
 from support import DaemonProcess, git_repo
 
 #: Only a hang crosses it: the hook or the daemon stuck, never a slow machine.

@@ -8,15 +8,15 @@ from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.store import reads
 from coordd_wire import features, method_table
 from coordd_wire import params as P
-from coordd_wire.wire import (
+from coordd_wire.server_info import (
     PeerInfo,
-    PingResult,
     QueueInfo,
     ServerInfo,
     StalledInfo,
     StoreInfo,
     WriterInfo,
 )
+from coordd_wire.wire import PingResult
 
 #: The protocol 1.1 features served (PROTOCOL.md section 6, `server.info`), then
 #: the 1.2 ones (docs/PROTOCOL-1.2.md).

@@ -18,6 +18,7 @@ from coordd_client.acks import announced
 from coordd_client.human import resolve_assignee
 from coordd_wire import method_table, wire
 from coordd_wire.method_table import call
+from coordd_wire.server_info import ServerInfo
 
 #: What a builder returns: a method of the table, its params and its result type
 #: (`method_table.Call`, named here too since every caller builds through this module).
@@ -370,7 +371,7 @@ def ping() -> Call[wire.PingResult]:
     return call("ping", None)
 
 
-def server_info() -> Call[wire.ServerInfo]:
+def server_info() -> Call[ServerInfo]:
     return call("server.info", None)
 
 

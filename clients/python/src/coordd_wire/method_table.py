@@ -29,6 +29,7 @@ from coordd_wire import wire_edits as WE
 from coordd_wire import wire_messages as WM
 from coordd_wire import wire_slots as WS
 from coordd_wire import wire_usage as WU
+from coordd_wire.server_info import ServerInfo
 from coordd_wire.wire import FEATURE_OF_EVENT
 
 R = TypeVar("R")
@@ -122,7 +123,7 @@ class Rpc:
 #: them (docs/PROTOCOL.md's feature table lists them so).
 ENTRIES: tuple[Rpc, ...] = (
     Rpc("ping", P.NoParams, W.PingResult, inline=True),
-    Rpc("server.info", P.NoParams, W.ServerInfo),
+    Rpc("server.info", P.NoParams, ServerInfo),
     Rpc("task.post", P.PostParams, W.PostResult, project=True, writes=True),
     Rpc("task.get", P.GetParams, W.TaskResult),
     Rpc("task.list", P.ListParams, W.ListResult, project=True, large=True),

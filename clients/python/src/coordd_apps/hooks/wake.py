@@ -38,7 +38,8 @@ from coordd_client.rpc import unwrap
 from coordd_wire.errors import ShuttingDown
 from coordd_wire.method_table import call
 from coordd_wire.paths import state_dir
-from coordd_wire.wire import ServerInfo, Task, WaitResult
+from coordd_wire.server_info import ServerInfo
+from coordd_wire.wire import Task, WaitResult
 
 #: A wait asks the daemon for at most this long at a time (chained by seq); between
 #: two asks the waiter checks that its host process is still there (so it leaves within

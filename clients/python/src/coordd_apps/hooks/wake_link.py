@@ -29,7 +29,7 @@ from coordd_wire.errors import (
     ShuttingDown,
     WrongBoard,
 )
-from coordd_wire.wire import ServerInfo
+from coordd_wire.server_info import ServerInfo
 
 #: What a daemon going away (or being too busy for a moment) looks like to a waiter:
 #: each is met by connecting again, never by giving up.

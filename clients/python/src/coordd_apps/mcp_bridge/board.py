@@ -24,6 +24,7 @@ from coordd_client import methods, methods_edits, methods_messages, presence
 from coordd_client.human import is_person
 from coordd_wire import wire, wire_messages
 from coordd_wire.errors import CoordError, MethodNotFound
+from coordd_wire.server_info import ServerInfo
 from coordd_wire.wire_edits import RecentResult
 
 MY_CLAIMS_SHOWN = 10
@@ -118,7 +119,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
     reserved: wire.ReservationsResult = await bridge.link.typed(
         methods.reservations(project=project)
     )
-    info: wire.ServerInfo = await bridge.link.typed(methods.server_info())
+    info: ServerInfo = await bridge.link.typed(methods.server_info())
     recent: wire.EventsResult = await bridge.link.typed(
         methods.events_since(
             after_seq=max(0, info.last_seq - LOOKBACK_EVENTS),
