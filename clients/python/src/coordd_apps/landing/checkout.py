@@ -114,6 +114,7 @@ def recover(repo: Path, onto: str | None, *, wait_s: float, say: Callable[[str],
                 entry = _read(common, target)
                 if entry is None:
                     continue  # its lander finished meanwhile
+                _require_own(repo, common, target, entry)
                 found += 1
                 _recover_one(repo, common, target=target, entry=entry, fd=fd, say=say)
         except journal.LockBusy:
@@ -131,6 +132,29 @@ def _read(common: Path, target: str) -> journal.Journal | None:
             f" `git status` where {target} is checked out, then remove"
             f" {journal.journal_path(common, target)}"
         ) from None
+
+
+def _require_own(repo: Path, common: Path, target: str, entry: journal.Journal) -> None:
+    """Refuse a journal that is not what a lander of `target` writes: its ref must be
+    `refs/heads/<target>`, a well-formed ref (`git check-ref-format`: no `..`, nothing
+    that climbs out of `refs/`), and its checkout one of the repository's worktrees. The
+    recovery removes the ref's stale `.lock` and writes files in that checkout, so a
+    journal naming anything else would have it touch files outside the repository."""
+    problem = None
+    expected = f"refs/heads/{target}"
+    if entry.ref != expected:
+        problem = f"its ref is {entry.ref!r}, not {expected!r}"
+    elif not git.valid_ref(repo, entry.ref):
+        problem = f"{entry.ref!r} is not a valid ref name"
+    elif entry.worktree is not None and Path(entry.worktree) not in {
+        w.path for w in git.worktrees(repo)
+    }:
+        problem = f"its checkout {entry.worktree} is none of the repository's worktrees"
+    if problem is not None:
+        raise CheckoutLeft(
+            f"{journal.journal_path(common, target)} is not a journal coord land wrote"
+            f" ({problem}): nothing was touched; look at it, then remove it"
+        )
 
 
 def _busy(common: Path, onto: str) -> str:
