@@ -57,6 +57,7 @@ def move(
     holder: Path | None,
     landing_id: int,
     say: Callable[[str], None],
+    lander: journal.Lander | None = None,
 ) -> None:
     """Move `refs/heads/<onto>` from `old` to `new` (compare and swap), then the checkout
     in `holder`, journaled. A refused swap raises `SwapRefused` (nothing moved); a
@@ -65,7 +66,7 @@ def move(
     try:
         with journal.locked(common, onto, LOCK_WAIT_S) as fd:
             entry = journal.new_journal(onto=onto, old=old, new=new, worktree=holder,
-                                        landing=landing_id)  # fmt: skip
+                                        landing=landing_id, lander=lander)  # fmt: skip
             journal.write(common, onto, entry)
             try:
                 git.move_ref(repo, onto, new, old, f"coord land #{landing_id}", keep_fd=fd)
@@ -100,10 +101,19 @@ def _update(holder: Path, old: str, new: str, fd: int, say: Callable[[str], None
             raise CheckoutLeft(f"{why}; `coord land --recover` finishes it") from None
 
 
-def recover(repo: Path, onto: str | None, *, wait_s: float, say: Callable[[str], None]) -> int:
+def recover(
+    repo: Path,
+    onto: str | None,
+    *,
+    wait_s: float,
+    say: Callable[[str], None],
+    landed: Callable[[journal.Journal], None] = lambda entry: None,
+) -> int:
     """Finish the interrupted moves of `onto` (None: of every target); how many were
     found. A move whose lander (or a git command it started) still runs is left to it
-    when `wait_s` is 0, else waited for that long, then `GitFailed`."""
+    when `wait_s` is 0, else waited for that long, then `GitFailed`. `landed` is called
+    with each journal whose target did move: that landing landed, whatever becomes of
+    its checkout, and its record and task are the caller's to complete (`recorded.py`)."""
     common = git.common_dir(repo)
     found = 0
     for target in [onto] if onto is not None else journal.targets(common):
@@ -116,7 +126,8 @@ def recover(repo: Path, onto: str | None, *, wait_s: float, say: Callable[[str],
                     continue  # its lander finished meanwhile
                 _require_own(repo, common, target, entry)
                 found += 1
-                _recover_one(repo, common, target=target, entry=entry, fd=fd, say=say)
+                _recover_one(repo, common, target=target, entry=entry, fd=fd, say=say,
+                             landed=landed)  # fmt: skip
         except journal.LockBusy:
             if wait_s > 0:
                 raise git.GitFailed(_busy(common, target)) from None
@@ -177,6 +188,7 @@ def _recover_one(
     entry: journal.Journal,
     fd: int,
     say: Callable[[str], None],
+    landed: Callable[[journal.Journal], None],
 ) -> None:
     who = f"landing #{entry.landing} (pid {entry.pid} on {entry.host})"
     holder = Path(entry.worktree) if entry.worktree else None
@@ -196,6 +208,7 @@ def _recover_one(
             f" {tip[:12] or 'nothing'}): `git status` in {entry.worktree} shows what is"
             f" left; set it right by hand, then remove {journal.journal_path(common, target)}"
         )
+    landed(entry)  # the target has the commit: the landing stands, checkout or not
     if holder is None or not _still_checked_out(holder, entry.ref):
         journal.remove(common, target)
         say(f"  {who} had moved {target}; no worktree has it checked out to finish")
