@@ -342,3 +342,31 @@ def test_a_move_finished_for_a_killed_lander_records_its_landing_and_completes_i
     assert event.landing is not None and event.landing.branch == "big"
     assert event.landing.commit == new
     assert done_task.state == "done" and done_task.result == f"landed big on main: {new}"
+
+
+def test_ctrl_c_that_stops_the_swap_says_the_target_did_not_move(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """Ctrl-C (SIGINT to the lander's group) while git's compare-and-swap of `main` is
+    prepared, not committed: git dies of it and `main` stays. The lander says so, and
+    not that `main` moved under it."""
+    repo = workdir / "repo"
+    make_repo(repo)
+    old = git(repo, "rev-parse", "main")
+    gate = Gate(workdir, repo)
+    gate.arm("prepared")
+    lander = subprocess.Popen(
+        land(repo, "big"), cwd=repo,
+        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    STARTED.append(lander)
+    gate.wait()
+    os.killpg(lander.pid, signal.SIGINT)
+    out, err = lander.communicate(timeout=WAIT_S)
+    wait_until_gone(lander.pid)
+    assert git(repo, "rev-parse", "main") == old
+    assert lander.returncode == 130, (out, err)
+    assert "interrupted (SIGINT) before main moved" in err, err
+    assert "main was not moved" in err and "moved while" not in err, err
+    assert_whole(repo, old)

@@ -35,7 +35,7 @@ from coordd_apps.landing import git, journal
 from coordd_apps.landing.finish import CheckoutLeft, finish
 from coordd_apps.wording.advice import plural
 
-__all__ = ["LOCK_WAIT_S", "CheckoutLeft", "SwapRefused", "move", "recover"]
+__all__ = ["LOCK_WAIT_S", "CheckoutLeft", "SwapFailed", "SwapRefused", "move", "recover"]
 
 #: How long a lander (or `--recover`) waits for a target's journal lock: the time a
 #: git command a killed lander started may still take to end.
@@ -48,6 +48,11 @@ class SwapRefused(git.GitFailed):
     """The compare-and-swap of the target was refused: it moved since; nothing changed."""
 
 
+class SwapFailed(git.GitFailed):
+    """The compare-and-swap did not complete although the target is where it was (git
+    died of a signal, say): nothing changed."""
+
+
 def move(
     repo: Path,
     *,
@@ -58,13 +63,18 @@ def move(
     landing_id: int,
     say: Callable[[str], None],
     lander: journal.Lander | None = None,
+    before_swap: Callable[[], None] = lambda: None,
 ) -> None:
     """Move `refs/heads/<onto>` from `old` to `new` (compare and swap), then the checkout
-    in `holder`, journaled. A refused swap raises `SwapRefused` (nothing moved); a
-    checkout left behind raises `CheckoutLeft` (the ref moved, the journal stays)."""
+    in `holder`, journaled. `before_swap` runs once the journal lock is held, before
+    anything is written: what it raises ends the move untouched. A swap refused because
+    the target moved raises `SwapRefused`, one that failed with the target where it was
+    `SwapFailed` (nothing moved either way); a checkout left behind raises
+    `CheckoutLeft` (the ref moved, the journal stays)."""
     common = git.common_dir(repo)
     try:
         with journal.locked(common, onto, LOCK_WAIT_S) as fd:
+            before_swap()
             entry = journal.new_journal(onto=onto, old=old, new=new, worktree=holder,
                                         landing=landing_id, lander=lander)  # fmt: skip
             journal.write(common, onto, entry)
@@ -73,9 +83,10 @@ def move(
             except git.GitFailed as exc:
                 # git killed after its commit (a Ctrl-C to the group, in the reference
                 # transaction's `committed` hook) moved the ref all the same: go on.
-                if git.resolve(repo, f"refs/heads/{onto}") != new:
+                tip = git.resolve(repo, f"refs/heads/{onto}")
+                if tip != new:
                     journal.remove(common, onto)  # refused: nothing moved
-                    raise SwapRefused(str(exc)) from None
+                    raise (SwapFailed if tip == old else SwapRefused)(str(exc)) from None
             if holder is not None:
                 entry = msgspec.structs.replace(entry, step="checkout", since=time.time())
                 journal.write(common, onto, entry)

@@ -300,9 +300,15 @@ def _move_target(
     hold.guard.defer()  # from the swap to the recorded landing, an interrupt waits
     try:
         checkout.move(repo, onto=plan.onto, old=was, new=commit, holder=holder,
-                      landing_id=hold.landing_id, say=say, lander=lander)  # fmt: skip
+                      landing_id=hold.landing_id, say=say, lander=lander,
+                      before_swap=hold.guard.raise_caught)  # fmt: skip
     except checkout.CheckoutLeft as exc:  # the landing stands; its journal stays
         say(f"  {plan.onto} moved, but its checkout in {holder} was not updated: {exc}")
+    except checkout.SwapFailed as exc:
+        raise git.GitFailed(
+            f"the compare-and-swap of {plan.onto} did not complete ({exc});"
+            f" {plan.onto} was not moved"
+        ) from None
     except checkout.SwapRefused as exc:
         raise git.GitFailed(
             f"{plan.onto} moved while #{hold.landing_id} was landing (the compare-and-swap"
