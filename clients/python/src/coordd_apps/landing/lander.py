@@ -147,7 +147,7 @@ def _queued(
             )
             raise refuse(client, plan, enqueued, why)
         try:
-            started = wait_for_head(client, landing.id, plan)
+            started = wait_for_head(client, repo, landing.id, plan, say)
         except Conflict as exc:
             raise refuse(client, plan, enqueued, f"not landed: {exc.message}") from None
         progress.started = True
