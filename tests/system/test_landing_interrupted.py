@@ -293,3 +293,80 @@ def _doctor_names_the_journal(repo: Path) -> None:
     (found,) = check_landings(repo)
     assert not found.ok and found.fix == "coord land --recover", found
     assert "main: landing #" in found.detail and "died moving it" in found.detail
+
+
+@pytest.mark.parametrize("finish", ["recover", "land"])
+def test_a_move_finished_for_a_killed_lander_records_its_landing_and_completes_its_task(
+    daemon: DaemonProcess, workdir: Path, finish: str
+) -> None:
+    """A lander with `--task`, killed (its whole group) once `main` moved but before its
+    checkout did: whoever finishes the move, `--recover` or the next `coord land`,
+    records that landing `landed` with the commit and completes its task, at once,
+    rather than leave it to lapse as failed one lease later."""
+    repo = workdir / "repo"
+    make_repo(repo)
+    new = git(repo, "rev-parse", "big")
+    with Client(daemon.socket_path, agent="agent-big", project=str(repo)) as owner:
+        task = owner.post("land big").task
+        owner.claim(task.id)
+    gate = Gate(workdir, repo)
+    gate.arm("committed")
+    lander = subprocess.Popen(
+        land(repo, "big", "--task", str(task.id)), cwd=repo,
+        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    STARTED.append(lander)
+    gate.wait()
+    os.killpg(lander.pid, signal.SIGKILL)
+    lander.communicate(timeout=WAIT_S)
+    wait_until_gone(lander.pid)
+    assert git(repo, "rev-parse", "main") == new and journals(repo)
+
+    if finish == "recover":
+        done = coord("land", "--recover", socket=daemon.socket_path, cwd=repo)
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        assert_whole(repo, new)
+    else:
+        done = subprocess.run(
+            land(repo, "small", "--wait", str(WAIT_S)), cwd=repo,
+            env={**coord_env(daemon.socket_path), **GIT_ENV}, capture_output=True, text=True,
+            timeout=2 * WAIT_S, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (done.stdout, done.stderr)
+    assert f"task #{task.id} completed" in done.stdout, done.stdout
+    with Client(daemon.socket_path, project=str(repo)) as client:
+        (event,) = client.events_since(types=["land.landed", "land.failed"]).events[:1]
+        done_task = client.get(task.id).task
+    assert event.type == "land.landed", event
+    assert event.landing is not None and event.landing.branch == "big"
+    assert event.landing.commit == new
+    assert done_task.state == "done" and done_task.result == f"landed big on main: {new}"
+
+
+def test_ctrl_c_that_stops_the_swap_says_the_target_did_not_move(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """Ctrl-C (SIGINT to the lander's group) while git's compare-and-swap of `main` is
+    prepared, not committed: git dies of it and `main` stays. The lander says so, and
+    not that `main` moved under it."""
+    repo = workdir / "repo"
+    make_repo(repo)
+    old = git(repo, "rev-parse", "main")
+    gate = Gate(workdir, repo)
+    gate.arm("prepared")
+    lander = subprocess.Popen(
+        land(repo, "big"), cwd=repo,
+        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    STARTED.append(lander)
+    gate.wait()
+    os.killpg(lander.pid, signal.SIGINT)
+    out, err = lander.communicate(timeout=WAIT_S)
+    wait_until_gone(lander.pid)
+    assert git(repo, "rev-parse", "main") == old
+    assert lander.returncode == 130, (out, err)
+    assert "interrupted (SIGINT) before main moved" in err, err
+    assert "main was not moved" in err and "moved while" not in err, err
+    assert_whole(repo, old)

@@ -89,3 +89,41 @@ def test_withdrawing_a_queued_entry_leaves_the_slot_to_its_holder(
         withdrawn = a.finish_landing(second.id, "failed", reason="interrupted (SIGTERM)")
         assert withdrawn.landing.state == "failed"
         assert a.start_landing(first.id).lease.fence == fence  # still its slot
+
+
+@needs_proc
+def test_a_lander_killed_here_is_named_by_doctor_and_taken_over_by_the_next_at_once(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """A holds the slot, its check blocked on a FIFO, and is killed (`kill -9`, the lander
+    alone: its check dies with it). `coord doctor`'s landing check names the dead lander;
+    B, landing after, says whose landing it waits for, sees that lander's pid gone on
+    this machine, takes the landing over (marked failed, with why) and lands, long
+    before A's 600 s lease would lapse (`--wait 120` only catches a hang)."""
+    from coordd_apps.doctor.landings import check_landings
+
+    repo = make_repo(workdir, {"f1": {"a.txt": "one\n"}, "f2": {"b.txt": "two\n"}})
+    started, hold = workdir / "started", workdir / "hold"
+    os.mkfifo(started)
+    os.mkfifo(hold)
+    first = start_land(daemon, repo, "agent-a", "f1", "--check",
+                       f"echo go > {started}; cat {hold}")  # fmt: skip
+    wait_for_fifo(started, "A's check never started")
+    os.kill(first.pid, signal.SIGKILL)
+    first.communicate(timeout=60)
+
+    dead = [f for f in check_landings(repo) if f.what.startswith("lander-")]
+    assert len(dead) == 1 and not dead[0].ok, dead
+    assert f"pid {first.pid} on this machine" in dead[0].detail, dead[0].detail
+
+    second = run_land(daemon, repo, "agent-b", "f2", "--wait", "120")
+    assert second.returncode == 0, (second.stdout, second.stderr)
+    assert (
+        f"behind #1 (branch f1, lander agent-a, pid {first.pid}, landing since" in second.stdout
+    ), second.stdout
+    assert "its lease runs until" in second.stdout, second.stdout
+    assert f"#1's lander (pid {first.pid}) is gone: taking its landing over" in second.stdout
+    reasons = failed_reasons(daemon, repo)
+    assert reasons["f1"].startswith("taken over by agent-b: its lander, pid "), reasons
+    assert (repo / "b.txt").read_text() == "two\n"
+    assert [f for f in check_landings(repo) if f.what.startswith("lander-")] == []

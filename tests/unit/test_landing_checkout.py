@@ -145,3 +145,49 @@ def test_a_move_whose_lander_still_runs_is_left_to_it(tmp_path: Path) -> None:
             checkout.recover(repo, "main", wait_s=0.2, say=lambda _: None)
     assert not journal.busy(common, "main")
     assert checkout.recover(repo, "main", wait_s=0, say=lambda _: None) == 1
+
+
+@pytest.mark.parametrize(
+    "ref", ["refs/heads/../../../victim", "../victim", "refs/heads/main/../../../../victim"]
+)
+def test_a_journal_whose_ref_is_not_its_targets_branch_touches_nothing(
+    tmp_path: Path, ref: str
+) -> None:
+    """A journal names its ref, and the recovery removes that ref's stale `.lock`: a
+    ref that climbs out of `refs/` (written by hand, or by anything but a lander) is
+    refused before any file is looked at, and the file it points to stays."""
+    repo = tmp_path / "repo"
+    old, new = make_move(repo)
+    common = git.common_dir(repo)
+    entry = journal.new_journal(onto="main", old=old, new=new, worktree=repo, landing=7)
+    journal.directory(common).mkdir(exist_ok=True)
+    journal.write(common, "main", msgspec.structs.replace(entry, ref=ref))
+    victim = Path(os.path.normpath(common / f"{ref}.lock"))
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_text("not git's\n")
+    assert not victim.is_relative_to(common)
+    with pytest.raises(checkout.CheckoutLeft, match="not a journal coord land wrote"):
+        checkout.recover(repo, None, wait_s=5, say=lambda _: None)
+    assert victim.read_text() == "not git's\n"
+    assert journal.targets(common) == ["main"]  # left for a person to look at
+
+
+def test_a_journal_naming_a_worktree_outside_the_repository_touches_nothing(
+    tmp_path: Path,
+) -> None:
+    """The checkout a journal names must be one of the repository's worktrees: the
+    recovery writes files there."""
+    repo = tmp_path / "repo"
+    old, new = make_move(repo)
+    interrupt(repo, old, new)
+    common = git.common_dir(repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mod1").write_text("someone else's\n")
+    entry = journal.read(common, "main")
+    assert entry is not None
+    journal.write(common, "main", msgspec.structs.replace(entry, worktree=str(elsewhere)))
+    with pytest.raises(checkout.CheckoutLeft, match="not a journal coord land wrote"):
+        checkout.recover(repo, "main", wait_s=5, say=lambda _: None)
+    assert (elsewhere / "mod1").read_text() == "someone else's\n"
+    assert (repo / ".git" / "index.lock").exists()  # nothing was removed either

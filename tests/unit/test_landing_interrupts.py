@@ -26,3 +26,15 @@ def test_a_deferred_signal_is_only_noted() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         os.kill(os.getpid(), signal.SIGINT)
         assert guard.caught == signal.SIGTERM and guard.name == "SIGTERM"
+
+
+def test_a_signal_deferred_before_the_swap_began_still_stops_it_there() -> None:
+    """The lander defers from just before the journal lock, which can take a while; a
+    signal noted meanwhile is raised when the swap would begin (`raise_caught`)."""
+    with catching() as guard:
+        guard.defer()
+        guard.raise_caught()  # none caught: the swap goes on
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(Interrupted) as stopped:
+            guard.raise_caught()
+    assert stopped.value.name == "SIGINT"

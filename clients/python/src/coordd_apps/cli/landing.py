@@ -10,7 +10,7 @@ from pathlib import Path
 from coordd_apps.cli.arguments import positive_float, task_id
 from coordd_apps.cli.context import EXIT_ERROR, EXIT_LOST, EXIT_OK, Context, emit_error
 from coordd_apps.cli.registry import arg, command
-from coordd_apps.landing import checkout, git
+from coordd_apps.landing import checkout, git, journal, recorded
 from coordd_apps.landing.calls import DaemonGone
 from coordd_apps.landing.lander import land
 from coordd_apps.landing.plan import (
@@ -38,7 +38,8 @@ from coordd_apps.wording import render_slots
     arg(
         "--recover",
         action="store_true",
-        help="only finish what an interrupted `coord land` left half-moved here (no daemon)",
+        help="only finish what an interrupted `coord land` left half-moved here, and record"
+        " it with the daemon if one answers",
     ),
 )
 def land_branch(ctx: Context) -> int:
@@ -84,10 +85,18 @@ def land_branch(ctx: Context) -> int:
 
 def _recover(ctx: Context) -> int:
     """`coord land --recover`: finish every interrupted move of this repository's targets
-    (`landing/checkout.py`), waiting for one whose lander's git command still runs."""
+    (`landing/checkout.py`), waiting for one whose lander's git command still runs. A
+    move whose target did move is then recorded with the daemon, if one answers, as its
+    agent's landing, and its task completed (`landing/recorded.py`)."""
     lines: list[str] = []
+
+    def landed(entry: journal.Journal) -> None:
+        recorded.record_landed(ctx.socket, entry, lines.append)
+
     try:
-        found = checkout.recover(Path.cwd(), None, wait_s=checkout.LOCK_WAIT_S, say=lines.append)
+        found = checkout.recover(
+            Path.cwd(), None, wait_s=checkout.LOCK_WAIT_S, say=lines.append, landed=landed
+        )
     except git.GitFailed as exc:
         emit_error(ctx.json, 0, str(exc), {"said": lines})
         return EXIT_ERROR

@@ -35,7 +35,7 @@ from coordd_apps.landing import git, journal
 from coordd_apps.landing.finish import CheckoutLeft, finish
 from coordd_apps.wording.advice import plural
 
-__all__ = ["LOCK_WAIT_S", "CheckoutLeft", "SwapRefused", "move", "recover"]
+__all__ = ["LOCK_WAIT_S", "CheckoutLeft", "SwapFailed", "SwapRefused", "move", "recover"]
 
 #: How long a lander (or `--recover`) waits for a target's journal lock: the time a
 #: git command a killed lander started may still take to end.
@@ -48,6 +48,11 @@ class SwapRefused(git.GitFailed):
     """The compare-and-swap of the target was refused: it moved since; nothing changed."""
 
 
+class SwapFailed(git.GitFailed):
+    """The compare-and-swap did not complete although the target is where it was (git
+    died of a signal, say): nothing changed."""
+
+
 def move(
     repo: Path,
     *,
@@ -57,24 +62,31 @@ def move(
     holder: Path | None,
     landing_id: int,
     say: Callable[[str], None],
+    lander: journal.Lander | None = None,
+    before_swap: Callable[[], None] = lambda: None,
 ) -> None:
     """Move `refs/heads/<onto>` from `old` to `new` (compare and swap), then the checkout
-    in `holder`, journaled. A refused swap raises `SwapRefused` (nothing moved); a
-    checkout left behind raises `CheckoutLeft` (the ref moved, the journal stays)."""
+    in `holder`, journaled. `before_swap` runs once the journal lock is held, before
+    anything is written: what it raises ends the move untouched. A swap refused because
+    the target moved raises `SwapRefused`, one that failed with the target where it was
+    `SwapFailed` (nothing moved either way); a checkout left behind raises
+    `CheckoutLeft` (the ref moved, the journal stays)."""
     common = git.common_dir(repo)
     try:
         with journal.locked(common, onto, LOCK_WAIT_S) as fd:
+            before_swap()
             entry = journal.new_journal(onto=onto, old=old, new=new, worktree=holder,
-                                        landing=landing_id)  # fmt: skip
+                                        landing=landing_id, lander=lander)  # fmt: skip
             journal.write(common, onto, entry)
             try:
                 git.move_ref(repo, onto, new, old, f"coord land #{landing_id}", keep_fd=fd)
             except git.GitFailed as exc:
                 # git killed after its commit (a Ctrl-C to the group, in the reference
                 # transaction's `committed` hook) moved the ref all the same: go on.
-                if git.resolve(repo, f"refs/heads/{onto}") != new:
+                tip = git.resolve(repo, f"refs/heads/{onto}")
+                if tip != new:
                     journal.remove(common, onto)  # refused: nothing moved
-                    raise SwapRefused(str(exc)) from None
+                    raise (SwapFailed if tip == old else SwapRefused)(str(exc)) from None
             if holder is not None:
                 entry = msgspec.structs.replace(entry, step="checkout", since=time.time())
                 journal.write(common, onto, entry)
@@ -100,10 +112,19 @@ def _update(holder: Path, old: str, new: str, fd: int, say: Callable[[str], None
             raise CheckoutLeft(f"{why}; `coord land --recover` finishes it") from None
 
 
-def recover(repo: Path, onto: str | None, *, wait_s: float, say: Callable[[str], None]) -> int:
+def recover(
+    repo: Path,
+    onto: str | None,
+    *,
+    wait_s: float,
+    say: Callable[[str], None],
+    landed: Callable[[journal.Journal], None] = lambda entry: None,
+) -> int:
     """Finish the interrupted moves of `onto` (None: of every target); how many were
     found. A move whose lander (or a git command it started) still runs is left to it
-    when `wait_s` is 0, else waited for that long, then `GitFailed`."""
+    when `wait_s` is 0, else waited for that long, then `GitFailed`. `landed` is called
+    with each journal whose target did move: that landing landed, whatever becomes of
+    its checkout, and its record and task are the caller's to complete (`recorded.py`)."""
     common = git.common_dir(repo)
     found = 0
     for target in [onto] if onto is not None else journal.targets(common):
@@ -114,8 +135,10 @@ def recover(repo: Path, onto: str | None, *, wait_s: float, say: Callable[[str],
                 entry = _read(common, target)
                 if entry is None:
                     continue  # its lander finished meanwhile
+                _require_own(repo, common, target, entry)
                 found += 1
-                _recover_one(repo, common, target=target, entry=entry, fd=fd, say=say)
+                _recover_one(repo, common, target=target, entry=entry, fd=fd, say=say,
+                             landed=landed)  # fmt: skip
         except journal.LockBusy:
             if wait_s > 0:
                 raise git.GitFailed(_busy(common, target)) from None
@@ -131,6 +154,29 @@ def _read(common: Path, target: str) -> journal.Journal | None:
             f" `git status` where {target} is checked out, then remove"
             f" {journal.journal_path(common, target)}"
         ) from None
+
+
+def _require_own(repo: Path, common: Path, target: str, entry: journal.Journal) -> None:
+    """Refuse a journal that is not what a lander of `target` writes: its ref must be
+    `refs/heads/<target>`, a well-formed ref (`git check-ref-format`: no `..`, nothing
+    that climbs out of `refs/`), and its checkout one of the repository's worktrees. The
+    recovery removes the ref's stale `.lock` and writes files in that checkout, so a
+    journal naming anything else would have it touch files outside the repository."""
+    problem = None
+    expected = f"refs/heads/{target}"
+    if entry.ref != expected:
+        problem = f"its ref is {entry.ref!r}, not {expected!r}"
+    elif not git.valid_ref(repo, entry.ref):
+        problem = f"{entry.ref!r} is not a valid ref name"
+    elif entry.worktree is not None and Path(entry.worktree) not in {
+        w.path for w in git.worktrees(repo)
+    }:
+        problem = f"its checkout {entry.worktree} is none of the repository's worktrees"
+    if problem is not None:
+        raise CheckoutLeft(
+            f"{journal.journal_path(common, target)} is not a journal coord land wrote"
+            f" ({problem}): nothing was touched; look at it, then remove it"
+        )
 
 
 def _busy(common: Path, onto: str) -> str:
@@ -153,6 +199,7 @@ def _recover_one(
     entry: journal.Journal,
     fd: int,
     say: Callable[[str], None],
+    landed: Callable[[journal.Journal], None],
 ) -> None:
     who = f"landing #{entry.landing} (pid {entry.pid} on {entry.host})"
     holder = Path(entry.worktree) if entry.worktree else None
@@ -172,6 +219,7 @@ def _recover_one(
             f" {tip[:12] or 'nothing'}): `git status` in {entry.worktree} shows what is"
             f" left; set it right by hand, then remove {journal.journal_path(common, target)}"
         )
+    landed(entry)  # the target has the commit: the landing stands, checkout or not
     if holder is None or not _still_checked_out(holder, entry.ref):
         journal.remove(common, target)
         say(f"  {who} had moved {target}; no worktree has it checked out to finish")

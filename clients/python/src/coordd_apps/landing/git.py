@@ -65,6 +65,18 @@ def without_progress(said: str) -> str:
     return "\n".join(kept)
 
 
+def valid_ref(cwd: Path, ref: str) -> bool:
+    """Whether `ref` is a well-formed ref under `refs/` (`git check-ref-format`, which
+    refuses `..`, a leading `/`, `.lock` components and the like)."""
+    if not ref.startswith("refs/"):
+        return False
+    try:
+        git(cwd, "check-ref-format", ref)
+    except GitFailed:
+        return False
+    return True
+
+
 def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
     """Whether `older` is already in `newer`'s history (`git merge-base --is-ancestor`)."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}

@@ -10,8 +10,10 @@ the daemon the landing failed, and exits 128 + the signal's number.
 Once the target's ref may move, an interrupt must not make a landing that
 happened look failed: from just before the compare-and-swap until the landing
 is recorded, the signals are only noted (`deferred`), and the lander finishes
-first. (The git commands it runs meanwhile may die of a Ctrl-C sent to the
-whole group; the move copes with that as with any git command cut short.)
+first; one noted before the swap could begin (while waiting for the target's
+journal lock) still stops it there (`Guard.raise_caught`). The git commands
+it runs meanwhile may die of a Ctrl-C sent to the whole group; the move copes
+with that as with any git command cut short, and says whether the target moved.
 """
 
 from __future__ import annotations
@@ -58,6 +60,13 @@ class Guard:
         """From now to the lander's end, signals are only noted (`caught` says so): the
         target's ref may move from here on, and the lander records what happened first."""
         self._deferring = True
+
+    def raise_caught(self) -> None:
+        """Raise `Interrupted` for a signal noted while deferring: called just before the
+        target's ref may move (the journal lock can take a while to get), a signal that
+        came before then still stops the landing, untouched."""
+        if self.caught is not None:
+            raise Interrupted(self.caught)
 
     @property
     def name(self) -> str:

@@ -41,6 +41,16 @@ JOURNAL_DIR = "coord-land-journals"
 _LOCK_POLL_S = 0.05
 
 
+class Lander(msgspec.Struct, frozen=True):
+    """Whose landing the move is, so that whoever finishes it can record it with the
+    daemon as that agent's landing, and complete its task."""
+
+    agent: str
+    project: str
+    branch: str
+    task: int | None = None
+
+
 class Journal(msgspec.Struct, frozen=True):
     """One target's move in progress."""
 
@@ -58,6 +68,8 @@ class Journal(msgspec.Struct, frozen=True):
     #: When the step began (seconds since the epoch): an `index.lock` older than a
     #: `checkout` step's start is not the lander's.
     since: float
+    #: Whose landing it is (None: a journal that does not say).
+    lander: Lander | None = None
 
 
 class LockBusy(Exception):
@@ -85,11 +97,20 @@ def targets(common_dir: Path) -> list[str]:
     return sorted(unquote(p.name[: -len(".json")]) for p in place.glob("*.json"))
 
 
-def new_journal(*, onto: str, old: str, new: str, worktree: Path | None, landing: int) -> Journal:
+def new_journal(
+    *,
+    onto: str,
+    old: str,
+    new: str,
+    worktree: Path | None,
+    landing: int,
+    lander: Lander | None = None,
+) -> Journal:
     return Journal(
         ref=f"refs/heads/{onto}", old=old, new=new,
         worktree=None if worktree is None else str(worktree), step="move",
         landing=landing, pid=os.getpid(), host=socket.gethostname(), since=time.time(),
+        lander=lander,
     )  # fmt: skip
 
 

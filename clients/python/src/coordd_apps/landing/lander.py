@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordd_apps.landing import checkout, git
+from coordd_apps.landing import checkout, git, journal, recorded
 from coordd_apps.landing.calls import DaemonGone, retrying
 from coordd_apps.landing.check import CheckFailed, CheckStopped, run_check
 from coordd_apps.landing.interrupts import Guard, Interrupted, catching
@@ -104,7 +104,7 @@ def _land(
         raise git.GitFailed(f"nothing to land: {plan.branch} is already in {plan.onto}")
     # A move a killed lander left half-done is finished before anything looks at the
     # checkout; one whose lander still runs is left to it (and waited for below).
-    checkout.recover(repo, plan.onto, wait_s=0, say=say)
+    checkout.recover(repo, plan.onto, wait_s=0, say=say, landed=_recorder(client, say))
     paths = git.changed_paths(repo, plan.onto, plan.branch)
     refuse_if_running(client, repo, plan)  # before `land.enqueue` renews its entry
     enqueued = enqueue(client, plan, paths)
@@ -147,7 +147,7 @@ def _queued(
             )
             raise refuse(client, plan, enqueued, why)
         try:
-            started = wait_for_head(client, landing.id, plan)
+            started = wait_for_head(client, repo, landing.id, plan, say)
         except Conflict as exc:
             raise refuse(client, plan, enqueued, f"not landed: {exc.message}") from None
         progress.started = True
@@ -185,7 +185,8 @@ def _land_holding(
         say(f"  kept {left.name}: its lander still runs (it will not move {plan.onto})")
     failed: str | None = None
     try:
-        checkout.recover(repo, plan.onto, wait_s=checkout.LOCK_WAIT_S, say=say)
+        checkout.recover(repo, plan.onto, wait_s=checkout.LOCK_WAIT_S, say=say,
+                         landed=_recorder(client, say))  # fmt: skip
     except git.GitFailed as exc:
         failed = str(exc)
     if failed is not None:
@@ -209,7 +210,10 @@ def _land_holding(
             )  # fmt: skip
         else:
             say("  no check configured (git config coord.landCheck CMD)")
-        _move_target(client, repo, plan=plan, hold=hold, was=target, commit=commit, say=say)
+        lander = journal.Lander(agent=landing.agent, project=landing.project,
+                                branch=plan.branch, task=plan.task_id)  # fmt: skip
+        _move_target(client, repo, plan=plan, hold=hold, was=target, commit=commit, say=say,
+                     lander=lander)  # fmt: skip
         _follow_branch(repo, plan.branch, branch_was, commit, merge=merge)
     except (git.GitFailed, CheckFailed) as exc:
         failed = str(exc)
@@ -240,10 +244,15 @@ def _land_holding(
     return Outcome(done.landing, enqueued, True, commit, None)
 
 
+def _recorder(client: Client, say: Callable[[str], None]) -> Callable[[journal.Journal], None]:
+    """Record a move another lander left half-done, once finished, as its landing."""
+    return lambda entry: recorded.record_landed(client.socket_path, entry, say)
+
+
 def _complete_task(client: Client, plan: Plan, commit: str, say: Callable[[str], None]) -> None:
     assert plan.task_id is not None
     task_id = plan.task_id
-    result = f"landed {plan.branch} on {plan.onto}: {commit}"
+    result = recorded.task_result(plan.branch, plan.onto, commit)
     try:
         retrying("task.complete", lambda: client.complete(task_id, result=result), plan.retry_s)
     except (CoordError, DaemonGone) as exc:
@@ -275,6 +284,7 @@ def _move_target(
     was: str,
     commit: str,
     say: Callable[[str], None],
+    lander: journal.Lander,
 ) -> None:
     """Move `plan.onto` from `was` to `commit`, once, and only while this landing holds
     its fence: the daemon confirms the fence, then one compare-and-swap of the ref moves
@@ -290,9 +300,15 @@ def _move_target(
     hold.guard.defer()  # from the swap to the recorded landing, an interrupt waits
     try:
         checkout.move(repo, onto=plan.onto, old=was, new=commit, holder=holder,
-                      landing_id=hold.landing_id, say=say)  # fmt: skip
+                      landing_id=hold.landing_id, say=say, lander=lander,
+                      before_swap=hold.guard.raise_caught)  # fmt: skip
     except checkout.CheckoutLeft as exc:  # the landing stands; its journal stays
         say(f"  {plan.onto} moved, but its checkout in {holder} was not updated: {exc}")
+    except checkout.SwapFailed as exc:
+        raise git.GitFailed(
+            f"the compare-and-swap of {plan.onto} did not complete ({exc});"
+            f" {plan.onto} was not moved"
+        ) from None
     except checkout.SwapRefused as exc:
         raise git.GitFailed(
             f"{plan.onto} moved while #{hold.landing_id} was landing (the compare-and-swap"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,10 +28,25 @@ OWNERS_DIR = "coord-land-owners"
 
 @dataclass(frozen=True)
 class Owner:
-    """The lander holding a landing: its pid, and when it started (epoch seconds)."""
+    """The lander holding a landing: its pid, when it started (epoch seconds), and the
+    machine it runs on (host name and boot id; "" where unknown)."""
 
     pid: int
     since: float
+    host: str = ""
+    boot: str = ""
+
+    def here(self) -> bool:
+        """Whether it ran on this machine, since its last boot."""
+        return self.host == socket.gethostname() and self.boot == boot_id()
+
+
+def boot_id() -> str:
+    """This boot's id (Linux), or "" where the system does not say."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
 
 
 class Owned(Exception):
@@ -62,6 +78,69 @@ def holder(common: Path, landing_id: int) -> Owner | None:
         os.close(fd)
 
 
+def gone(common: Path, landing_id: int) -> Owner | None:
+    """The lander of `landing_id` when it ran on this machine and died without finishing:
+    its file left, its lock free, its pid gone. None: it runs, finished, or is not known
+    here (another machine's or clone's lander, or one from before a reboot)."""
+    path = _path(common, landing_id)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None  # held: its lander runs (maybe stopped)
+        lander = _read(fd)
+    finally:
+        os.close(fd)
+    if lander.pid <= 0 or not lander.here() or _alive(lander.pid):
+        return None  # a file not written yet, another machine's, or its pid still runs
+    return lander
+
+
+def dead(common: Path) -> list[tuple[int, Owner]]:
+    """Every landing whose lander died here without finishing (`gone`), by id."""
+    place = common / OWNERS_DIR
+    if not place.is_dir():
+        return []
+    found = []
+    for path in sorted(place.iterdir(), key=lambda p: p.name):
+        if path.name.isdigit():
+            lander = gone(common, int(path.name))
+            if lander is not None:
+                found.append((int(path.name), lander))
+    return found
+
+
+def clear(common: Path, landing_id: int) -> None:
+    """Remove the file a dead lander left, once its landing is taken over (if no lander
+    took it up meanwhile)."""
+    path = _path(common, landing_id)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        path.unlink()
+    except (BlockingIOError, FileNotFoundError):
+        pass
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 @contextlib.contextmanager
 def holding(common: Path, landing_id: int) -> Iterator[None]:
     """Hold `landing_id` until the end, or raise `Owned` if another lander holds it."""
@@ -74,7 +153,8 @@ def holding(common: Path, landing_id: int) -> Iterator[None]:
         except BlockingIOError:
             raise Owned(_read(fd)) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {time.time():.0f}\n".encode(), 0)
+        me = f"{os.getpid()} {time.time():.0f} {socket.gethostname()} {boot_id() or '-'}"
+        os.pwrite(fd, f"{me}\n".encode(), 0)
         try:
             yield
         finally:
@@ -85,8 +165,9 @@ def holding(common: Path, landing_id: int) -> Iterator[None]:
 
 
 def _read(fd: int) -> Owner:
-    words = os.pread(fd, 64, 0).decode(errors="replace").split()
+    words = os.pread(fd, 512, 0).decode(errors="replace").split()
     try:
-        return Owner(int(words[0]), float(words[1]))
+        host, boot = (words[2], words[3]) if len(words) >= 4 else ("", "")
+        return Owner(int(words[0]), float(words[1]), host, "" if boot == "-" else boot)
     except (IndexError, ValueError):  # it is writing them this instant
         return Owner(0, 0.0)

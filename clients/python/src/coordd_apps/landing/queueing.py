@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import msgspec
 
-from coordd_apps.landing import git, owner
+from coordd_apps.landing import git, owner, takeover
 from coordd_apps.landing.calls import DaemonGone, retrying
 from coordd_apps.landing.interrupts import Interrupted
 from coordd_apps.landing.plan import (
@@ -37,6 +37,9 @@ from coordd_wire.wire_slots import Enqueued, Overlap, PathHolder, Started
 
 #: The longest one `land.start` may wait (WAIT_S); a longer wait asks again.
 _START_WAIT_S = 600.0
+#: How long one `land.start` waits before the lander looks at the head's lander again
+#: (whether it died here: then it is taken over).
+_POLL_S = 5.0
 #: The most paths one `land.enqueue` carries; a branch changing more sends these first.
 _SENT_PATHS = LANDING_PATHS.max_length or 4096
 
@@ -105,20 +108,47 @@ def enqueue(client: Client, plan: Plan, paths: list[str]) -> Enqueued:
     return msgspec.structs.replace(enqueued, reserved=reserved, overlaps=list(overlaps.values()))
 
 
-def wait_for_head(client: Client, landing_id: int, plan: Plan) -> Started:
+def wait_for_head(
+    client: Client, repo: Path, landing_id: int, plan: Plan, say: Callable[[str], None]
+) -> Started:
+    """Wait to head the queue, saying whom this landing waits for whenever that changes,
+    and taking over a head whose lander died on this machine (`takeover.py`)."""
     deadline = None if plan.wait_s is None else time.monotonic() + plan.wait_s
+    common = git.common_dir(repo)
+    wait_s = 0.0  # the first call answers at once: who is ahead
+    said_for: tuple[int, str] | None = None
     while True:
-        left = _START_WAIT_S if deadline is None else max(deadline - time.monotonic(), 0.0)
-        wait_s = min(left, _START_WAIT_S)
         try:
             return retrying(
                 "land.start",
                 partial(client.start_landing, landing_id, wait_s=wait_s),
                 plan.retry_s,
             )
-        except Conflict:
+        except Conflict as exc:
             if deadline is not None and time.monotonic() >= deadline:
                 raise
+            head = _head(exc)
+            if head is not None:
+                if said_for != (head.id, head.state):
+                    said_for = (head.id, head.state)
+                    lander = owner.holder(common, head.id) or owner.gone(common, head.id)
+                    say(takeover.waiting_line(head, lander))
+                if takeover.take_over(client, repo, head, say):
+                    said_for, wait_s = None, 0.0
+                    continue
+            left = _START_WAIT_S if deadline is None else max(deadline - time.monotonic(), 0.0)
+            wait_s = min(left, _POLL_S)
+
+
+def _head(exc: Conflict) -> Landing | None:
+    """The first landing ahead, as the refusal names it."""
+    ahead = exc.data.get("ahead")
+    if not isinstance(ahead, list) or not ahead:
+        return None
+    try:
+        return msgspec.convert(ahead[0], Landing)
+    except msgspec.ValidationError:
+        return None
 
 
 def refuse(client: Client, plan: Plan, enqueued: Enqueued, why: str) -> LandingRefused:
