@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from coordd.config import DaemonConfig
+from coordd_wire.probe import PROBE_TIMEOUT_S, answering
 from coordd_wire.record import SQLITE_PREFIX
 from coordd_wire.rendezvous import (
     LiveDaemon,
@@ -71,6 +72,10 @@ def second_board_refusal(config: DaemonConfig) -> str | None:
     host gives them another environment would reach one board or the other. The same
     database is left to its lock (which names the holder); a daemon on a store or socket
     asked for is a board on purpose, and only logs that others are live.
+
+    Another board counts only if its daemon answers on its socket (all probed at once,
+    `protocol.probe`): a record's live pid may be a stopped or stuck process, and where
+    a zombie's state cannot be read (no `/proc`) a dead daemon's pid still looks alive.
     """
     try:
         others = [r for r in live_daemons() if r.pid != os.getpid()]
@@ -78,6 +83,8 @@ def second_board_refusal(config: DaemonConfig) -> str | None:
         return None
     mine = None if config.store_dsn is not None else SQLITE_PREFIX + str(config.db_path)
     others = [r for r in others if r.store != mine]
+    up = answering((Path(r.socket) for r in others), PROBE_TIMEOUT_S)
+    others = [r for r in others if Path(r.socket) in up]
     if not others:
         return None
     listed = "; ".join(describe(r) for r in others)

@@ -2,7 +2,12 @@
 
 The daemon is fully detached: its own session, stdin from /dev/null and
 stdout/stderr to a log file in the state directory, so `$(coord ...)` and
-`coord ... | jq` never wait on it. Two CLIs racing to start one end with
+`coord ... | jq` never wait on it; and it is never this process's child. A
+go-between (`starter.py`) starts it, reports its exit status if it ends while
+this process waits for it to answer, and exits once the wait is over, so init
+reaps the daemon when it ends: a long-lived caller (a quick server's worker,
+the MCP server) would otherwise keep every daemon it started that ended as a
+zombie, whose pid looks alive. Two CLIs racing to start one end with
 exactly one daemon: the loser's daemon exits at the database lock, and both
 CLIs then find the winner answering. A daemon that exits at the lock held by
 a daemon serving another socket is reported at once (`held_elsewhere`):
@@ -47,6 +52,8 @@ from coordd_wire.rendezvous import home_state_dir, users_board, users_board_path
 AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
 #: Seconds to wait for a daemon we started to answer a ping.
 READY_TIMEOUT_S = 15.0
+#: The go-between that starts a daemon (run by path: `-I` puts nothing else on its path).
+STARTER = str(Path(__file__).with_name("starter.py"))
 
 
 def autostart_enabled(flag_no_start: bool, environ: Mapping[str, str] | None = None) -> bool:
@@ -74,24 +81,40 @@ HELD_PROBE_TIMEOUT_S = 0.5
 
 
 class SpawnedDaemon:
-    """A daemon this CLI started, and where its log for this start begins."""
+    """A daemon this CLI started (through `starter.py`), and where its log for this
+    start begins. `release` must follow the wait for it to answer."""
 
     def __init__(
         self,
-        process: subprocess.Popen[bytes],
+        starter: subprocess.Popen[bytes],
+        pid: int,
         log_path: Path,
         log_offset: int,
         db_path: Path | None = None,
     ) -> None:
-        self.process = process
+        self.starter = starter
+        #: The daemon's pid (the starter's child, never this process's).
+        self.pid = pid
         self.log_path = log_path
         self.log_offset = log_offset
         #: The SQLite file it was told to serve (None: the default database).
         self.db_path = db_path
+        self._status: int | None = None
+
+    def exit_status(self) -> int | None:
+        """The daemon's exit code if it has already exited while the starter waited
+        with it (negative: a signal), else None."""
+        stdout = self.starter.stdout
+        if self._status is None and self.starter.poll() is not None and stdout is not None:
+            said = stdout.read().split()
+            if len(said) == 2 and said[0] == b"exit":
+                self._status = int(said[1])
+        return self._status
 
     def exit_message(self) -> str | None:
         """The daemon's last words if it has already exited, else None."""
-        if self.process.poll() is None:
+        status = self.exit_status()
+        if status is None:
             return None
         try:
             with open(self.log_path, "rb") as log:
@@ -100,7 +123,15 @@ class SpawnedDaemon:
         except OSError:
             said = ""
         last = said.splitlines()[-1] if said else "(it printed nothing)"
-        return f"coordd exited with status {self.process.returncode} at start: {last}"
+        return f"coordd exited with status {status} at start: {last}"
+
+    def release(self) -> None:
+        """Stop waiting with the daemon: the starter exits (it is reaped here), and the
+        daemon, if it still runs, is init's child from then on."""
+        for stream in (self.starter.stdin, self.starter.stdout):
+            if stream is not None:
+                stream.close()
+        self.starter.wait()
 
 
 def recorded_board(socket_path: Path) -> Path | None:
@@ -195,18 +226,28 @@ def start_daemon(socket_path: Path, environ: Mapping[str, str] | None = None) ->
             f" cannot be written in {log_dir} ({exc}); start one yourself (`coordd serve`)",
             socket=str(socket_path),
         ) from None
-    with log, open(os.devnull, "rb") as devnull:
+    command = [*_daemon_command(), "serve", *store, "--socket", str(socket_path)]
+    with log:
         offset = log.tell()
-        process = subprocess.Popen(
-            [*_daemon_command(), "serve", *store, "--socket", str(socket_path)],
-            stdin=devnull,
-            stdout=log,
+        starter = subprocess.Popen(
+            [sys.executable, "-I", "-S", STARTER, str(log.fileno()), *command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=log,
+            pass_fds=(log.fileno(),),
             start_new_session=True,
-            close_fds=True,
             env=None if environ is None else dict(environ),
         )
-    return SpawnedDaemon(process, log_path, offset, db_path)
+    assert starter.stdout is not None
+    said = starter.stdout.readline().split()
+    if len(said) != 2 or said[0] != b"pid":
+        SpawnedDaemon(starter, 0, log_path, offset).release()
+        raise DaemonUnavailable(
+            f"no coordd answers on {socket_path}, and it could not be started (see"
+            f" {log_path}); start one yourself (`coordd serve`)",
+            socket=str(socket_path),
+        )
+    return SpawnedDaemon(starter, int(said[1]), log_path, offset, db_path)
 
 
 def held_elsewhere(socket_path: Path, db_path: Path | None = None) -> DaemonUnavailable | None:
@@ -258,6 +299,16 @@ def wait_until_ready(
     when it answers and the caller's socket was derived (`may_reroute`); an asked-for
     socket gets `held_elsewhere`'s refusal instead, naming the holder.
     """
+    try:
+        return _wait_until_ready(socket_path, timeout_s, spawned, may_reroute=may_reroute)
+    finally:
+        if spawned is not None:
+            spawned.release()
+
+
+def _wait_until_ready(
+    socket_path: Path, timeout_s: float, spawned: SpawnedDaemon | None, *, may_reroute: bool
+) -> Path:
     deadline = time.monotonic() + timeout_s
     lock_lost = False
     db_path = spawned.db_path if spawned is not None else None

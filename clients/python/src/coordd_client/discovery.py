@@ -20,7 +20,9 @@ on it, a client looks further before it gives up or autostarts
 
 A candidate is used only if its socket file is owned by this uid, its peer
 is this uid (`protocol.peercred`) and it answers a ping within
-`PROBE_TIMEOUT_S`. Anything else is skipped in silence: the fallback can
+`PROBE_TIMEOUT_S`; the rendezvous's candidates are probed all at once
+(`protocol.probe`), so sockets that accept and never answer cost that bound
+once per look, however many records name them. Anything else is skipped in silence: the fallback can
 only find a daemon, never make a call fail that would not have failed,
 except for the one refusal above.
 """
@@ -28,16 +30,13 @@ except for the one refusal above.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 
 from coordd_client import tabs
-from coordd_client.rpc import RequestBuilder, decode_frame
 from coordd_wire.errors import CoordError, DaemonUnavailable, SeveralBoards
-from coordd_wire.framing import FrameDecoder, FrameError
 from coordd_wire.paths import (
     default_db_path,
     default_socket_path,
@@ -46,11 +45,9 @@ from coordd_wire.paths import (
     usual_runtime_socket,
 )
 from coordd_wire.peercred import connect_same_user
+from coordd_wire.probe import PROBE_TIMEOUT_S, answering
 from coordd_wire.record import DaemonRecord, pid_alive, read_record
 from coordd_wire.rendezvous import LiveDaemon, describe, live_daemons, users_board
-
-#: Seconds a candidate socket has to answer a ping before it is passed over.
-PROBE_TIMEOUT_S = 1.0
 
 
 class Found(msgspec.Struct, frozen=True):
@@ -75,46 +72,28 @@ def holder_record(
     return record
 
 
-def _owned_socket(path: Path) -> bool:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISSOCK(info.st_mode) and info.st_uid == os.geteuid()
-
-
 def answers(path: Path, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
     """A daemon of this user answers a ping on `path` (the file and the peer are ours).
 
-    One `ping` frame on a socket of its own, not through `client.Client`: the client
-    looks here when its socket fails, so this module builds on the wire alone."""
-    if not _owned_socket(path):
-        return False
-    try:
-        with connect_same_user(path) as sock:
-            sock.settimeout(timeout_s)
-            _request_id, frame = RequestBuilder().build("ping", None)
-            sock.sendall(frame)
-            decoder = FrameDecoder()
-            while (payload := decoder.next_frame()) is None:
-                data = sock.recv(65536)
-                if not data:
-                    return False
-                decoder.feed(data)
-            return decode_frame(payload).error is None
-    except (CoordError, OSError, FrameError):
-        return False
+    One `ping` frame on a socket of its own (`protocol.probe`), not through
+    `client.Client`: the client looks here when its socket fails, so this module
+    builds on the wire alone."""
+    return path in answering([path], timeout_s)
 
 
 def live_boards(
     environ: Mapping[str, str] | None = None, *, tried: Path | None = None
 ) -> list[LiveDaemon]:
-    """The rendezvous's live daemons that answer here, but the one on `tried`."""
-    return [
-        record
-        for record in live_daemons(environ)
-        if Path(record.socket) != tried and answers(Path(record.socket))
-    ]
+    """The rendezvous's live daemons that answer here, but the one on `tried`: all
+    probed at once (`protocol.probe`), so records whose sockets never answer cost one
+    `PROBE_TIMEOUT_S` together."""
+    records = [record for record in live_daemons(environ) if Path(record.socket) != tried]
+    return _answering(records)
+
+
+def _answering(records: list[LiveDaemon]) -> list[LiveDaemon]:
+    up = answering((Path(record.socket) for record in records), PROBE_TIMEOUT_S)
+    return [record for record in records if Path(record.socket) in up]
 
 
 def preferred_board(environ: Mapping[str, str] | None = None) -> str | None:
@@ -294,7 +273,7 @@ class SocketRoute(msgspec.Struct, frozen=True):
         records = live_daemons(environ)
         if len({record.board_id for record in records}) <= 1:
             return self.path
-        live = [record for record in records if answers(Path(record.socket))]
+        live = _answering(records)
         if len({record.board_id for record in live}) <= 1:
             return self.path
         if prefer is None:

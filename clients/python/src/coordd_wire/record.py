@@ -12,10 +12,11 @@ checks that the pid lives and that the socket is this user's and answers.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import msgspec
+
+from coordd_wire.rendezvous import process_alive
 
 #: More than any pid and socket path (sun_path is at most 108 bytes) take.
 MAX_RECORD_BYTES = 4096
@@ -54,14 +55,9 @@ def read_record(lock_file: Path) -> DaemonRecord | None:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process of this user has that pid (another user's is not our daemon)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False
-    return True
+    """Whether a running process of this user has that pid (another user's is not our
+    daemon, and a zombie has ended: `rendezvous.process_alive`)."""
+    return process_alive(pid, None)
 
 
 # The board a socket serves: `<socket>.store`, beside the socket.

@@ -18,8 +18,13 @@ tab registry (`tabs.py`). Each live daemon has one file, written atomically
 once its socket is bound and removed at a clean stop: its pid and the
 process's start time (a reused pid is another process), the socket it
 serves, its board id (section 1b) and its store (a path, or a team DSN
-without its password). A record whose process is gone is stale: readers
-skip it and remove it.
+without its password). A record whose process is gone (or is a zombie: dead,
+not yet reaped) is stale: readers skip it and remove it.
+
+Every surface reads this directory on every call, so a read never waits: a
+record is opened without following a symlink and without blocking, and read
+only if it is a regular file, up to `MAX_RECORD_BYTES` (a FIFO or a device
+planted here would otherwise hang every hook and `coordd serve` itself).
 
 Beside it, `board` names **the user's board**: the store the last daemon
 started as the user's own served (`coordd serve` with no `--store`, `--db`,
@@ -36,6 +41,7 @@ user's and answers before it uses it.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -100,24 +106,44 @@ def users_board_path(environ: Mapping[str, str] | None = None) -> Path:
     return home_state_dir(environ) / "board"
 
 
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of `/proc/<pid>/stat` after the command's name (Linux), from the state
+    (field 3) on; None where there is no such file."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read().decode(errors="replace")
+    except (OSError, OverflowError, ValueError):
+        return None
+    return raw[raw.rindex(")") + 2 :].split()
+
+
 def process_started(pid: int) -> str | None:
     """The kernel's start time of `pid` (Linux), to tell a reused pid from the original."""
+    fields = _proc_stat(pid)
+    return None if fields is None else fields[19]
+
+
+#: `/proc/<pid>/stat` states of a process that has ended: a zombie (not reaped yet), dead.
+_ENDED_STATES = frozenset("ZXx")
+
+
+def process_alive(pid: int, started: str | None) -> bool:
+    """Whether `pid` is a running process of this user that started at `started` (when
+    known). A zombie has ended, though its pid still answers `kill(pid, 0)`: where
+    `/proc` shows its state it is dead here; elsewhere (macOS) the pid alone is checked,
+    and the readers rely on the socket answering."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            raw = stat.read().decode(errors="replace")
-    except OSError:
-        return None
-    return raw[raw.rindex(")") + 2 :].split()[19]
+        os.kill(pid, 0)
+    except (OSError, OverflowError, ValueError):  # gone, another user's, or no pid at all
+        return False
+    fields = _proc_stat(pid)
+    if fields is None:
+        return started is None
+    return fields[0] not in _ENDED_STATES and started in (None, fields[19])
 
 
 def _alive(record: LiveDaemon) -> bool:
-    try:
-        os.kill(record.pid, 0)
-    except (OSError, OverflowError, ValueError):  # gone, another user's, or no pid at all
-        return False
-    if record.started is None:
-        return True
-    return process_started(record.pid) == record.started
+    return process_alive(record.pid, record.started)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -142,12 +168,32 @@ def withdraw(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-def _read(path: Path) -> LiveDaemon | None:
+def read_small_file(path: Path, limit: int = MAX_RECORD_BYTES) -> bytes | None:
+    """`path`'s bytes if it is a regular file (not through a symlink) of at most `limit`
+    bytes; else None, at once: a FIFO, a device or a socket is never waited on."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_RECORD_BYTES)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        raw = os.read(fd, limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return raw if len(raw) <= limit else None
+
+
+def _read(path: Path) -> LiveDaemon | None:
+    raw = read_small_file(path)
+    if raw is None:
+        return None
+    try:
         return msgspec.json.decode(raw, type=LiveDaemon)
-    except (OSError, msgspec.DecodeError):
+    except msgspec.DecodeError:
         return None
 
 
@@ -180,9 +226,14 @@ def record_users_board(board: UsersBoard, environ: Mapping[str, str] | None = No
 def users_board(environ: Mapping[str, str] | None = None) -> UsersBoard | None:
     """The user's board, if a daemon on its default store ever recorded one."""
     try:
-        with open(users_board_path(environ), "rb") as handle:  # OSError: no home either
-            return msgspec.json.decode(handle.read(MAX_RECORD_BYTES), type=UsersBoard)
-    except (OSError, msgspec.DecodeError):
+        raw = read_small_file(users_board_path(environ))
+    except OSError:  # no home either
+        return None
+    if raw is None:
+        return None
+    try:
+        return msgspec.json.decode(raw, type=UsersBoard)
+    except msgspec.DecodeError:
         return None
 
 

@@ -25,6 +25,7 @@ from coordd_apps.doctor.findings import Finding
 from coordd_apps.doctor.hostenv import Surface, probe_env, would_autostart
 from coordd_apps.mcp_bridge.probe import Reached, mcp_sdk_missing, probe_all
 from coordd_apps.wording.advice import plural
+from coordd_wire.probe import PROBE_TIMEOUT_S, answering
 from coordd_wire.rendezvous import LiveDaemon, describe, live_daemons
 
 SECTION = "boards"
@@ -37,9 +38,14 @@ SEVERAL_BOARDS = "several_boards:"
 
 def live_boards(environ: Mapping[str, str] | None = None) -> list[tuple[LiveDaemon, int]]:
     """This user's live daemons that answer (from the rendezvous, never starting one),
-    each with its board's event count (`server.info.last_seq`; -1 if it did not say)."""
+    each with its board's event count (`server.info.last_seq`; -1 if it did not say).
+    All are pinged at once first: sockets that never answer cost one bound together."""
+    records = live_daemons(environ)
+    up = answering((Path(record.socket) for record in records), PROBE_TIMEOUT_S)
     live = []
-    for record in live_daemons(environ):
+    for record in records:
+        if Path(record.socket) not in up:
+            continue
         info = _server_info(Path(record.socket))
         if info is not None:
             live.append((record, int(info.get("last_seq") or 0)))
