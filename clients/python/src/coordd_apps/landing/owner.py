@@ -61,40 +61,37 @@ def _path(common: Path, landing_id: int) -> Path:
     return common / OWNERS_DIR / str(landing_id)
 
 
-def holder(common: Path, landing_id: int) -> Owner | None:
-    """The lander holding `landing_id`, if one runs (a look: nothing is taken)."""
-    path = _path(common, landing_id)
+def _look(common: Path, landing_id: int) -> tuple[bool, Owner] | None:
+    """Whether `landing_id`'s lock is held, and its lander's record; None: no file.
+    A look: the shared lock is tried and let go at once, nothing is taken."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(_path(common, landing_id), os.O_RDONLY)
     except FileNotFoundError:
         return None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return _read(fd)
-        return None  # free: its lander is gone
+            return True, _read(fd)
+        return False, _read(fd)
     finally:
         os.close(fd)
+
+
+def holder(common: Path, landing_id: int) -> Owner | None:
+    """The lander holding `landing_id`, if one runs (a look: nothing is taken)."""
+    look = _look(common, landing_id)
+    return look[1] if look is not None and look[0] else None
 
 
 def gone(common: Path, landing_id: int) -> Owner | None:
     """The lander of `landing_id` when it ran on this machine and died without finishing:
     its file left, its lock free, its pid gone. None: it runs, finished, or is not known
     here (another machine's or clone's lander, or one from before a reboot)."""
-    path = _path(common, landing_id)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return None  # held: its lander runs (maybe stopped)
-        lander = _read(fd)
-    finally:
-        os.close(fd)
+    look = _look(common, landing_id)
+    if look is None or look[0]:
+        return None  # no file, or held: its lander runs (maybe stopped)
+    lander = look[1]
     if lander.pid <= 0 or not lander.here() or _alive(lander.pid):
         return None  # a file not written yet, another machine's, or its pid still runs
     return lander
