@@ -36,6 +36,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("claim_request_key", "1.2", "section 5a: `request_key`, `repeat`"),  # issue 44
     Feature("token_ledger", "1.2", "section 15"),  # issue 48
     Feature("token_budgets", "1.2", "section 15: `budget` on `task.post`, `usage.budget`"),
+    Feature("build_id", "1.2", "section 1c: `server.info.build`"),
 )
 
 #: The flags' names, in the daemon's order.

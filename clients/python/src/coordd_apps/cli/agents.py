@@ -9,6 +9,7 @@ from typing import Any
 from coordd_apps.cli.context import EXIT_OK, Context
 from coordd_apps.cli.registry import arg, command
 from coordd_apps.cli.seen import note_if_unseen
+from coordd_apps.daemon_age import older_daemon
 from coordd_apps.wording import render
 from coordd_apps.wording.advice import plural
 from coordd_client import boards, tabs
@@ -64,6 +65,7 @@ def which_board(ctx: Context) -> dict[str, Any]:
     board: dict[str, Any] = {
         "board_id": info.board_id,
         "socket": str(socket),
+        "older": older_daemon({"pid": info.pid, "version": info.version, "build": info.build}),
         "store": info.store.location if info.store is not None else info.db_path,
         "tab_board": tab.board if tab is not None else None,
     }
@@ -78,6 +80,9 @@ def _board_line(board: dict[str, Any]) -> str:
     if board["board_id"] is None and "error" in board:
         return f"none reached ({board['error']})"
     line = f"{board['board_id']}  ({board['store']}, on {board['socket']})"
+    older = board.get("older")
+    if older is not None:
+        line += f"\n         {older['detail']}\n         restart: {older['command']}"
     return f"{line}\n         {board['error']}" if "error" in board else line
 
 
