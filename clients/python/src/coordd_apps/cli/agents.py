@@ -48,6 +48,9 @@ def whoami(ctx: Context) -> int:
         f"project: {clean(where.value)}  (from {where.source})\n"
         f"board:   {clean(_board_line(board))}"
     )
+    older = board.get("older")
+    if older is not None:  # each line cleaned on its own: `clean` escapes a newline
+        human += f"\ndaemon:  {clean(older['detail'])}\n         restart: {clean(older['command'])}"
     ctx.emit(report, human)
     return EXIT_OK
 
@@ -80,9 +83,6 @@ def _board_line(board: dict[str, Any]) -> str:
     if board["board_id"] is None and "error" in board:
         return f"none reached ({board['error']})"
     line = f"{board['board_id']}  ({board['store']}, on {board['socket']})"
-    older = board.get("older")
-    if older is not None:
-        line += f"\n         {older['detail']}\n         restart: {older['command']}"
     return f"{line}\n         {board['error']}" if "error" in board else line
 
 
