@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from mcp_processes import INITIALIZE, shared_servers
 from support import COORD, DaemonProcess, coord_env, quick_server_ready, short_tmpdir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +76,7 @@ def test_doctor_and_whoami_say_the_daemon_is_older_until_it_is_restarted(root: P
     env = {"PYTHONPATH": str(site), "HOME": str(root)}
     daemon = DaemonProcess(root, env=env).start()
     try:
-        shell = coord_env(daemon.socket_path, **env)
+        shell = coord_env(daemon.socket_path) | env
         assert upgrade_finding(shell) is None
         assert run(shell, "whoami")["board"]["older"] is None
 
@@ -105,7 +107,7 @@ def test_a_quick_server_on_old_code_retires_and_the_next_call_starts_a_new_one(
     daemon = DaemonProcess(root, env=env).start()
     directory = daemon.socket_path.parent
     try:
-        shell = coord_env(daemon.socket_path, **env) | {"COORD_QUICK": "1"}
+        shell = coord_env(daemon.socket_path) | env | {"COORD_QUICK": "1"}
         run(shell, "whoami")  # starts the quick server for this code
         quick_server_ready(directory)
         (old,) = list(directory.glob("quick-*.sock"))
@@ -124,3 +126,77 @@ def test_a_quick_server_on_old_code_retires_and_the_next_call_starts_a_new_one(
         for lock in directory.glob("quick-*.sock"):
             lock.unlink(missing_ok=True)  # its server sees it gone and ends
         daemon.ensure_dead()
+
+
+def open_tab(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`coord mcp` as a host starts it, its session begun (initialize answered)."""
+    tab = subprocess.Popen(
+        [COORD, "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert tab.stdin is not None and tab.stdout is not None
+    tab.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    tab.stdin.flush()
+    ready, _, _ = select.select([tab.stdout], [], [], HANG_S)
+    assert ready and b'"result"' in tab.stdout.readline()
+    tab.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    tab.stdin.flush()
+    return tab
+
+
+def close_tab(tab: subprocess.Popen[bytes]) -> None:
+    """The host closes the tab: stdin ends, the relay exits."""
+    assert tab.stdin is not None and tab.stdout is not None
+    tab.stdin.close()
+    assert tab.wait(HANG_S) == 0
+    tab.stdout.close()
+
+
+def test_a_shared_mcp_server_on_old_code_serves_its_tabs_then_retires(root: Path) -> None:
+    site = root / "site"
+    install(site)
+    env = {"PYTHONPATH": str(site), "HOME": str(root)}
+    daemon = DaemonProcess(root, env=env).start()
+    directory = daemon.socket_path.parent
+    tabs: list[subprocess.Popen[bytes]] = []
+    try:
+        shell = coord_env(daemon.socket_path) | env | {"COORD_AGENT": "me"}
+        tabs.append(open_tab(shell))
+        (old,) = shared_servers(directory)
+
+        upgrade(site, "coordd_apps")
+        tabs.append(open_tab(shell))  # a tab opened now gets a server of the new code
+        servers = shared_servers(directory)
+        assert old in servers and len(servers) == 2, servers
+        assert pid_alive(old)  # its tab is still connected: it keeps serving it
+
+        close_tab(tabs.pop(0))
+        assert wait_exit(old)  # no relay left, and not its code installed: it retires
+        (new,) = shared_servers(directory)
+        assert new != old
+    finally:
+        for tab in tabs:
+            close_tab(tab)
+        for pid in shared_servers(directory):
+            os.kill(pid, signal.SIGTERM)
+        daemon.ensure_dead()
+
+
+def pid_alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
+def wait_exit(pid: int) -> bool:
+    """Whether `pid` exits within HANG_S (woken by its exit: a pidfd, no polling)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], HANG_S)
+        return bool(ready)
+    finally:
+        os.close(fd)
