@@ -165,8 +165,6 @@ def run_checks(
         findings += check_boards(shell_board, socket, surfaces)
         findings.append(_host("claude", "Claude Code", claude_path, claude_version))
         if listing is not None:
-            budget = CLAUDE_TIMEOUT_S if wait else CLAUDE_WAIT_S
-            listed = _listed(listing, listing.started + budget - time.monotonic())
             started = next(
                 (
                     f
@@ -175,7 +173,12 @@ def run_checks(
                 ),
                 None,
             )
-            cut_short = isinstance(listed, HostSlow) and not wait
+            # Without a start of Claude Code's server to judge by (no MCP SDK here, or it
+            # failed), only `claude mcp list`'s own verdict says more: it gets its time.
+            full = wait or started is None or bool(started.data.get("failed"))
+            budget = CLAUDE_TIMEOUT_S if full else CLAUDE_WAIT_S
+            listed = _listed(listing, listing.started + budget - time.monotonic())
+            cut_short = isinstance(listed, HostSlow) and not full
             findings += check_claude(listed, top, home, started, cut_short)
         findings.append(_host("codex", "Codex", codex_path, codex_version))
         codex_state: tuple[CodexAnswers, bool] | None = None

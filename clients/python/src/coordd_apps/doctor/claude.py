@@ -24,7 +24,8 @@ from coordd_apps.setup.hosts import SERVER_KEY
 CLAUDE_TIMEOUT_S = 60.0
 #: How long `coord doctor` gives it by default, counted from its start, which is the
 #: doctor's own: it runs while the other checks do. Past it, the server's finding is
-#: the boards section's start of the same server in the same environment.
+#: the boards section's start of the same server in the same environment; with no such
+#: start to judge by, `claude mcp list` gets `CLAUDE_TIMEOUT_S`.
 CLAUDE_WAIT_S = 3.0
 
 #: The hooks `coord setup claude` registers: settings event -> `coord hook` sub-command.
