@@ -45,6 +45,7 @@ from coordd.store.backends import open_backend
 from coordd.store.failures import EXIT_DISK_FAULT, DiskFault
 from coordd.store.transaction import CommittedEvent
 from coordd.store.writer import Writer
+from coordd_wire.build import daemon_build
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +202,7 @@ class Daemon:
             reservation_queue=self.reservation_queue,
             slot_queue=self.slot_queue,
             board_id=self.board_id,
+            build=daemon_build(),
         )
         async with trio.open_nursery() as root:
             root.start_soon(self.hub.run_deliveries)

@@ -26,8 +26,8 @@ from support import COORD, DaemonProcess, coord_env
 
 #: A hang, not a slow machine, crosses this.
 HANG_S = 120.0
-#: The relay may load this many modules beyond a bare interpreter's. It loads 15:
-#: coordd_apps with its entry and argv, coordd_wire and coordd_wire.location, the relay's
+#: The relay may load this many modules beyond a bare interpreter's. It loads 16:
+#: coordd_apps with its entry and argv, coordd_wire, coordd_wire.build and .location, the relay's
 #: package and its three modules, and _json, _socket, fcntl, select, zlib and __future__.
 #: Counted, not timed.
 RELAY_MODULES = 24

@@ -757,6 +757,8 @@ export interface ServerInfo {
   peers?: PeerInfo[];
   /** 1.2 section 1b (feature `board_id`): the store's id, the same on every node of a team store and kept by `coordd migrate`; null from an older daemon. */
   board_id?: string | null;
+  /** 1.2 section 1c (feature `build_id`): the code the daemon loaded at its start (`coordd_wire.build`); a client compares it with the code installed now. */
+  build?: string | null;
   /** Beyond PROTOCOL.md (additive; absent from older daemons): what the writer, the waits, the subscriptions and the reservation and slot queues are doing. */
   writer?: WriterInfo | null;
   waiters?: number;

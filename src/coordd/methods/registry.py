@@ -45,6 +45,8 @@ class Services:
     slot_queue: SlotQueue
     #: The store's id (docs/PROTOCOL-1.2.md section 1b), read once at start: it never changes.
     board_id: str
+    #: The code this daemon loaded (`coordd_wire.build`, 1.2 section 1c), taken at start.
+    build: str | None = None
     pid: int = field(default_factory=os.getpid)
     #: Taken by a bulk path match (more than `Limits.bulk_match_paths` paths) before
     #: its reader: one at a time daemon-wide, so bulk matches can never fill the

@@ -47,6 +47,7 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> Se
         pid=services.pid,
         db_path=None if store.db_path is None else str(store.db_path),
         board_id=services.board_id,
+        build=services.build,
         store=StoreInfo(backend=store.name, location=store.location),
         node=store.node,
         peers=[PeerInfo(node=peer.node, last_seen=peer.last_seen) for peer in store.peers()],

@@ -9,6 +9,7 @@ from typing import Any
 from coordd_apps.cli.context import EXIT_OK, Context
 from coordd_apps.cli.registry import arg, command
 from coordd_apps.cli.seen import note_if_unseen
+from coordd_apps.daemon_age import older_daemon
 from coordd_apps.wording import render
 from coordd_apps.wording.advice import plural
 from coordd_client import boards, tabs
@@ -47,6 +48,9 @@ def whoami(ctx: Context) -> int:
         f"project: {clean(where.value)}  (from {where.source})\n"
         f"board:   {clean(_board_line(board))}"
     )
+    older = board.get("older")
+    if older is not None:  # each line cleaned on its own: `clean` escapes a newline
+        human += f"\ndaemon:  {clean(older['detail'])}\n         restart: {clean(older['command'])}"
     ctx.emit(report, human)
     return EXIT_OK
 
@@ -64,6 +68,7 @@ def which_board(ctx: Context) -> dict[str, Any]:
     board: dict[str, Any] = {
         "board_id": info.board_id,
         "socket": str(socket),
+        "older": older_daemon({"pid": info.pid, "version": info.version, "build": info.build}),
         "store": info.store.location if info.store is not None else info.db_path,
         "tab_board": tab.board if tab is not None else None,
     }

@@ -138,6 +138,7 @@ def _surface_finding(
         "env": sorted(surface.env),
         "board_id": answer.board_id,
         "socket": answer.socket,
+        "failed": answer.failed,
     }
     check = f"{surface.name} mcp server"
     if answer.failed is not None:

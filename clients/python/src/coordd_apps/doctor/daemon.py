@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from coordd_apps.daemon_age import older_daemon
 from coordd_apps.doctor.findings import Finding
 from coordd_apps.setup.hosts import CODEX_DEFAULT_ENV
 from coordd_client import methods
@@ -92,9 +93,16 @@ def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Find
                     "pid": info["pid"],
                     "version": info.get("version"),
                     "board_id": board,
+                    "build": info.get("build"),
                 },
             )
         )
+        older = older_daemon(info, autostart)
+        if older is not None:
+            builds = {"running": older["running"], "installed": older["installed"]}
+            findings.append(
+                Finding("daemon", "upgrade", False, older["detail"], older["command"], data=builds)
+            )
     derived, reached, how = reduced_socket(os.environ)
     reached_info = server_info(reached) if reached is not None else None
     label = (
