@@ -11,6 +11,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Each method's params and result: what `CoorddClient.request` is typed by. */
 export interface Methods {
+  "agent.end": { params: EndAgentParams; result: EndAgentResult };
   "agent.heartbeat": { params: HeartbeatParams; result: HeartbeatResult };
   "agent.list": { params: NoParams; result: AgentsResult };
   "agent.release": { params: ReleaseAgentParams; result: ReleaseAgentResult };
@@ -89,6 +90,8 @@ export interface AgentInfo {
   agent: string;
   last_seen: string;
   holding: number;
+  /** 1.2 (flag `agent_ended`): when its end was reported (`agent.end`), if it has not been seen since; null for an agent that may still run (and from an older daemon). */
+  ended_at?: string | null;
 }
 
 export interface AgentsResult {
@@ -234,6 +237,19 @@ export interface CostRow {
   model: string;
   /** Model calls charged here (an entry split across n tasks counts in each). */
   entries: number;
+}
+
+/** 1.2 `agent.end` (docs/PROTOCOL-1.2.md section 2a): `of` (default: the caller) has ended; its host process exited, as its session-end hook or a client that found its tab record dead says. */
+export interface EndAgentParams {
+  /** The caller: the ended agent itself, or whoever found it gone. */
+  agent: string;
+  /** The agent that ended; omitted, the caller. */
+  of?: string | null;
+}
+
+/** 1.2 `agent.end`: whether the board knew the agent (an unknown name is not recorded). */
+export interface EndAgentResult {
+  ended: boolean;
 }
 
 export interface Enqueued {
@@ -649,6 +665,8 @@ export interface ReleaseReservationsParams {
   project: string;
   patterns?: string[] | null;
   ids?: number[] | null;
+  /** 1.2 (flag `release_reservations_of`): whose reservations end (omitted: the caller's); a person frees an ended tab's, as `agent.release` frees all it holds. */
+  of?: string | null;
 }
 
 export interface Released {

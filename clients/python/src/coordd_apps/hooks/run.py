@@ -88,7 +88,7 @@ def run(call: Invocation) -> int:
 def _session_start(call: Invocation, given: HookInput) -> int:
     from coordd_apps.hooks import context, reported, session
 
-    session.register_tab(given)
+    gone = session.register_tab(given)
     agent, project = given.agent.value, given.project.value
     try:
         socket = call.socket  # may refuse: several boards live, and none was named
@@ -106,6 +106,7 @@ def _session_start(call: Invocation, given: HookInput) -> int:
             given.host, context.unavailable(exc, agent, project, host=given.host)
         )
     reported.reached_board(agent)
+    session.report_ended(socket, agent, gone)  # tabs that exited without their hook
     return respond.context(given.host, text)
 
 
