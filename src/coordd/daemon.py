@@ -201,6 +201,7 @@ class Daemon:
             reservation_queue=self.reservation_queue,
             slot_queue=self.slot_queue,
             board_id=self.board_id,
+            read_share=self.config.limits.reader_share_per_connection,
         )
         async with trio.open_nursery() as root:
             root.start_soon(self.hub.run_deliveries)
