@@ -203,6 +203,7 @@ class Daemon:
             slot_queue=self.slot_queue,
             board_id=self.board_id,
             build=daemon_build(),
+            read_share=self.config.limits.reader_share_per_connection,
         )
         async with trio.open_nursery() as root:
             root.start_soon(self.hub.run_deliveries)

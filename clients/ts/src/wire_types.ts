@@ -595,6 +595,20 @@ export interface ReadParams {
   limit?: number | null;
 }
 
+/** 1.2 section 3b (feature `reader_shares`): the reader pool scans run on, and how fairly it has been shared since the daemon started. */
+export interface ReadersInfo {
+  /** Connections in the pool. */
+  size: number;
+  /** How many of them one client connection may hold or wait for at once. */
+  per_connection: number;
+  /** Reads given a pool connection so far. */
+  admitted: number;
+  /** The most one client connection held or waited for at once (never above `per_connection`). */
+  most_held_by_one: number;
+  /** The most reads already waiting for a pool connection when another read asked for one: the reads served before it. */
+  longest_queue_ahead: number;
+}
+
 /** `file.recent`: recorded edits, newest first (the board's "who else is editing"). */
 export interface RecentParams {
   project: string;
@@ -786,6 +800,8 @@ export interface ServerInfo {
   slots?: QueueInfo | null;
   /** 1.2 section 3a (feature `stalled_connections`); null from an older daemon. */
   stalled?: StalledInfo | null;
+  /** 1.2 section 3b (feature `reader_shares`); null from an older daemon. */
+  readers?: ReadersInfo | null;
   /** Members a newer daemon adds, as it sent them. */
   [more: string]: unknown;
 }

@@ -54,6 +54,8 @@ class Services:
     bulk_matching: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(1))
     #: Connections not read while their clients are behind on reading (`server.info.stalled`).
     stalls: Stalls = field(default_factory=Stalls)
+    #: Reader-pool connections one client connection may hold (`Session.reads`'s size).
+    read_share: int = Limits.reader_share_per_connection
 
     def matching(self, paths: int) -> AbstractAsyncContextManager[object]:
         """What a path match over `paths` paths holds while it runs on a reader."""

@@ -6,11 +6,13 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.store import reads
+from coordd.store.readers import Readers
 from coordd_wire import features, method_table
 from coordd_wire import params as P
 from coordd_wire.server_info import (
     PeerInfo,
     QueueInfo,
+    ReadersInfo,
     ServerInfo,
     StalledInfo,
     StoreInfo,
@@ -72,6 +74,17 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> Se
         stalled=StalledInfo(
             connections=services.stalls.connections, answers=services.stalls.answers
         ),
+        readers=_readers_info(services.readers, services.read_share),
+    )
+
+
+def _readers_info(readers: Readers, share: int) -> ReadersInfo:
+    return ReadersInfo(
+        size=readers.size,
+        per_connection=share,
+        admitted=readers.admitted,
+        most_held_by_one=readers.most_held_by_one,
+        longest_queue_ahead=readers.longest_queue_ahead,
     )
 
 

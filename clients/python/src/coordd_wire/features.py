@@ -41,6 +41,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("build_id", "1.2", "section 1c: `server.info.build`"),
     Feature("agent_ended", "1.2", "section 6b (1.2 section 2a): `agent.end`, `ended_at`"),
     Feature("release_reservations_of", "1.2", "section 10b: `of` on `reservation.release`"),
+    Feature("reader_shares", "1.2", "section 3b: `server.info.readers`"),
 )
 
 #: The flags' names, in the daemon's order.

@@ -50,6 +50,24 @@ class StalledInfo(msgspec.Struct, frozen=True, kw_only=True):
     answers: int
 
 
+class ReadersInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """1.2 section 3b (feature `reader_shares`): the reader pool scans run on, and how
+    fairly it has been shared since the daemon started."""
+
+    #: Connections in the pool.
+    size: int
+    #: How many of them one client connection may hold or wait for at once.
+    per_connection: int
+    #: Reads given a pool connection so far.
+    admitted: int
+    #: The most one client connection held or waited for at once (never above
+    #: `per_connection`).
+    most_held_by_one: int
+    #: The most reads already waiting for a pool connection when another read
+    #: asked for one: the reads served before it.
+    longest_queue_ahead: int
+
+
 class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     protocol: int
@@ -82,3 +100,5 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     slots: QueueInfo | None = None
     #: 1.2 section 3a (feature `stalled_connections`); None from an older daemon.
     stalled: StalledInfo | None = None
+    #: 1.2 section 3b (feature `reader_shares`); None from an older daemon.
+    readers: ReadersInfo | None = None
