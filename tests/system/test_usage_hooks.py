@@ -330,3 +330,31 @@ def test_a_task_released_at_its_budget_tells_its_tab_it_holds_it_no_more(
     assert "you no longer hold it" in said["hookSpecificOutput"]["additionalContext"]
     with Client(daemon.socket_path, project=str(repo)) as client:
         assert client.get(task).task.state == "pending"
+
+
+def test_a_spent_budget_is_a_message_in_the_persons_inbox(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """The turn that spends a task's whole budget, reported at Stop (no channel to the
+    model there), leaves a message to `human-<user>` on the task; 80% leaves none."""
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("bounded work", budget=1000).task
+        a.claim(task.id)
+    transcript = workdir / "session.jsonl"
+    transcript.write_text(claude_line("m1", "r1", 0, o=850) + "\n")
+    person = {"LOGNAME": "ada", "USER": "ada", "CLAUDE_CODE_SESSION_ATTENDED": "0"}
+    assert (
+        hook("wake", "claude", turn(repo, transcript), daemon.socket_path, **person).returncode == 0
+    )
+    with Client(daemon.socket_path, agent="human-ada", project=str(repo)) as ada:
+        assert ada.read_messages().messages == []  # 80%: the boards mark it, no message
+    with transcript.open("a") as handle:
+        handle.write(claude_line("m2", "r2", 0, o=200) + "\n")
+    assert (
+        hook("wake", "claude", turn(repo, transcript), daemon.socket_path, **person).returncode == 0
+    )
+    with Client(daemon.socket_path, agent="human-ada", project=str(repo)) as ada:
+        (message,) = ada.read_messages().messages
+    assert (message.sender, message.to, message.task_id) == (AGENT_A, "human-ada", task.id)
+    assert f"Task #{task.id} (bounded work) has used its whole token budget" in message.body
+    assert "1,050 of 1,000 tokens" in message.body

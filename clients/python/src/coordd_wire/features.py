@@ -38,6 +38,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("token_budgets", "1.2", "section 15: `budget` on `task.post`, `usage.budget`"),
     Feature("holder_repeat", "1.2", "section 5b: `repeat` on `task.release`, `task.fail`"),
     Feature("stalled_connections", "1.2", "section 3a: `server.info.stalled`"),
+    Feature("budget_notify", "1.2", "section 15: `notify` on `usage.report`"),
 )
 
 #: The flags' names, in the daemon's order.
