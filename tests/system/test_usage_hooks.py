@@ -358,3 +358,24 @@ def test_a_spent_budget_is_a_message_in_the_persons_inbox(
     assert (message.sender, message.to, message.task_id) == (AGENT_A, "human-ada", task.id)
     assert f"Task #{task.id} (bounded work) has used its whole token budget" in message.body
     assert "1,050 of 1,000 tokens" in message.body
+
+
+def test_codex_reports_a_turn_at_its_stop_and_the_person_hears_of_a_spent_budget(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """`coord hook turn-end` (Codex's Stop): the turn's usage reaches the ledger as it ends,
+    not at the tab's next prompt, and the hook answers nothing (the turn ends as it would)."""
+    with Client(daemon.socket_path, agent=CODEX_AGENT, project=str(repo)) as c:
+        task = c.post("lexer", budget=1000).task
+        c.claim(task.id)
+    rollout = workdir / "rollout-2026-12-06T07-00-00-z.jsonl"
+    context = json.dumps({"timestamp": now(), "type": "turn_context",
+                          "payload": {"model": "gpt-5-codex", "cwd": str(repo)}})  # fmt: skip
+    rollout.write_text(context + "\n" + codex_record("resp_1", later(), 1000, 0, 100) + "\n")
+    stdin = turn(repo, rollout, CODEX_SESSION, model="gpt-5-codex", hook_event_name="Stop")
+    ended = hook("turn-end", "codex", stdin, daemon.socket_path, LOGNAME="ada", USER="ada")
+    assert (ended.returncode, ended.stdout) == (0, "")
+    assert totals(daemon, repo, task_id=task.id) == (1000, 100, 0, 0)
+    with Client(daemon.socket_path, agent="human-ada", project=str(repo)) as ada:
+        (message,) = ada.read_messages().messages
+    assert message.task_id == task.id and "1,100 of 1,000 tokens" in message.body

@@ -1,7 +1,7 @@
 """Usage in (issue 48): the hooks send the ledger what is new in their host's transcript.
 
 Each hook that already runs (Claude Code's `post-tool`, `wake` on Stop, `deliver`
-and `session-end`; Codex's `post-tool`, `deliver` and `session-end`) reads its
+and `session-end`; Codex's `post-tool`, `deliver`, `turn-end` on Stop and `session-end`) reads its
 payload's `transcript_path` from where the last read of that file stopped: an
 offset per transcript, kept in the user's state directory beside the hooks' other
 state (`<state>/usage/<hash of the path>.json`, with the file's inode and, for
