@@ -95,7 +95,7 @@ def test_after_setup_it_reports_connected_and_the_trust_of_codex_hooks(world: Wo
     codex = checks(first, "codex")
     hooks = [c["hook"] for c in codex if c["check"].startswith("hook ")]
     assert sorted(h["event"] for h in hooks) == [
-        "postToolUse", "preToolUse", "sessionEnd", "sessionStart", "userPromptSubmit"
+        "postToolUse", "preToolUse", "sessionEnd", "sessionStart", "stop", "userPromptSubmit"
     ]  # fmt: skip
     assert {h["trust"] for h in hooks} == {"untrusted"}
     assert all(Path(h["source"]) == world.home / ".codex" / "hooks.json" for h in hooks)

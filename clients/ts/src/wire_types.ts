@@ -966,6 +966,8 @@ export interface UsageReportParams {
   host: string;
   entries: UsageEntry[];
   session?: string | null;
+  /** Whom a message tells when this report takes a task to 100% of its budget: the person the reporting tab works for (`human-<user>`: the name is the client's rule, the daemon knows no people). Feature `budget_notify`. */
+  notify?: string | null;
 }
 
 export interface UsageReportResult {

@@ -42,6 +42,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("agent_ended", "1.2", "section 6b (1.2 section 2a): `agent.end`, `ended_at`"),
     Feature("release_reservations_of", "1.2", "section 10b: `of` on `reservation.release`"),
     Feature("reader_shares", "1.2", "section 3b: `server.info.readers`"),
+    Feature("budget_notify", "1.2", "section 15: `notify` on `usage.report`"),
 )
 
 #: The flags' names, in the daemon's order.
