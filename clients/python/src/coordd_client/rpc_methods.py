@@ -9,7 +9,14 @@ client's `request` (`binding.py`), so the two clients cannot drift apart.
 
 from __future__ import annotations
 
-from coordd_client import methods, methods_edits, methods_messages, methods_presence, methods_slots, methods_usage
+from coordd_client import (
+    methods,
+    methods_edits,
+    methods_messages,
+    methods_presence,
+    methods_slots,
+    methods_usage,
+)
 from coordd_client.binding import async_method, sync_method
 
 
