@@ -66,22 +66,27 @@ class Announcement:
         self._write(complain=True)
 
     def _write(self, *, complain: bool) -> bool:
-        """Write both records; False (logged if `complain`) when the home refuses."""
+        """Write both records, each on its own; False (logged if `complain`) when the home
+        refuses either."""
         assert self._record is not None
+        failed: list[str] = []
         try:
             self._path = announce(self._record)
+        except (OSError, KeyError) as exc:  # KeyError: no home, no password entry
+            failed.append(str(exc))
+        try:
             if self._board is not None:
                 record_users_board(self._board)
-        except (OSError, KeyError) as exc:  # KeyError: no home, no password entry
-            if complain:
-                log.error(
-                    "cannot announce this daemon in the rendezvous (%s): surfaces whose host"
-                    " strips $XDG_RUNTIME_DIR will not find it; give them --socket %s",
-                    exc,
-                    self._record.socket,
-                )
-            return False
-        return True
+        except (OSError, KeyError) as exc:
+            failed.append(str(exc))
+        if failed and complain:
+            log.error(
+                "cannot announce this daemon in the rendezvous (%s): surfaces whose host"
+                " strips $XDG_RUNTIME_DIR will not find it; give them --socket %s",
+                "; ".join(failed),
+                self._record.socket,
+            )
+        return not failed
 
     def missing(self) -> bool:
         """Whether this daemon's record or the board record it keeps is gone (a stat each)."""

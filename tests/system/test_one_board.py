@@ -107,6 +107,8 @@ class User:
             kept["PATH"] = "/usr/bin:/bin"
         if host == "systemd-user":  # pam_systemd's runtime dir, whatever the user's dotfiles say
             kept["XDG_RUNTIME_DIR"] = f"/run/user/{UID}"
+        if "PYTHONPATH" in self.env:  # the code under test (a worktree's), not a session's
+            kept["PYTHONPATH"] = self.env["PYTHONPATH"]
         return kept
 
     def coord(
