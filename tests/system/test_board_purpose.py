@@ -132,9 +132,9 @@ def test_a_daemon_with_no_record_is_waited_for_never_doubled(user: User) -> None
     state_folder(user).mkdir(mode=0o700)
     (state_folder(user) / "daemons").write_text("not a folder\n")
 
-    refused = user.coord("ls", "--json", host="codex-mcp")
+    refused = user.coord("ls", host="codex-mcp")
     assert refused.returncode != 0, refused.stdout
-    assert f"coordd (pid {daemon.pid}) runs as you with no record" in refused.stderr
+    assert f"coordd (pid {daemon.pid}) runs as you with no record" in refused.stderr, refused.stderr
     assert "--socket" in refused.stderr
     assert user.daemons() == [daemon.pid], "a second daemon was started"
 
