@@ -210,6 +210,7 @@ class Daemon:
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
             root.start_soon(run_reaper, self.writer, store.look_for_lapses)
+            root.start_soon(self.announcement.keep, self.config.limits.socket_check_interval_s)
             await store.start(root, self.writer)
             root.start_soon(run_retention, self.writer, store.keep_after, self.config.retention)
             if self.notifier.watchdog_interval_s:
