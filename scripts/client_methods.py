@@ -98,7 +98,10 @@ def client_class(name: str, wrapper: str, doc: str, found: list[Builder]) -> str
 
 def render() -> str:
     found = builders()
-    modules = ", ".join(sorted({builder.module for builder in found}))
+    names = sorted({builder.module for builder in found})
+    modules = ", ".join(names)
+    if len(f"from coordd_client import {modules}") > 100:  # wrapped as ruff format would
+        modules = "(\n" + "".join(f"    {name},\n" for name in names) + ")"
     return "\n\n".join(
         [
             HEADER.format(modules=modules),

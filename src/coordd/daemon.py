@@ -45,6 +45,7 @@ from coordd.store.backends import open_backend
 from coordd.store.failures import EXIT_DISK_FAULT, DiskFault
 from coordd.store.transaction import CommittedEvent
 from coordd.store.writer import Writer
+from coordd_wire.build import daemon_build
 
 log = logging.getLogger(__name__)
 
@@ -201,12 +202,15 @@ class Daemon:
             reservation_queue=self.reservation_queue,
             slot_queue=self.slot_queue,
             board_id=self.board_id,
+            build=daemon_build(),
+            read_share=self.config.limits.reader_share_per_connection,
         )
         async with trio.open_nursery() as root:
             root.start_soon(self.hub.run_deliveries)
             if self.config.handle_signals:
                 root.start_soon(self._watch_signals)
             root.start_soon(run_reaper, self.writer, store.look_for_lapses)
+            root.start_soon(self.announcement.keep, self.config.limits.socket_check_interval_s)
             await store.start(root, self.writer)
             root.start_soon(run_retention, self.writer, store.keep_after, self.config.retention)
             if self.notifier.watchdog_interval_s:

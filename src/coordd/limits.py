@@ -56,7 +56,8 @@ class Limits:
     nofile_target: int = 65536
     #: Bytes read from a socket per receive call.
     receive_chunk: int = 65536
-    #: Seconds between checks that the socket file is still ours (rebound if not).
+    #: Seconds between checks that the socket file is still ours (rebound if not), and
+    #: that the rendezvous records are still there (written again if not).
     socket_check_interval_s: float = 2.0
     #: Seconds shutdown waits for in-flight requests before closing anyway.
     drain_timeout_s: float = 10.0

@@ -173,3 +173,21 @@ def test_a_budget_crossing_is_in_its_task_history_in_the_markdown_export(
     assert "usage.budget" not in board and "usage.reported" in board
     one = coord(daemon, repo, "export", "--task", str(task.id))
     assert one.count("**usage.budget** #1 reached") == 2
+
+
+def test_coord_show_history_lists_the_budget_crossings(
+    daemon: DaemonProcess, workdir: Path
+) -> None:
+    """`usage.budget` is opt-in on `events.since`: the history names it, or shows none."""
+    repo = git_repo(workdir / "repo").resolve()
+    with Client(daemon.socket_path, agent="claude-a", project=str(repo)) as a:
+        task = a.post("parser", budget=1000).task
+        a.claim(task.id)
+        a.report_usage("claude", [usage("1", "claude-sonnet-4-5", output=850)])
+        a.report_usage("claude", [usage("2", "claude-sonnet-4-5", output=200)])
+    shown = coord(daemon, repo, "show", str(task.id), "--history")
+    assert f"#{task.id} reached 80% of its token budget (850 of 1,000)" in shown
+    assert f"#{task.id} reached 100% of its token budget (1,050 of 1,000)" in shown
+    history = json.loads(coord(daemon, repo, "show", str(task.id), "--history", "--json"))
+    kinds = [event["type"] for event in history["history"]]
+    assert kinds == ["task.posted", "task.claimed", "usage.budget", "usage.budget"]

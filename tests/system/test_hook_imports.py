@@ -25,8 +25,9 @@ from coordd_apps.quick.relay import QUICK_HOOKS
 from support import COORD, DaemonProcess, coord_env, git_repo, quick_server_ready
 
 #: The relay's own modules: the apps' package (which imports nothing), the command word,
-#: the quick relay and where its socket is (the MCP relay's `place`), and the socket's
-#: location in the wire package (which imports nothing either). Never the client library.
+#: the quick relay and where its socket is (the MCP relay's `place`, which names the
+#: code by `coordd_wire.build`'s stamp), and the socket's location in the wire package
+#: (which imports nothing either). Never the client library.
 RELAY_OWN = frozenset(
     {
         "coordd_apps",
@@ -37,6 +38,7 @@ RELAY_OWN = frozenset(
         "coordd_apps.mcp_relay",
         "coordd_apps.mcp_relay.place",
         "coordd_wire",
+        "coordd_wire.build",
         "coordd_wire.location",
     }
 )

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,8 @@ from support import COORD, DaemonProcess, coord_env
 
 #: A hang, not a slow machine, crosses this.
 HANG_S = 120.0
-#: The relay may load this many modules beyond a bare interpreter's. It loads 15:
-#: coordd_apps with its entry and argv, coordd_wire and coordd_wire.location, the relay's
+#: The relay may load this many modules beyond a bare interpreter's. It loads 16:
+#: coordd_apps with its entry and argv, coordd_wire, coordd_wire.build and .location, the relay's
 #: package and its three modules, and _json, _socket, fcntl, select, zlib and __future__.
 #: Counted, not timed.
 RELAY_MODULES = 24
@@ -272,3 +273,35 @@ def test_a_directory_others_may_write_serves_the_tab_in_process(
     assert tab.close() == 0
     assert "serving this tab in-process" in tab.stderr()
     assert not shared_servers(open_dir) and not list(open_dir.glob("mcp-*"))
+
+
+def _children(pid: int) -> dict[int, str]:
+    """`pid`'s children and their states (`Z`: ended, not reaped)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone while we looked
+            if int(fields[1]) == pid:
+                found[int(entry.name)] = fields[0]
+    return found
+
+
+def test_a_shared_server_that_ends_is_never_left_unreaped(daemon: DaemonProcess) -> None:
+    """The tab that started a shared server may outlive it: here the server fails at its
+    start (an idle timeout it cannot read) and the tab is served in-process for its whole
+    session. The server is never the relay's child, so its end is reaped by init, not
+    kept by the tab as a zombie for hours. Before: it stayed the relay's `<defunct>`
+    child for as long as the tab lived."""
+    tab = RawTab(relay_env(daemon, COORD_AGENT="me", COORD_MCP_IDLE_S="never"))
+    assert tab.start_session()["result"]["tools"]
+    assert tab.call("whoami")["agent"] == "me"  # the session goes on, in-process
+    relay = tab.process.pid
+    deadline = time.monotonic() + HANG_S / 2  # only to catch a zombie that stays
+    while any(state == "Z" for state in _children(relay).values()):
+        assert time.monotonic() < deadline, _children(relay)
+        time.sleep(0.05)
+    assert tab.close() == 0
+    assert "exited while starting" in tab.stderr()

@@ -144,6 +144,8 @@ def test_codex_setup_keeps_toml_comments_and_order(
     assert hooks["PreToolUse"][0]["matcher"] == "^apply_patch$"
     assert hooks["PostToolUse"][0]["matcher"] == "^(apply_patch|Bash)$"  # edits recorded
     assert "hook post-tool --host codex" in hooks["PostToolUse"][0]["hooks"][0]["command"]
+    # A turn's usage reaches the ledger as the turn ends (Stop), not at the next prompt.
+    assert "hook turn-end --host codex" in hooks["Stop"][0]["hooks"][0]["command"]
     # A Codex tab gives its claims back when it exits (its default timeout is 1 s).
     end = hooks["SessionEnd"][0]["hooks"][0]
     assert (

@@ -5,6 +5,8 @@ mark at 80% and 100%."""
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
 from test_cost_out import usage
 from test_top import board, cell, run
@@ -57,3 +59,32 @@ def test_the_cost_column_sums_the_usage_reported_for_a_claimed_task(
         await until(lambda: agent_cost(app, "claude-a") == "2.1M", pilot)
 
     run(TopApp(daemon.socket_path, PROJECT, agent="human-test"), scenario)
+
+
+def test_a_spent_budget_is_marked_at_80_columns_where_cost_has_no_room(
+    daemon: DaemonProcess,
+) -> None:
+    with Client(daemon.socket_path, agent="claude-a", project=PROJECT) as a:
+        task = a.post("parser", budget=1000).task
+        a.claim(task.id)
+        other = a.post("lexer", budget=1000).task
+
+    async def scenario(app: TopApp, pilot: object) -> None:
+        await until(lambda: app.follower.status == "live" and board(app).row_count == 2, pilot)
+        assert "COST" not in {name for name, _ in app.board.columns}  # no room at 80
+        with Client(daemon.socket_path, agent="claude-a", project=PROJECT) as a:
+            a.report_usage("claude", [usage("1", "claude-sonnet-4-5", output=850)])
+        await until(lambda: cell(app, task.id, "TITLE") == "!80% parser", pilot)
+        with Client(daemon.socket_path, agent="claude-a", project=PROJECT) as a:
+            a.report_usage("claude", [usage("2", "claude-sonnet-4-5", output=200)])
+        await until(lambda: cell(app, task.id, "TITLE") == "!100% parser", pilot)
+        styled = board(app).get_cell(str(task.id), "TITLE")
+        assert isinstance(styled, Text) and "bold red" in str(styled.spans)
+        assert cell(app, other.id, "TITLE") == "lexer"  # nothing spent on it: no mark
+
+    async def main() -> None:
+        app = TopApp(daemon.socket_path, PROJECT, agent="human-test")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await scenario(app, pilot)
+
+    asyncio.run(main())

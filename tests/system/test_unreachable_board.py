@@ -17,6 +17,7 @@ import pytest
 from hook_runs import AGENT_A, SESSION_A, SESSION_B, hook, hook_env, payload
 
 from coordd_client import Client
+from coordd_wire.rendezvous import rendezvous_dir
 from support import (
     COORD,
     SHARED_TMP_SOCKET,
@@ -177,11 +178,17 @@ def derived(workdir: Path, socket: Path, **extra: str) -> dict[str, str]:
 
 @pytest.fixture
 def two_boards(workdir: Path) -> Iterator[tuple[DaemonProcess, DaemonProcess]]:
-    """Two live boards of this user (this test's HOME): two stores, two sockets."""
+    """Two live boards of this user (this test's HOME): two stores, two sockets. Started
+    with their own --db and --socket, each is a separate board; their records are made
+    the user's, as an older daemon's record (no `separate`) counts: a split."""
     first = DaemonProcess(workdir, db_path=workdir / "one.db", socket_path=workdir / "1.sock")
     second = DaemonProcess(workdir, db_path=workdir / "two.db", socket_path=workdir / "2.sock")
     first.start()
     second.start()
+    for path in rendezvous_dir().glob("*.json"):
+        record = json.loads(path.read_text())
+        record.pop("separate", None)
+        path.write_text(json.dumps(record))
     yield first, second
     first.ensure_dead()
     second.ensure_dead()

@@ -330,3 +330,52 @@ def test_a_task_released_at_its_budget_tells_its_tab_it_holds_it_no_more(
     assert "you no longer hold it" in said["hookSpecificOutput"]["additionalContext"]
     with Client(daemon.socket_path, project=str(repo)) as client:
         assert client.get(task).task.state == "pending"
+
+
+def test_a_spent_budget_is_a_message_in_the_persons_inbox(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """The turn that spends a task's whole budget, reported at Stop (no channel to the
+    model there), leaves a message to `human-<user>` on the task; 80% leaves none."""
+    with Client(daemon.socket_path, agent=AGENT_A, project=str(repo)) as a:
+        task = a.post("bounded work", budget=1000).task
+        a.claim(task.id)
+    transcript = workdir / "session.jsonl"
+    transcript.write_text(claude_line("m1", "r1", 0, o=850) + "\n")
+    person = {"LOGNAME": "ada", "USER": "ada", "CLAUDE_CODE_SESSION_ATTENDED": "0"}
+    assert (
+        hook("wake", "claude", turn(repo, transcript), daemon.socket_path, **person).returncode == 0
+    )
+    with Client(daemon.socket_path, agent="human-ada", project=str(repo)) as ada:
+        assert ada.read_messages().messages == []  # 80%: the boards mark it, no message
+    with transcript.open("a") as handle:
+        handle.write(claude_line("m2", "r2", 0, o=200) + "\n")
+    assert (
+        hook("wake", "claude", turn(repo, transcript), daemon.socket_path, **person).returncode == 0
+    )
+    with Client(daemon.socket_path, agent="human-ada", project=str(repo)) as ada:
+        (message,) = ada.read_messages().messages
+    assert (message.sender, message.to, message.task_id) == (AGENT_A, "human-ada", task.id)
+    assert f"Task #{task.id} (bounded work) has used its whole token budget" in message.body
+    assert "1,050 of 1,000 tokens" in message.body
+
+
+def test_codex_reports_a_turn_at_its_stop_and_the_person_hears_of_a_spent_budget(
+    daemon: DaemonProcess, repo: Path, workdir: Path
+) -> None:
+    """`coord hook turn-end` (Codex's Stop): the turn's usage reaches the ledger as it ends,
+    not at the tab's next prompt, and the hook answers nothing (the turn ends as it would)."""
+    with Client(daemon.socket_path, agent=CODEX_AGENT, project=str(repo)) as c:
+        task = c.post("lexer", budget=1000).task
+        c.claim(task.id)
+    rollout = workdir / "rollout-2026-12-06T07-00-00-z.jsonl"
+    context = json.dumps({"timestamp": now(), "type": "turn_context",
+                          "payload": {"model": "gpt-5-codex", "cwd": str(repo)}})  # fmt: skip
+    rollout.write_text(context + "\n" + codex_record("resp_1", later(), 1000, 0, 100) + "\n")
+    stdin = turn(repo, rollout, CODEX_SESSION, model="gpt-5-codex", hook_event_name="Stop")
+    ended = hook("turn-end", "codex", stdin, daemon.socket_path, LOGNAME="ada", USER="ada")
+    assert (ended.returncode, ended.stdout) == (0, "")
+    assert totals(daemon, repo, task_id=task.id) == (1000, 100, 0, 0)
+    with Client(daemon.socket_path, agent="human-ada", project=str(repo)) as ada:
+        (message,) = ada.read_messages().messages
+    assert message.task_id == task.id and "1,100 of 1,000 tokens" in message.body

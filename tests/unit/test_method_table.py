@@ -18,7 +18,14 @@ import pytest
 from coordd.methods import registry
 from coordd.methods.registry import METHODS, FollowUp
 from coordd.store import transaction
-from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
+from coordd_client import (
+    methods,
+    methods_edits,
+    methods_messages,
+    methods_presence,
+    methods_slots,
+    methods_usage,
+)
 from coordd_wire import method_table, wire
 from coordd_wire.method_table import (
     FEATURE_METHODS,
@@ -31,7 +38,14 @@ from coordd_wire.method_table import (
 from coordd_wire.params import NoParams
 from parity import builder_methods
 
-BUILDER_MODULES = (methods, methods_edits, methods_messages, methods_slots, methods_usage)
+BUILDER_MODULES = (
+    methods,
+    methods_edits,
+    methods_messages,
+    methods_presence,
+    methods_slots,
+    methods_usage,
+)
 #: A builder's positional names may be Python's (`task_id` for `id`).
 PYTHON_IDS = ("task_id", "message_id", "request_id", "landing_id")
 

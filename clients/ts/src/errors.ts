@@ -57,6 +57,10 @@ export class Blocked extends Conflict {
 export class Reserved extends Conflict {
   override name = "Reserved";
 }
+/** 1.2 (flag `agent_ended`): a hand-over to an agent whose end was reported (`data.agent`, `data.ended_at`). */
+export class AgentEnded extends Conflict {
+  override name = "AgentEnded";
+}
 export class LeaseLost extends CoorddError {
   override name = "LeaseLost";
 }
@@ -89,6 +93,7 @@ const BY_KIND: Record<ErrorKind, ErrorClass> = {
   conflict: Conflict,
   blocked: Blocked,
   reserved: Reserved,
+  agent_ended: AgentEnded,
   lease_lost: LeaseLost,
   overloaded: Overloaded,
   shutting_down: ShuttingDown,

@@ -3,6 +3,7 @@
 
 /** Every method the daemon serves. */
 export const METHODS = [
+  "agent.end",
   "agent.heartbeat",
   "agent.list",
   "agent.release",
@@ -116,6 +117,7 @@ export type TaskKey = (typeof TASK_KEYS)[number];
 
 /** The kinds a daemon sends (section 3). */
 export const ERROR_KINDS = [
+  "agent_ended",
   "blocked",
   "conflict",
   "frame_too_large",

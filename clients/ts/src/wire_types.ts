@@ -11,6 +11,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Each method's params and result: what `CoorddClient.request` is typed by. */
 export interface Methods {
+  "agent.end": { params: EndAgentParams; result: EndAgentResult };
   "agent.heartbeat": { params: HeartbeatParams; result: HeartbeatResult };
   "agent.list": { params: NoParams; result: AgentsResult };
   "agent.release": { params: ReleaseAgentParams; result: ReleaseAgentResult };
@@ -89,6 +90,8 @@ export interface AgentInfo {
   agent: string;
   last_seen: string;
   holding: number;
+  /** 1.2 (flag `agent_ended`): when its end was reported (`agent.end`), if it has not been seen since; null for an agent that may still run (and from an older daemon). */
+  ended_at?: string | null;
 }
 
 export interface AgentsResult {
@@ -234,6 +237,19 @@ export interface CostRow {
   model: string;
   /** Model calls charged here (an entry split across n tasks counts in each). */
   entries: number;
+}
+
+/** 1.2 `agent.end` (docs/PROTOCOL-1.2.md section 2a): `of` (default: the caller) has ended; its host process exited, as its session-end hook or a client that found its tab record dead says. */
+export interface EndAgentParams {
+  /** The caller: the ended agent itself, or whoever found it gone. */
+  agent: string;
+  /** The agent that ended; omitted, the caller. */
+  of?: string | null;
+}
+
+/** 1.2 `agent.end`: whether the board knew the agent (an unknown name is not recorded). */
+export interface EndAgentResult {
+  ended: boolean;
 }
 
 export interface Enqueued {
@@ -579,6 +595,20 @@ export interface ReadParams {
   limit?: number | null;
 }
 
+/** 1.2 section 3b (feature `reader_shares`): the reader pool scans run on, and how fairly it has been shared since the daemon started. */
+export interface ReadersInfo {
+  /** Connections in the pool. */
+  size: number;
+  /** How many of them one client connection may hold or wait for at once. */
+  per_connection: number;
+  /** Reads given a pool connection so far. */
+  admitted: number;
+  /** The most one client connection held or waited for at once (never above `per_connection`). */
+  most_held_by_one: number;
+  /** The most reads already waiting for a pool connection when another read asked for one: the reads served before it. */
+  longest_queue_ahead: number;
+}
+
 /** `file.recent`: recorded edits, newest first (the board's "who else is editing"). */
 export interface RecentParams {
   project: string;
@@ -649,6 +679,8 @@ export interface ReleaseReservationsParams {
   project: string;
   patterns?: string[] | null;
   ids?: number[] | null;
+  /** 1.2 (flag `release_reservations_of`): whose reservations end (omitted: the caller's); a person frees an ended tab's, as `agent.release` frees all it holds. */
+  of?: string | null;
 }
 
 export interface Released {
@@ -757,6 +789,8 @@ export interface ServerInfo {
   peers?: PeerInfo[];
   /** 1.2 section 1b (feature `board_id`): the store's id, the same on every node of a team store and kept by `coordd migrate`; null from an older daemon. */
   board_id?: string | null;
+  /** 1.2 section 1c (feature `build_id`): the code the daemon loaded at its start (`coordd_wire.build`); a client compares it with the code installed now. */
+  build?: string | null;
   /** Beyond PROTOCOL.md (additive; absent from older daemons): what the writer, the waits, the subscriptions and the reservation and slot queues are doing. */
   writer?: WriterInfo | null;
   waiters?: number;
@@ -766,6 +800,8 @@ export interface ServerInfo {
   slots?: QueueInfo | null;
   /** 1.2 section 3a (feature `stalled_connections`); null from an older daemon. */
   stalled?: StalledInfo | null;
+  /** 1.2 section 3b (feature `reader_shares`); null from an older daemon. */
+  readers?: ReadersInfo | null;
   /** Members a newer daemon adds, as it sent them. */
   [more: string]: unknown;
 }
@@ -930,6 +966,8 @@ export interface UsageReportParams {
   host: string;
   entries: UsageEntry[];
   session?: string | null;
+  /** Whom a message tells when this report takes a task to 100% of its budget: the person the reporting tab works for (`human-<user>`: the name is the client's rule, the daemon knows no people). Feature `budget_notify`. */
+  notify?: string | null;
 }
 
 export interface UsageReportResult {

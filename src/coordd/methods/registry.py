@@ -45,6 +45,8 @@ class Services:
     slot_queue: SlotQueue
     #: The store's id (docs/PROTOCOL-1.2.md section 1b), read once at start: it never changes.
     board_id: str
+    #: The code this daemon loaded (`coordd_wire.build`, 1.2 section 1c), taken at start.
+    build: str | None = None
     pid: int = field(default_factory=os.getpid)
     #: Taken by a bulk path match (more than `Limits.bulk_match_paths` paths) before
     #: its reader: one at a time daemon-wide, so bulk matches can never fill the
@@ -52,6 +54,8 @@ class Services:
     bulk_matching: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(1))
     #: Connections not read while their clients are behind on reading (`server.info.stalled`).
     stalls: Stalls = field(default_factory=Stalls)
+    #: Reader-pool connections one client connection may hold (`Session.reads`'s size).
+    read_share: int = Limits.reader_share_per_connection
 
     def matching(self, paths: int) -> AbstractAsyncContextManager[object]:
         """What a path match over `paths` paths holds while it runs on a reader."""

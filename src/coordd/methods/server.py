@@ -6,11 +6,13 @@ from typing import Any
 
 from coordd.methods.registry import Services, Session, inline_method, method
 from coordd.store import reads
+from coordd.store.readers import Readers
 from coordd_wire import features, method_table
 from coordd_wire import params as P
 from coordd_wire.server_info import (
     PeerInfo,
     QueueInfo,
+    ReadersInfo,
     ServerInfo,
     StalledInfo,
     StoreInfo,
@@ -47,6 +49,7 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> Se
         pid=services.pid,
         db_path=None if store.db_path is None else str(store.db_path),
         board_id=services.board_id,
+        build=services.build,
         store=StoreInfo(backend=store.name, location=store.location),
         node=store.node,
         peers=[PeerInfo(node=peer.node, last_seen=peer.last_seen) for peer in store.peers()],
@@ -71,6 +74,17 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> Se
         stalled=StalledInfo(
             connections=services.stalls.connections, answers=services.stalls.answers
         ),
+        readers=_readers_info(services.readers, services.read_share),
+    )
+
+
+def _readers_info(readers: Readers, share: int) -> ReadersInfo:
+    return ReadersInfo(
+        size=readers.size,
+        per_connection=share,
+        admitted=readers.admitted,
+        most_held_by_one=readers.most_held_by_one,
+        longest_queue_ahead=readers.longest_queue_ahead,
     )
 
 

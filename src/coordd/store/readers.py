@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,12 +33,30 @@ T = TypeVar("T")
 class Readers(ABC):
     """What handlers read through, on either store: a bounded pool, shared fairly.
 
-    Each store says how one read runs (`_run_pooled`, holding one of the
-    `size` slots) and whether a point read can skip the thread hop.
+    Each store says how one read runs (`_run_pooled`, inside `_slot()`, which
+    holds one of the `size` connections) and whether a point read can skip the
+    thread hop.
+
+    How fairly the pool was shared is counted as it is handed out, and
+    reported by `server.info.readers` (trio thread only):
+
+    - `admitted`: reads given a pool connection since the daemon started;
+    - `longest_queue_ahead`: the most reads already waiting for a pool
+      connection when one more read asked for one. The queue is served first
+      come, first served (trio's CapacityLimiter), so these are the reads
+      served before it, and since one client connection has at most its share
+      in the pool, their number is bounded by the shares of the connections
+      reading at once, never by how many reads one connection sent;
+    - `most_held_by_one`: the most pool connections, held or waited for, that
+      one client connection had at once: at most its share.
     """
 
     def __init__(self, size: int) -> None:
         self._limiter = trio.CapacityLimiter(size)
+        self.size = size
+        self.admitted = 0
+        self.longest_queue_ahead = 0
+        self.most_held_by_one = 0
 
     @abstractmethod
     def open(self) -> None: ...
@@ -66,7 +85,17 @@ class Readers(ABC):
         if share is None:
             return await self._run_pooled(fn, args)
         async with share:
+            self.most_held_by_one = max(self.most_held_by_one, int(share.borrowed_tokens))
             return await self._run_pooled(fn, args)
+
+    @asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        """Hold one of the pool's `size` connections, taken in arrival order."""
+        ahead = self._limiter.statistics().tasks_waiting
+        self.longest_queue_ahead = max(self.longest_queue_ahead, ahead)
+        async with self._limiter:
+            self.admitted += 1
+            yield
 
 
 class ReaderPool(Readers):
@@ -107,7 +136,7 @@ class ReaderPool(Readers):
         return await self._run_pooled(fn, args)
 
     async def _run_pooled(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
-        async with self._limiter:
+        async with self._slot():
             conn = self._free.pop()
             try:
                 return await trio.to_thread.run_sync(_in_read_transaction, conn, fn, args)

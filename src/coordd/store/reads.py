@@ -148,7 +148,8 @@ def state_counts(conn: Db) -> dict[str, int]:
 def list_agents(conn: Db, now_text: str) -> AgentsResult:
     # One pass over the live claims (the lease index), not one per agent.
     rows = conn.execute(
-        "SELECT agents.agent, agents.last_seen, coalesce(live.held, 0) FROM agents"
+        "SELECT agents.agent, agents.last_seen, coalesce(live.held, 0), agents.ended_at"
+        " FROM agents"
         " LEFT JOIN (SELECT claimed_by, count(*) AS held FROM tasks INDEXED BY tasks_lease"
         " WHERE state = 'claimed' AND lease_expires_at > ? GROUP BY claimed_by) AS live"
         " ON live.claimed_by = agents.agent ORDER BY agents.last_seen DESC, agents.agent",
@@ -156,7 +157,8 @@ def list_agents(conn: Db, now_text: str) -> AgentsResult:
     ).fetchall()
     return AgentsResult(
         agents=[
-            AgentInfo(agent=agent, last_seen=seen, holding=holding) for agent, seen, holding in rows
+            AgentInfo(agent=agent, last_seen=seen, holding=holding, ended_at=ended)
+            for agent, seen, holding, ended in rows
         ]
     )
 

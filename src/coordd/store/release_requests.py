@@ -9,13 +9,17 @@ requester and claimed by it (`holding.release_task`, then
 racing for the same paths or task finds them held, before and after. If any
 part fails (the holder no longer holds the task, a third agent holds an
 overlapping pattern), the whole answer is refused and nothing changes.
+
+A hand-over to a requester whose end was reported (`agent_ends`) is refused:
+it would hold the files or the task for a tab that is gone. The requester's
+last-seen stays as it was: being handed something is not being seen.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from coordd.store import claims, holding, reservations
+from coordd.store import agent_ends, claims, holding, reservations
 from coordd.store.messages import by_key, insert_message, require_message
 from coordd.store.reservation_rows import LIVE
 from coordd.store.transaction import Txn, require_row
@@ -112,6 +116,10 @@ def answer(tx: Txn, p: T.AnswerParams) -> AnswerResult:
     granted: list[Reservation] = []
     released: list[str] = []
     if p.decision != "deny":
+        what = f"task #{state.task_id}" if state.task_id is not None else "a reservation"
+        agent_ends.refuse_ended(tx.conn, requester, what)
+        # The requester is handed what it asked for; that is not a sign of its life.
+        tx.absent.add(requester)
         if state.task_id is not None:
             if p.decision == "narrow":
                 raise InvalidParams(
@@ -129,6 +137,7 @@ def answer(tx: Txn, p: T.AnswerParams) -> AnswerResult:
         # The holder's reservations in the way ended: acquires waiting on what is
         # left of them may go (the requester's grant is already in place).
         tx.freed_projects.add(project)
+    tx.absent.discard(requester)
     status = {"approve": "approved", "deny": "denied", "narrow": "narrowed"}[p.decision]
     given = [r.pattern for r in granted]
     what = f"task #{state.task_id}" if task is not None else ", ".join(given)

@@ -246,8 +246,10 @@ def refusal(conflicts: list[PatternConflict], now: str) -> Reserved:
 
 
 def release(tx: Txn, p: P.ReleaseReservationsParams) -> ReleasedResult:
-    """Delete the agent's reservations in the project: the named patterns or ids, or all."""
-    args: dict[str, Any] = {"project": p.project, "agent": p.agent, "now": tx.now_text}
+    """Delete the agent's reservations in the project (`of`'s, when given: a person frees
+    an ended tab's): the named patterns or ids, or all."""
+    whose = p.agent if p.of is None else p.of
+    args: dict[str, Any] = {"project": p.project, "agent": whose, "now": tx.now_text}
     where = "r.project = :project AND r.agent = :agent"
     if p.patterns is not None:
         where += f" AND r.pattern IN {in_list('pattern', list(dict.fromkeys(p.patterns)), args)}"

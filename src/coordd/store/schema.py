@@ -49,6 +49,10 @@ EVENT_CHAIN: tuple[str, ...] = (
     "DROP INDEX events_task",
 )
 
+#: An agent's reported end (docs/PROTOCOL-1.2.md section 2a): set by `agent.end`,
+#: cleared by the agent's own next call (`Txn.touch_agent`).
+AGENT_ENDED: tuple[str, ...] = ("ALTER TABLE agents ADD COLUMN ended_at TEXT",)
+
 # Each entry migrates from version i to i + 1. Append only; never edit a shipped step.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -151,6 +155,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     UNSEEN,  # issue 44: messages to names never seen, marked for their cap and retention
     CLAIM_KEY,  # issue 44 item 7: a claim's request_key (section 5a)
     USAGE,  # issue 48: the token ledger (docs/PROTOCOL-1.2.md section 15)
+    AGENT_ENDED,  # an agent's reported end (docs/PROTOCOL-1.2.md section 2a)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

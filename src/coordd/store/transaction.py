@@ -170,6 +170,9 @@ class Txn:
     #: stores them all at its end): read only, by the one reader that must see the
     #: log as it will be, the token ledger's attribution (`store/attribution.py`).
     group_events: Sequence[CommittedEvent] = ()
+    #: Agents this command acts for without their doing (a hand-over grants the
+    #: requester what it asked for): their last-seen stays as it is.
+    absent: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.now_text = _format_instant(self.now)
@@ -244,8 +247,9 @@ class Txn:
         )
 
     def touch_agent(self, agent: str | None, *, force: bool = False) -> None:
-        """Write `agent`'s last-seen, unless it was written less than a resolution ago."""
-        if agent is None:
+        """Write `agent`'s last-seen (and clear a reported end: it is here again), unless it
+        was written less than a resolution ago."""
+        if agent is None or agent in self.absent:
             return
         if not force:
             last = self.agents_seen.get(agent)
@@ -254,11 +258,11 @@ class Txn:
                 and (self.now - last).total_seconds() < Limits.agent_seen_resolution_s
             ):
                 return  # written lately, and committed
-            if agent in self.seen or agent in self.group_seen:
+            if self.now in (self.seen.get(agent), self.group_seen.get(agent)):
                 return  # written by this group already, at this same instant
         self.conn.execute(
             "INSERT INTO agents (agent, last_seen) VALUES (?, ?)"
-            " ON CONFLICT (agent) DO UPDATE SET last_seen = excluded.last_seen",
+            " ON CONFLICT (agent) DO UPDATE SET last_seen = excluded.last_seen, ended_at = NULL",
             (agent, self.now_text),
         )
         self.seen[agent] = self.now

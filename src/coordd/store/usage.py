@@ -19,7 +19,8 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.limits import Limits
-from coordd.store import attribution
+from coordd.store import attribution, messages_unseen
+from coordd.store.messages import insert_message
 from coordd.store.sql import Db
 from coordd.store.transaction import CLEAR_CLAIM, ROW_COLUMNS, Txn, in_list, one_row
 from coordd_wire import params_usage as U
@@ -146,6 +147,9 @@ def report(tx: Txn, p: U.UsageReportParams, walked: attribution.Walked) -> Usage
 
     tx.emit_untasked("usage.reported", p.project, encode)
     crossed = _check_budgets(tx, p.agent, [task for task in order if task is not None], projects)
+    for crossing in crossed:
+        if crossing.threshold == 100 and p.notify is not None and p.notify != p.agent:
+            _tell(tx, p.agent, p.notify, crossing, projects[crossing.task_id])
     return UsageReportResult(
         recorded=len(new), duplicates=duplicates, charges=charges, seq=seq, budgets=crossed
     )
@@ -198,6 +202,27 @@ def _check_budgets(
         if holder is not None:  # after the event that says why
             _release(tx, task_id, agent, holder)
     return crossed
+
+
+def _tell(tx: Txn, agent: str, person: str, crossing: BudgetCrossing, project: str) -> None:
+    """The person's message that a task's budget is spent, from the reporting agent, on
+    the task, in the report's transaction: it is in their inbox (`coord inbox`, `coord
+    top`, `coord web`) whenever the crossing is in the log. A name never seen past its
+    backlog caps is left out, as a thread's member is: the report is never refused."""
+    (title,) = tx.conn.execute(
+        "SELECT title FROM tasks WHERE id = ?", (crossing.task_id,)
+    ).fetchone()
+    body = (
+        f"Task #{crossing.task_id} ({title[:200]}) has used its whole token budget:"
+        f" {crossing.spent:,} of {crossing.tokens:,} tokens, counted as `coord cost` counts"
+        f" them. {agent}'s model was told to stop and ask you before spending more."
+    )
+    if crossing.released:
+        body += " Its claim was released (budget_release): the task is pending again."
+    recipients, unseen = messages_unseen.admit(tx, agent, [person], None)
+    insert_message(tx, project=project, sender=agent, kind="message", audience="agent",
+                   recipients=recipients, body=body, to=person, task_id=crossing.task_id,
+                   unseen=unseen)  # fmt: skip
 
 
 def _holder(tx: Txn, task_id: int) -> str | None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from coordd_apps.wording.advice import listed, when
 from coordd_client.text import clean, clean_block
 from coordd_wire import bounds, patterns
-from coordd_wire.wire import Reservation, Task
+from coordd_wire.wire import AgentInfo, Reservation, Task
 from coordd_wire.wire_messages import Message
 
 #: A question or reason longer than this is cut in a one-line confirmation (the page
@@ -198,3 +198,16 @@ def facts_text(facts: Facts) -> str:
     """`gate: #6 Ship 1.4?` one fact a line, for a terminal dialog."""
     width = max((len(name) for name, _ in facts), default=0) + 1
     return "\n".join(f"{name + ':':<{width}} {value}" for name, value in facts)
+
+
+def gone_refusal(message: Message, agents: Sequence[AgentInfo]) -> str | None:
+    """Why approving `message` is refused before the person confirms: its requester's tab
+    has ended (docs/PROTOCOL-1.2.md section 2a), so what it asked for would go to nobody
+    and stay held; None when it may still run (the daemon refuses it too)."""
+    requester = next((a for a in agents if a.agent == message.sender), None)
+    if requester is None or requester.ended_at is None:
+        return None
+    return (
+        f"{clean(message.sender)} is gone (its tab ended {when(requester.ended_at)}):"
+        f" approving #{message.id} would hand it to nobody; deny it instead"
+    )

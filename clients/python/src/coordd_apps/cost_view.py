@@ -92,6 +92,12 @@ def cell(spent: int, budget: int | None) -> str:
     return f"{compact(spent)}/{compact(budget)}" + "!" * level(spent, budget)
 
 
+def title_mark(spent: int, budget: int | None) -> str:
+    """The budget's mark where a board has no room for the cost column: `!80%` from 80%
+    spent, `!100%` from 100%; empty under 80% or without a budget."""
+    return ("", "!80%", "!100%")[level(spent, budget)]
+
+
 def usd(value: float | None) -> str:
     """A dollar estimate, labelled: `$1.23 est.`; `$? est.` when a model has no price."""
     return f"$? {ESTIMATE}" if value is None else f"${value:,.2f} {ESTIMATE}"

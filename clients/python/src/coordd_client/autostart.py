@@ -31,23 +31,22 @@ refused with the store named instead of started.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from coordd_client.client import Client
-from coordd_client.discovery import answers, discover, holder_record
+from coordd_client.discovery import Found, answers, discover, holder_record
+from coordd_client.start_guard import start_lock, wait_for_records
 from coordd_wire.errors import DaemonUnavailable
 from coordd_wire.paths import DB_ENV, STORE_ENV, default_db_path, state_dir
 from coordd_wire.record import SQLITE_PREFIX, read_store_record, store_record_path
-from coordd_wire.rendezvous import home_state_dir, users_board, users_board_path
+from coordd_wire.rendezvous import users_board, users_board_path
 
 AUTOSTART_OFF_ENV = "COORD_NO_AUTOSTART"
 #: Seconds to wait for a daemon we started to answer a ping.
@@ -338,51 +337,34 @@ def _wait_until_ready(
             time.sleep(0.05)
 
 
-@contextlib.contextmanager
-def start_lock(environ: Mapping[str, str] | None = None) -> Iterator[None]:
-    """Held while this user's daemon is started and until it answers: one start at a
-    time, whatever environment each starter has. The file is `start.lock` beside the
-    rendezvous (the uid and home directory place it; `$XDG_STATE_HOME` does not). The
-    holder waits at most `READY_TIMEOUT_S` for its daemon, so a waiter's wait is
-    bounded too. With no home to put it in, starts are not serialized (the database
-    lock still keeps two daemons off one file)."""
-    try:
-        directory = home_state_dir(environ)
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(
-            directory / "start.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
-    except (OSError, KeyError, RuntimeError):
-        yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def start_and_wait(
     socket_path: Path, environ: Mapping[str, str] | None = None, *, may_reroute: bool
 ) -> Path:
     """Start the user's daemon on `socket_path` and wait until it answers; the socket to
     use. Under `start_lock`: a starter that waited for another looks again first, on its
     own socket and, when that was derived (`may_reroute`), in the rendezvous, and uses
-    what the other started instead of starting a second board."""
+    what the other started instead of starting a second board; so does one that found a
+    daemon of the user's running with no record there (`unannounced.wait_for_records`)."""
     with start_lock(environ):
         if answers(socket_path):
             return socket_path
         if may_reroute:
-            try:
-                found = discover(environ, tried=socket_path)
-            except DaemonUnavailable as down:
-                if down.data.get("reason") != "board_not_running":
-                    raise
-                found = None  # the user's board is down and others are live: start it
+            found = _look_again(socket_path, environ)
+            if found is None and wait_for_records(socket_path, environ):
+                found = _look_again(socket_path, environ)
             if found is not None:
                 return found.socket
         spawned = start_daemon(socket_path, environ)
         return wait_until_ready(socket_path, spawned=spawned, may_reroute=may_reroute)
+
+
+def _look_again(socket_path: Path, environ: Mapping[str, str] | None) -> Found | None:
+    try:
+        return discover(environ, tried=socket_path)
+    except DaemonUnavailable as down:
+        if down.data.get("reason") != "board_not_running":
+            raise
+        return None  # the user's board is down and others are live: start it
 
 
 def connect(socket_path: Path, *, autostart: bool, derived: bool = False) -> Client:

@@ -11,9 +11,14 @@ on it, a client looks further before it gives up or autostarts
 
 1. the rendezvous (`protocol.rendezvous`): every live daemon of this user
    announces itself under the home directory, which every host passes on.
-   One live board: it is used. More than one: the client cannot tell which
-   one its user means, and refuses (`SeveralBoards`) naming them all and the
-   command that ends the split; it never starts a third;
+   The board this surface means (its tab's, else the user's board) is used;
+   else the one live board of the user's. A board started on purpose beside
+   the user's (its own store and socket: `separate` in its record) is never
+   taken for it: with only such boards live, the user's board is started, or
+   the client refuses (`board_not_running`) naming them. More than one board
+   of the user's and nothing to say which: the client refuses
+   (`SeveralBoards`) naming them all and the command that ends the split; it
+   never starts a third;
 2. for a daemon of an older coordd, which does not announce itself: the
    record in the lock file of the user's default database
    (`protocol.record`), then `/run/user/<uid>/coordd/coordd.sock`.
@@ -107,14 +112,19 @@ def preferred_board(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def choose(live: list[LiveDaemon], tried: Path | None, prefer: str | None) -> LiveDaemon:
-    """The one live daemon to use: the only board live, else the preferred one; raises
-    `SeveralBoards` when neither tells."""
-    if len({record.board_id for record in live}) == 1:
-        return live[0]
+    """The one live daemon to use: the preferred board, else the only board of the user's
+    live (a board started on purpose, `LiveDaemon.separate`, is never taken for it);
+    raises `SeveralBoards` when neither tells, and `DaemonUnavailable`
+    (`board_not_running`) when only separate boards are live."""
     for record in live:
-        if record.board_id == prefer:
+        if prefer is not None and record.board_id == prefer:
             return record
-    raise several_boards(live, tried, prefer)
+    yours = [record for record in live if not record.separate]
+    if len({record.board_id for record in yours}) == 1:
+        return yours[0]
+    if not yours:
+        raise yours_is_down(live, tried, prefer)
+    raise several_boards(yours, tried, prefer)
 
 
 def several_boards(
@@ -145,13 +155,16 @@ def several_boards(
     )
 
 
-def yours_is_down(live: list[LiveDaemon], tried: Path | None, prefer: str) -> DaemonUnavailable:
-    """No daemon serves the preferred board, and the boards that are live are others: a
-    surface is not captured by them (a scratch daemon on a file of its own), it starts
-    the user's board if it may."""
+def yours_is_down(
+    live: list[LiveDaemon], tried: Path | None, prefer: str | None
+) -> DaemonUnavailable:
+    """No daemon serves the preferred board (or, with none preferred, no board of the
+    user's is live), and the boards that are live are others: a surface is not captured
+    by them (a scratch daemon on a file of its own), it starts the user's board if it may."""
     listed = "; ".join(describe(record) for record in live)
+    yours = "your board" if prefer is None else f"your board {prefer}"
     return DaemonUnavailable(
-        f"no coordd answers on {tried}, and your board {prefer} is not running (start it:"
+        f"no coordd answers on {tried}, and {yours} is not running (start it:"
         f" `coordd serve`); other boards are live ({listed}): give --socket to use one of"
         " them on purpose",
         socket=None if tried is None else str(tried),
@@ -171,16 +184,18 @@ def discover(
     `tried` is the socket that already failed; it is not probed again. `prefer` is the
     board the caller means (default: `preferred_board`). Raises `SeveralBoards` when
     more than one board is live and none is the preferred one, and `DaemonUnavailable`
-    when the preferred board is not live but others are.
+    (`board_not_running`) when the preferred board is not live but others are, or when
+    the only boards live are separate ones (`LiveDaemon.separate`).
     """
     live = live_boards(environ, tried=tried)
     if live:
         if prefer is None:
             prefer = preferred_board(environ)
-        chosen = choose(live, tried, prefer)
-        if prefer is not None and chosen.board_id != prefer:
-            raise yours_is_down(live, tried, prefer)
-        return Found(Path(chosen.socket), "rendezvous", chosen.board_id)
+        if prefer is not None or any(not record.separate for record in live):
+            chosen = choose(live, tried, prefer)
+            if prefer is not None and chosen.board_id != prefer:
+                raise yours_is_down(live, tried, prefer)
+            return Found(Path(chosen.socket), "rendezvous", chosen.board_id)
     candidates: list[tuple[Path, str]] = []
     record = holder_record(environ)
     if record is not None and record.socket is not None:
@@ -195,6 +210,8 @@ def discover(
         seen.add(path)
         if answers(path):
             return Found(path, source)
+    if live:  # separate boards only: none of them is the user's
+        raise yours_is_down(live, tried, prefer)
     return None
 
 
@@ -271,10 +288,10 @@ class SocketRoute(msgspec.Struct, frozen=True):
         if self.explicit:
             return self.path
         records = live_daemons(environ)
-        if len({record.board_id for record in records}) <= 1:
+        if len({record.board_id for record in records if not record.separate}) <= 1:
             return self.path
         live = _answering(records)
-        if len({record.board_id for record in live}) <= 1:
+        if len({record.board_id for record in live if not record.separate}) <= 1:
             return self.path
         if prefer is None:
             prefer = preferred_board(environ)

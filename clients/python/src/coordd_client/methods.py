@@ -341,13 +341,16 @@ def unreserve(
     ids: Sequence[int] | None = None,
     agent: str | None = None,
     project: str | None = None,
+    of: str | None = None,
 ) -> Call[wire.ReleasedResult]:
-    """Release my reservations in the project: these patterns, these ids, or (neither) all."""
+    """Release my reservations in the project (`of`'s, as me: flag `release_reservations_of`):
+    these patterns, these ids, or (neither) all."""
     params = {
         "patterns": list(patterns) if patterns else None,
         "ids": list(ids) if ids else None,
         "agent": agent,
         "project": project,
+        "of": of,
     }
     return call("reservation.release", params)
 

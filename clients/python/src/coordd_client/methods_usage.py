@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from coordd_client.methods import _to
 from coordd_wire import wire_usage as W
 from coordd_wire.method_table import Call, call
 
@@ -20,16 +21,19 @@ def report_usage(
     agent: str | None = None,
     project: str | None = None,
     session: str | None = None,
+    notify: str | None = None,
 ) -> Call[W.UsageReportResult]:
     """Add model calls to the ledger: each `{"id", "at", "model", "input", "output",
     "cache_creation", "cache_read"}`; an `id` the ledger has for `host` counts once.
-    Feature `token_ledger`."""
+    `notify`: who is messaged when the report spends a task's whole budget (feature
+    `budget_notify`; "human" is this user's name). Feature `token_ledger`."""
     params = {
         "host": host,
         "entries": [dict(entry) for entry in entries],
         "agent": agent,
         "project": project,
         "session": session,
+        "notify": _to(notify),
     }
     return call("usage.report", params)
 

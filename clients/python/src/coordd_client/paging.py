@@ -50,14 +50,25 @@ def more_tasks(
     return found, False
 
 
-def task_history(client: Client, task_id: int) -> list[Event]:
-    """Every stored event of one task (`events.since` with the 1.1 `task_id` filter)."""
+def task_history(client: Client, task_id: int, *, budgets: bool = False) -> list[Event]:
+    """Every stored event of one task (`events.since` with the 1.1 `task_id` filter), in
+    log order. `budgets`: its `usage.budget` crossings too, which are opt-in (a caller
+    gets them only by naming the type) and so are asked for apart and merged in."""
     if not client.supports("task_history"):
         raise ProtocolError("this coordd keeps no task history (protocol 1.1); upgrade it")
+    events = _task_events(client, task_id, None)
+    if budgets and client.supports("token_budgets"):
+        events = sorted(events + _task_events(client, task_id, ["usage.budget"]),
+                        key=lambda event: event.seq)  # fmt: skip
+    return events
+
+
+def _task_events(client: Client, task_id: int, types: list[str] | None) -> list[Event]:
     events: list[Event] = []
     after = 0
     while True:
-        page = client.events_since(after_seq=after, task_id=task_id, limit=EVENT_PAGE)
+        page = client.events_since(after_seq=after, task_id=task_id, types=types,
+                                   limit=EVENT_PAGE)  # fmt: skip
         events += page.events
         if len(page.events) < EVENT_PAGE:
             return events

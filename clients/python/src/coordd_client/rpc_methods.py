@@ -9,7 +9,14 @@ client's `request` (`binding.py`), so the two clients cannot drift apart.
 
 from __future__ import annotations
 
-from coordd_client import methods, methods_edits, methods_messages, methods_slots, methods_usage
+from coordd_client import (
+    methods,
+    methods_edits,
+    methods_messages,
+    methods_presence,
+    methods_slots,
+    methods_usage,
+)
 from coordd_client.binding import async_method, sync_method
 
 
@@ -55,6 +62,9 @@ class BlockingMethods:
     get_message = sync_method(methods_messages.get_message)
     request_release = sync_method(methods_messages.request_release)
     answer_request = sync_method(methods_messages.answer_request)
+
+    # methods_presence.py
+    end_agent = sync_method(methods_presence.end_agent)
 
     # methods_slots.py
     acquire_slot = sync_method(methods_slots.acquire_slot)
@@ -113,6 +123,9 @@ class AsyncMethods:
     get_message = async_method(methods_messages.get_message)
     request_release = async_method(methods_messages.request_release)
     answer_request = async_method(methods_messages.answer_request)
+
+    # methods_presence.py
+    end_agent = async_method(methods_presence.end_agent)
 
     # methods_slots.py
     acquire_slot = async_method(methods_slots.acquire_slot)

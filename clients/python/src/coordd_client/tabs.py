@@ -16,7 +16,8 @@ Records are small files in the user's state directory as `HOME` places it
 Codex starts MCP servers with `HOME`, `PATH`, `LANG` and `TERM` only, and a
 tab's hooks and its MCP server must find the same directory), written
 atomically; a record whose process is gone, or whose pid
-now belongs to a process started at another time, is ignored and pruned.
+now belongs to a process started at another time, is ignored and pruned, and
+its agent is reported ended to the board first (`ended`, `hooks/session.py`).
 The daemon is not involved: a lookup costs a few `/proc` reads and one
 file read, no round trip, so it can sit in front of every hook.
 """
@@ -286,11 +287,41 @@ def forget(environ: Mapping[str, str] | None = None) -> None:
             _path(owner, environ).unlink(missing_ok=True)
 
 
-def _prune(directory: Path) -> None:
-    """Drop records of processes that are gone (or whose pid was reused)."""
+def _records(directory: Path) -> Iterator[tuple[Path, Tab | None, bool]]:
+    """Each record: its path, the tab it names (None if unreadable), and whether its
+    host process still runs (the same pid, started at the same time)."""
     for entry in directory.glob("*.json"):
         pid_text = entry.stem.split("-", 1)[0]
         running = process(int(pid_text)) if pid_text.isdigit() else None
-        if running is None or running.key != entry.stem:
+        live = running is not None and running.key == entry.stem
+        owner = running or Process(int(pid_text) if pid_text.isdigit() else 0, 0, "", "")
+        yield entry, _read(entry, owner), live
+
+
+def ended(environ: Mapping[str, str] | None = None) -> list[Tab]:
+    """The tabs whose host process is gone, their records not pruned yet: the board
+    should hear that their agents ended (`agent.end`), unless a running tab has the
+    same name (a session resumed in a new process)."""
+    try:
+        directory = _directory(environ)
+        records = list(_records(directory)) if directory.is_dir() else []
+    except OSError:
+        return []
+    running = {tab.agent for _, tab, live in records if live and tab is not None}
+    return [tab for _, tab, live in records if not live and tab and tab.agent not in running]
+
+
+def _prune(directory: Path) -> None:
+    """Drop records of processes that are gone (or whose pid was reused)."""
+    for entry, _, live in _records(directory):
+        if not live:
             with contextlib.suppress(OSError):
                 entry.unlink()
+
+
+def prune(environ: Mapping[str, str] | None = None) -> None:
+    """Drop the records of tabs whose host process is gone (after `ended` was reported)."""
+    with contextlib.suppress(OSError):
+        directory = _directory(environ)
+        if directory.is_dir():
+            _prune(directory)

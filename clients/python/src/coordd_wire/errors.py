@@ -113,6 +113,13 @@ class Reserved(Conflict):
         return msgspec.convert(self.data.get("conflicts") or [], list[wire.PatternConflict])
 
 
+class AgentEnded(Conflict):
+    """1.2 (flag `agent_ended`): a hand-over to an agent whose end was reported;
+    `data.agent` names it and `data.ended_at` says when it ended."""
+
+    kind = "agent_ended"
+
+
 class LeaseLost(CoordError):
     code = LEASE_LOST
     kind = "lease_lost"
@@ -193,6 +200,7 @@ _BY_KIND: dict[str, type[CoordError]] = {
         Conflict,
         Blocked,
         Reserved,
+        AgentEnded,
         LeaseLost,
         Overloaded,
         ShuttingDown,

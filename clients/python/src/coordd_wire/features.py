@@ -38,6 +38,11 @@ FEATURES: tuple[Feature, ...] = (
     Feature("token_budgets", "1.2", "section 15: `budget` on `task.post`, `usage.budget`"),
     Feature("holder_repeat", "1.2", "section 5b: `repeat` on `task.release`, `task.fail`"),
     Feature("stalled_connections", "1.2", "section 3a: `server.info.stalled`"),
+    Feature("build_id", "1.2", "section 1c: `server.info.build`"),
+    Feature("agent_ended", "1.2", "section 6b (1.2 section 2a): `agent.end`, `ended_at`"),
+    Feature("release_reservations_of", "1.2", "section 10b: `of` on `reservation.release`"),
+    Feature("reader_shares", "1.2", "section 3b: `server.info.readers`"),
+    Feature("budget_notify", "1.2", "section 15: `notify` on `usage.report`"),
 )
 
 #: The flags' names, in the daemon's order.

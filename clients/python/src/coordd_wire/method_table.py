@@ -172,6 +172,7 @@ ENTRIES: tuple[Rpc, ...] = (
         writes=True,
         feature="agent_release",
     ),
+    Rpc("agent.end", P.EndAgentParams, W.EndAgentResult, writes=True, feature="agent_ended"),
     *(
         Rpc(name, params, result, project=True, feature="file_edits", **traits)
         for name, params, result, traits in (

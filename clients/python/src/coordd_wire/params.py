@@ -263,6 +263,17 @@ class ReleaseAgentParams(Params):
     reason: Reason | None = None
 
 
+class EndAgentParams(Params):
+    """1.2 `agent.end` (docs/PROTOCOL-1.2.md section 2a): `of` (default: the caller) has
+    ended; its host process exited, as its session-end hook or a client that found its
+    tab record dead says."""
+
+    #: The caller: the ended agent itself, or whoever found it gone.
+    agent: Agent
+    #: The agent that ended; omitted, the caller.
+    of: Agent | None = None
+
+
 class EventsSinceParams(Params):
     after_seq: Seq | None = None
     limit: EventsLimit | None = None
@@ -299,6 +310,9 @@ class ReleaseReservationsParams(Params):
     project: Project
     patterns: Patterns | None = None
     ids: ReservationIds | None = None
+    #: 1.2 (flag `release_reservations_of`): whose reservations end (omitted: the caller's);
+    #: a person frees an ended tab's, as `agent.release` frees all it holds.
+    of: Agent | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -64,6 +64,10 @@ class UsageReportParams(Params):
     host: Host
     entries: UsageEntries
     session: SessionId | None = None
+    #: Whom a message tells when this report takes a task to 100% of its budget: the
+    #: person the reporting tab works for (`human-<user>`: the name is the client's
+    #: rule, the daemon knows no people). Feature `budget_notify`.
+    notify: Agent | None = None
 
 
 class CostQueryParams(Params):

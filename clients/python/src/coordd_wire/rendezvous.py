@@ -18,8 +18,11 @@ tab registry (`tabs.py`). Each live daemon has one file, written atomically
 once its socket is bound and removed at a clean stop: its pid and the
 process's start time (a reused pid is another process), the socket it
 serves, its board id (section 1b) and its store (a path, or a team DSN
-without its password). A record whose process is gone (or is a zombie: dead,
-not yet reaped) is stale: readers skip it and remove it.
+without its password), and whether it is a board started on purpose beside
+the user's (`separate`). A record whose process is gone (or is a zombie: dead,
+not yet reaped) is stale: readers skip it and remove it. A daemon rewrites its
+record, and the user's board record, if they are removed while it runs (a
+user cleaning up `~/.local/state`), within `socket_check_interval_s`.
 
 Every surface reads this directory on every call, so a read never waits: a
 record is opened without following a symlink and without blocking, and read
@@ -64,6 +67,10 @@ class LiveDaemon(msgspec.Struct, frozen=True, kw_only=True):
     board_id: str
     #: `sqlite:<path>`, or a team store's DSN without its password.
     store: str
+    #: A board started on purpose beside the user's (`coordd serve` with its own store
+    #: and socket): never the user's board, so no surface is sent to it unless its
+    #: socket is given. Absent in an older daemon's record: False, the user's.
+    separate: bool = False
 
 
 class UsersBoard(msgspec.Struct, frozen=True, kw_only=True):
@@ -239,4 +246,5 @@ def users_board(environ: Mapping[str, str] | None = None) -> UsersBoard | None:
 
 def describe(record: LiveDaemon) -> str:
     """One line naming a live daemon: its board, store, socket and pid."""
-    return f"board {record.board_id} ({record.store}) on {record.socket}, pid {record.pid}"
+    kind = "separate board" if record.separate else "board"
+    return f"{kind} {record.board_id} ({record.store}) on {record.socket}, pid {record.pid}"

@@ -50,6 +50,24 @@ class StalledInfo(msgspec.Struct, frozen=True, kw_only=True):
     answers: int
 
 
+class ReadersInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """1.2 section 3b (feature `reader_shares`): the reader pool scans run on, and how
+    fairly it has been shared since the daemon started."""
+
+    #: Connections in the pool.
+    size: int
+    #: How many of them one client connection may hold or wait for at once.
+    per_connection: int
+    #: Reads given a pool connection so far.
+    admitted: int
+    #: The most one client connection held or waited for at once (never above
+    #: `per_connection`).
+    most_held_by_one: int
+    #: The most reads already waiting for a pool connection when another read
+    #: asked for one: the reads served before it.
+    longest_queue_ahead: int
+
+
 class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     protocol: int
@@ -69,6 +87,9 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     #: 1.2 section 1b (feature `board_id`): the store's id, the same on every node of
     #: a team store and kept by `coordd migrate`; None from an older daemon.
     board_id: str | None = None
+    #: 1.2 section 1c (feature `build_id`): the code the daemon loaded at its start
+    #: (`coordd_wire.build`); a client compares it with the code installed now.
+    build: str | None = None
     #: Beyond PROTOCOL.md (additive; absent from older daemons): what the writer, the
     #: waits, the subscriptions and the reservation and slot queues are doing.
     writer: WriterInfo | None = None
@@ -79,3 +100,5 @@ class ServerInfo(msgspec.Struct, frozen=True, kw_only=True):
     slots: QueueInfo | None = None
     #: 1.2 section 3a (feature `stalled_connections`); None from an older daemon.
     stalled: StalledInfo | None = None
+    #: 1.2 section 3b (feature `reader_shares`); None from an older daemon.
+    readers: ReadersInfo | None = None

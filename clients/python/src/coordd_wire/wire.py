@@ -262,6 +262,15 @@ class AgentInfo(msgspec.Struct, frozen=True, kw_only=True):
     agent: str
     last_seen: str
     holding: int
+    #: 1.2 (flag `agent_ended`): when its end was reported (`agent.end`), if it has not
+    #: been seen since; None for an agent that may still run (and from an older daemon).
+    ended_at: str | None = None
+
+
+class EndAgentResult(msgspec.Struct, frozen=True, kw_only=True):
+    """1.2 `agent.end`: whether the board knew the agent (an unknown name is not recorded)."""
+
+    ended: bool
 
 
 class AgentsResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -42,7 +42,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     ),
     "task_deps": ("dependency", "dependent"),
     "events": ("seq", "type", "project", "at", "data", "task_id", "prev_seq"),
-    "agents": ("agent", "last_seen"),
+    "agents": ("agent", "last_seen", "ended_at"),
     "reservations": (
         "id", "project", "agent", "pattern", "prefix", "exclusive", "reason", "task_id",
         "created_at", "expires_at", "ttl_s",

@@ -85,7 +85,7 @@ class PgReaderPool(Readers):
         return await self.run(fn, *args)
 
     async def _run_pooled(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
-        async with self._limiter:
+        async with self._slot():
             return await trio.to_thread.run_sync(self._read, fn, args)
 
     def _read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:

@@ -136,6 +136,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     UNSEEN,  # issue 44: messages to names never seen, marked for their cap and retention
     CLAIM_KEY,  # issue 44 item 7: a claim's request_key (section 5a)
     USAGE,  # issue 48: the token ledger (docs/PROTOCOL-1.2.md section 15)
+    (f"ALTER TABLE agents ADD COLUMN ended_at {_T}",),  # docs/PROTOCOL-1.2.md section 2a
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,14 +9,16 @@ from typing import Any
 from coordd_apps.cli.context import EXIT_OK, Context
 from coordd_apps.cli.registry import arg, command
 from coordd_apps.cli.seen import note_if_unseen
+from coordd_apps.daemon_age import older_daemon
 from coordd_apps.wording import render
 from coordd_apps.wording.advice import plural
 from coordd_client import boards, tabs
 from coordd_client.client import Client
 from coordd_client.identity import AGENT_ENV
+from coordd_client.tab_ends import report_ended
 from coordd_client.text import clean, parse_time
 from coordd_wire.errors import CoordError
-from coordd_wire.wire import ReleaseAgentResult
+from coordd_wire.wire import AgentInfo, ReleaseAgentResult
 
 #: `agents` hides identities not seen for this long, unless --all.
 STALE_AFTER = timedelta(days=1)
@@ -47,6 +49,9 @@ def whoami(ctx: Context) -> int:
         f"project: {clean(where.value)}  (from {where.source})\n"
         f"board:   {clean(_board_line(board))}"
     )
+    older = board.get("older")
+    if older is not None:  # each line cleaned on its own: `clean` escapes a newline
+        human += f"\ndaemon:  {clean(older['detail'])}\n         restart: {clean(older['command'])}"
     ctx.emit(report, human)
     return EXIT_OK
 
@@ -64,6 +69,7 @@ def which_board(ctx: Context) -> dict[str, Any]:
     board: dict[str, Any] = {
         "board_id": info.board_id,
         "socket": str(socket),
+        "older": older_daemon({"pid": info.pid, "version": info.version, "build": info.build}),
         "store": info.store.location if info.store is not None else info.db_path,
         "tab_board": tab.board if tab is not None else None,
     }
@@ -89,12 +95,16 @@ def _shell_quote(text: str) -> str:
 
 @command(
     "agents",
-    "list agents, when they were last seen, what they hold",
+    "list agents, when they were last seen (or that they are gone), what they hold",
     "coord agents --all",
     arg("--all", action="store_true", help="also agents not seen for a day"),
 )
 def agents(ctx: Context) -> int:
     with ctx.client() as client:
+        gone = tabs.ended()  # tabs here that exited without their session-end hook
+        if gone:
+            report_ended(client, ctx.agent, gone)
+            tabs.prune()
         result = client.agents()
         reservations = Counter(r.agent for r in client.reservations().reservations)
         slots = Counter(s.agent for s in client.slots().leases) if client.supports("slots") else {}
@@ -103,7 +113,7 @@ def agents(ctx: Context) -> int:
         a for a in result.agents if ctx.args.all or now - parse_time(a.last_seen) < STALE_AFTER
     ]
     rows = [
-        f"{clean(a.agent):<32}  last seen {render.relative(a.last_seen):<22}"
+        f"{clean(a.agent):<32}  {_presence(a):<32}"
         f"  holding {_holdings(a.holding, reservations.get(a.agent, 0), slots.get(a.agent, 0))}"
         for a in shown
     ]
@@ -139,6 +149,14 @@ def release_agent(ctx: Context) -> int:
     )
     ctx.emit(result, human)
     return EXIT_OK
+
+
+def _presence(agent: AgentInfo) -> str:
+    """ "gone (ended 2 min ago)" for an agent whose tab exited (`agent.end`), else when it
+    was last seen: a tab that exited is not "last seen just now"."""
+    if agent.ended_at is not None:
+        return f"gone (ended {render.relative(agent.ended_at)})"
+    return f"last seen {render.relative(agent.last_seen)}"
 
 
 def _holdings(claims: int, reservations: int, slots: int) -> str:

@@ -12,20 +12,31 @@ from pathlib import Path
 
 from coordd_apps import doctor
 from coordd_apps.cli.context import EXIT_ERROR, EXIT_OK, Context
-from coordd_apps.cli.registry import command, package_version
+from coordd_apps.cli.registry import arg, command, package_version
 from coordd_apps.wording.advice import plural
 from coordd_wire.errors import SeveralBoards
 
 SECTIONS = ("daemon", "boards", "claude", "codex", "worktrees", "edits", "landing")
 
 
-@command("doctor", "check the daemon and each host's coord setup; name the fixes", "coord doctor")
+@command(
+    "doctor",
+    "check the daemon and each host's coord setup; name the fixes",
+    "coord doctor",
+    arg(
+        "--wait",
+        action="store_true",
+        help="let `claude mcp list` run to its end (it can take 20 s waiting on the network)",
+    ),
+)
 def doctor_command(ctx: Context) -> int:
     try:
         socket = ctx.socket
     except SeveralBoards:  # the split itself is what the boards section reports
         socket = ctx.route.path
-    findings = doctor.run_checks(ctx.route, socket, ctx.autostart, Path.cwd(), package_version())
+    findings = doctor.run_checks(
+        ctx.route, socket, ctx.autostart, Path.cwd(), package_version(), wait=ctx.args.wait
+    )
     problems = [f for f in findings if not f.ok]
     fixes = list(dict.fromkeys(f.fix for f in problems if f.fix))
     report = {

@@ -66,13 +66,19 @@ def reserve(ctx: Context) -> int:
 
 @command(
     "unreserve",
-    "release your reservations here: the patterns named, or all of them",
+    "release your reservations here (or, asking first, a gone tab's with --of NAME)",
     "coord unreserve 'src/auth/**'",
     arg("patterns", nargs="*", metavar="PATTERN", help="none: every one of yours here"),
     arg("--id", type=int, action="append", dest="ids", help="a reservation id (repeatable)"),
+    arg("--of", metavar="NAME", help="another agent's (a tab that has gone): shown, then asked"),
+    arg("--yes", action="store_true", help="with --of: free them without asking (scripts)"),
 )
 def unreserve(ctx: Context) -> int:
     args = ctx.args
+    if args.of is not None:
+        from coordd_apps.cli.free import free
+
+        return free(ctx, args.of, args.patterns, args.ids)
     with ctx.client() as client:
         result = client.unreserve(
             args.patterns or None, ids=args.ids, agent=ctx.agent, project=ctx.project

@@ -190,7 +190,7 @@ def _most_urgent(tasks: list[Task], limit: int) -> tuple[list[Task], int]:
 def show(ctx: Context) -> int:
     with ctx.client() as client:
         result = client.get(ctx.args.id)
-        history = task_history(client, ctx.args.id) if ctx.args.history else None
+        history = task_history(client, ctx.args.id, budgets=True) if ctx.args.history else None
         cost = cost_report.task_costs(client, project=None, task_id=ctx.args.id)
     human = render.task_detail(result.task)
     if ctx.args.id in cost:  # issue 48: tokens charged so far, and the budget if any

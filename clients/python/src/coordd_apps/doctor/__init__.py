@@ -26,7 +26,7 @@ is a finding ("did not answer within N s"), never a hung doctor.
 - the repository's landings (`landings`): a `coord land` that died half-way
   through moving a target and its checkout, which its journal tells.
 
-This module only runs them in order; the names below are re-exported so that
+This module runs them, the hosts' at once (`run_checks`); the names below are re-exported so that
 `coordd_apps.doctor.X` keeps meaning what it meant when this was one module.
 """
 
@@ -34,12 +34,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from coordd_apps.doctor.boards import check_boards
 from coordd_apps.doctor.claude import (
     CLAUDE_HOOKS,
     CLAUDE_TIMEOUT_S,
+    CLAUDE_WAIT_S,
     check_claude,
     claude_coverage,
     claude_hooks_found,
@@ -69,7 +73,9 @@ from coordd_apps.doctor.edits import check_edit_config
 from coordd_apps.doctor.findings import (
     VERSION_TIMEOUT_S,
     Finding,
+    HostCall,
     HostFailed,
+    HostSlow,
     host_version,
     run_host,
 )
@@ -88,6 +94,7 @@ __all__ = [
     "APP_SERVER_TIMEOUT_S",
     "CLAUDE_HOOKS",
     "CLAUDE_TIMEOUT_S",
+    "CLAUDE_WAIT_S",
     "CODEX_HOOKS",
     "CODEX_LIST_TIMEOUT_S",
     "REDUCED_DROPS",
@@ -96,7 +103,9 @@ __all__ = [
     "AppServer",
     "CodexAnswers",
     "Finding",
+    "HostCall",
     "HostFailed",
+    "HostSlow",
     "ask_app_server",
     "check_boards",
     "check_claude",
@@ -125,47 +134,83 @@ __all__ = [
 
 
 def run_checks(
-    route: SocketRoute, socket: Path, autostart: bool, cwd: Path, client_version: str
+    route: SocketRoute,
+    socket: Path,
+    autostart: bool,
+    cwd: Path,
+    client_version: str,
+    *,
+    wait: bool = False,
 ) -> list[Finding]:
+    """Every check, the hosts' at once: `claude mcp list` and Codex's conversation run
+    while the daemon and boards are asked, so the doctor takes about as long as its
+    slowest part, not their sum. `wait` lets `claude mcp list` run to its end
+    (`CLAUDE_TIMEOUT_S`) rather than `CLAUDE_WAIT_S` (see `check_claude`)."""
     home = Path.home()
-    findings = check_daemon(route, socket, autostart)
     top = worktree_top(cwd)
-    shell_board = findings[0].data.get("board_id")
-    surfaces = host_surfaces(os.environ, home, top, coord_command())
-    findings += check_boards(shell_board, socket, surfaces)
     worktrees = git_worktrees(cwd)
-    claude = _host(findings, "claude", "Claude Code", cwd)
-    if claude is not None:
-        findings += check_claude(claude, cwd, top, home)
-    codex = _host(findings, "codex", "Codex", cwd)
-    codex_state: tuple[CodexAnswers, bool] | None = None
-    if codex is not None:
-        found, answers_, configured = check_codex(codex, top, worktrees or [], client_version)
-        findings += found
-        codex_state = (answers_, configured)
-    findings += check_worktrees(top, home, worktrees, claude is not None, codex_state)
+    claude_path, codex_path = shutil.which("claude"), shutil.which("codex")
+    listing = HostCall([claude_path, "mcp", "list"], cwd) if claude_path else None
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        claude_version = pool.submit(host_version, claude_path, cwd) if claude_path else None
+        codex_version = pool.submit(host_version, codex_path, cwd) if codex_path else None
+        codex_checked = (
+            pool.submit(check_codex, codex_path, top, worktrees or [], client_version)
+            if codex_path
+            else None
+        )
+        findings = check_daemon(route, socket, autostart)
+        shell_board = findings[0].data.get("board_id")
+        surfaces = host_surfaces(os.environ, home, top, coord_command())
+        findings += check_boards(shell_board, socket, surfaces)
+        findings.append(_host("claude", "Claude Code", claude_path, claude_version))
+        if listing is not None:
+            started = next(
+                (
+                    f
+                    for f in findings
+                    if f.section == "boards" and f.data.get("surface") == "claude"
+                ),
+                None,
+            )
+            # Without a start of Claude Code's server to judge by (no MCP SDK here, or it
+            # failed), only `claude mcp list`'s own verdict says more: it gets its time.
+            full = wait or started is None or bool(started.data.get("failed"))
+            budget = CLAUDE_TIMEOUT_S if full else CLAUDE_WAIT_S
+            listed = _listed(listing, listing.started + budget - time.monotonic())
+            cut_short = isinstance(listed, HostSlow) and not full
+            findings += check_claude(listed, top, home, started, cut_short)
+        findings.append(_host("codex", "Codex", codex_path, codex_version))
+        codex_state: tuple[CodexAnswers, bool] | None = None
+        if codex_checked is not None:
+            found, answers_, configured = codex_checked.result()
+            findings += found
+            codex_state = (answers_, configured)
+    findings += check_worktrees(top, home, worktrees, claude_path is not None, codex_state)
     if worktrees:  # the first is the main worktree: the project's directory
         findings += check_edit_config(worktrees[0])
     findings += check_landings(cwd)
     return findings
 
 
-def _host(findings: list[Finding], program: str, title: str, cwd: Path) -> str | None:
-    """The host's program on PATH (with its version, said), or None (skipped, said)."""
-    path = shutil.which(program)
-    if path is None:
-        findings.append(
-            Finding(program, program, True, f"{program}: not installed, skipped", skipped=True)
-        )
-        return None
-    version = host_version(path, cwd)
-    findings.append(
-        Finding(
-            program,
-            program,
-            True,
-            f"{title} {version or '?'} ({path})",
-            data={"path": path, "version": version},
-        )
+def _listed(call: HostCall, left_s: float) -> subprocess.CompletedProcess[str] | HostFailed:
+    try:
+        return call.result(left_s)
+    except HostFailed as exc:
+        return exc
+
+
+def _host(
+    program: str, title: str, path: str | None, version: Future[str | None] | None
+) -> Finding:
+    """The host's program on PATH with its version, or its absence (skipped, said)."""
+    if path is None or version is None:
+        return Finding(program, program, True, f"{program}: not installed, skipped", skipped=True)
+    said = version.result()
+    return Finding(
+        program,
+        program,
+        True,
+        f"{title} {said or '?'} ({path})",
+        data={"path": path, "version": said},
     )
-    return path

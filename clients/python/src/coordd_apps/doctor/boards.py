@@ -26,7 +26,7 @@ from coordd_apps.doctor.hostenv import Surface, probe_env, would_autostart
 from coordd_apps.mcp_bridge.probe import Reached, mcp_sdk_missing, probe_all
 from coordd_apps.wording.advice import plural
 from coordd_wire.probe import PROBE_TIMEOUT_S, answering
-from coordd_wire.rendezvous import LiveDaemon, describe, live_daemons
+from coordd_wire.rendezvous import LiveDaemon, describe, live_daemons, rendezvous_dir
 
 SECTION = "boards"
 #: How `whoami`'s `board_unreached` begins when several boards are live (the split's).
@@ -77,18 +77,35 @@ def check_boards(
 ) -> list[Finding]:
     """The live daemons, each surface's board, and the split if there is one."""
     counted = live_boards(environ)
-    live = [record for record, _ in counted]
-    events = {record.board_id: count for record, count in counted}
-    findings = [_daemon_note(record, events[record.board_id]) for record in live]
+    # A board started on purpose (`LiveDaemon.separate`) is no half of a split: no
+    # surface is sent to it unless its socket is given.
+    yours = [(record, count) for record, count in counted if not record.separate]
+    live = [record for record, _ in yours]
+    events = {record.board_id: count for record, count in yours}
+    findings = [_daemon_note(record, count) for record, count in counted]
+    lost = unrecorded(shell_board, environ)
+    if lost is not None:
+        findings.append(lost)
     split = len(events) > 1
-    keep = kept_board(counted, shell_board) if split else shell_board
+    keep = kept_board(yours, shell_board) if split else shell_board
     missing = mcp_sdk_missing()
     reached = [] if missing else probe_all(surfaces, probe_env)
     if missing:
         findings.append(Finding(SECTION, "mcp servers", True, missing, skipped=True))
     for surface, answer in zip([] if missing else surfaces, reached, strict=True):
         shell = (shell_board, shell_socket)
-        findings.append(_surface_finding(surface, answer, keep=keep, shell=shell, split=split))
+        finding = _surface_finding(surface, answer, keep=keep, shell=shell, split=split)
+        if lost is not None and not finding.ok and answer.board_id is None:
+            # One cause, one finding: the missing record, not this surface's setup.
+            finding = Finding(
+                SECTION,
+                finding.what,
+                True,
+                f"{finding.detail} (see the rendezvous)",
+                note=True,
+                data=finding.data,
+            )
+        findings.append(finding)
     if split:
         findings.append(
             _split_finding(
@@ -111,14 +128,47 @@ def _server_info(socket: Path) -> dict[str, Any] | None:
 
 def _daemon_note(record: LiveDaemon, events: int) -> Finding:
     data = {"pid": record.pid, "board_id": record.board_id, "socket": record.socket}
+    purpose = (
+        " (started on purpose with its own store and socket: no surface uses it unless"
+        " given its socket)"
+        if record.separate
+        else ""
+    )
     return Finding(
         SECTION,
         f"daemon {record.pid}",
         True,
-        f"live: {describe(record)}; {plural(events, 'event')}",
+        f"live: {describe(record)}; {plural(events, 'event')}{purpose}",
         note=True,
-        data={**data, "store": record.store, "events": events},
+        data={**data, "store": record.store, "events": events, "separate": record.separate},
     )
+
+
+def unrecorded(board_id: str | None, environ: Mapping[str, str] | None = None) -> Finding | None:
+    """A FAIL naming the cause when the daemon this shell reaches serves `board_id` but
+    no rendezvous record names that board: a surface whose host strips the environment
+    cannot find it, and would start a second, empty board. The usual cause is the state
+    folder removed while the daemon runs (a clean-up); a current daemon writes its record
+    again within seconds, so the fix is to look again, then to restart it."""
+    if board_id is None or board_id in {record.board_id for record in live_daemons(environ)}:
+        return None
+    try:
+        directory = rendezvous_dir(environ)
+    except OSError:
+        return None
+    gone = "is gone" if not directory.exists() else "has no record of it"
+    detail = (
+        f"the daemon this shell reaches (board {board_id}) is missing from the rendezvous:"
+        f" {directory} {gone}, most likely removed while the daemon runs (a clean-up of"
+        f" {directory.parent}). Until it is back, a surface whose host strips the"
+        " environment cannot find this board"
+    )
+    fix = (
+        "run coord doctor again: a current coordd writes its record again within seconds;"
+        " if it stays missing (an older coordd, or it cannot write there), restart it from"
+        " your shell (`kill <its pid>`, then `coordd serve`)"
+    )
+    return Finding(SECTION, "rendezvous", False, detail, fix, data={"board_id": board_id})
 
 
 def _surface_finding(
@@ -138,6 +188,7 @@ def _surface_finding(
         "env": sorted(surface.env),
         "board_id": answer.board_id,
         "socket": answer.socket,
+        "failed": answer.failed,
     }
     check = f"{surface.name} mcp server"
     if answer.failed is not None:

@@ -10,16 +10,23 @@ only Claude Code knows whether it actually connects.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from coordd_apps.doctor.findings import Finding, HostFailed, run_host
+from coordd_apps.doctor.findings import Finding, HostFailed
 from coordd_apps.setup.hosts import SERVER_KEY
 
 #: `claude mcp list` starts and health-checks every server; 2.1.332 takes about 20 s
-#: on the 2-core test machine even with none configured.
+#: on a machine without network even with none configured (it retries its DNS lookups
+#: of api.anthropic.com first). `coord doctor --wait` gives it this long.
 CLAUDE_TIMEOUT_S = 60.0
+#: How long `coord doctor` gives it by default, counted from its start, which is the
+#: doctor's own: it runs while the other checks do. Past it, the server's finding is
+#: the boards section's start of the same server in the same environment; with no such
+#: start to judge by, `claude mcp list` gets `CLAUDE_TIMEOUT_S`.
+CLAUDE_WAIT_S = 3.0
 
 #: The hooks `coord setup claude` registers: settings event -> `coord hook` sub-command.
 CLAUDE_HOOKS = {
@@ -105,39 +112,21 @@ def claude_server_status(output: str) -> str | None:
     return None
 
 
-def check_claude(binary: str, cwd: Path, top: Path, home: Path) -> list[Finding]:
-    findings = []
+def check_claude(
+    listed: subprocess.CompletedProcess[str] | HostFailed,
+    top: Path,
+    home: Path,
+    started: Finding | None = None,
+    waited_out: bool = False,
+) -> list[Finding]:
+    """The MCP server's finding from `claude mcp list`'s answer (`listed`) and the hooks'.
+
+    `started` is the boards section's finding for Claude Code's surface (its server,
+    started as Claude Code starts it, asked `whoami`); when `claude mcp list` was cut
+    short by the doctor's own wait (`waited_out`), that start is the evidence instead.
+    """
+    findings = [_server_finding(listed, top, home, started, waited_out)]
     fix = "coord setup claude"
-    try:
-        done = run_host([binary, "mcp", "list"], cwd, CLAUDE_TIMEOUT_S)
-        status = claude_server_status(done.stdout)
-        if status is None:
-            findings.append(
-                Finding(
-                    "claude", "mcp server", False, "coord is not listed by `claude mcp list`", fix
-                )
-            )
-        else:
-            state = status.lstrip("✔✗⚠! ").strip()
-            ok = "connected" in state.lower()
-            if ok:
-                fix_now = None
-            elif "approv" in state.lower():
-                fix_now = "start Claude Code here and approve the coord server (or /mcp)"
-            else:
-                fix_now = "run `claude mcp get coord` and `coord mcp` by hand to see why"
-            findings.append(
-                Finding(
-                    "claude",
-                    "mcp server",
-                    ok,
-                    f"coord: {state} (claude mcp list)",
-                    fix_now,
-                    data={"state": state},
-                )
-            )
-    except HostFailed as exc:
-        findings.append(Finding("claude", "mcp server", False, str(exc), "claude mcp list"))
     found = claude_hooks_found(claude_settings_files(home, top))
     missing = [_event_label(event) for event, files in found.items() if not files]
     data = {"hooks": found}
@@ -165,6 +154,77 @@ def check_claude(binary: str, cwd: Path, top: Path, home: Path) -> list[Finding]
             )
         )
     return findings
+
+
+def _server_finding(
+    listed: subprocess.CompletedProcess[str] | HostFailed,
+    top: Path,
+    home: Path,
+    started: Finding | None,
+    waited_out: bool,
+) -> Finding:
+    fix = "coord setup claude"
+    if isinstance(listed, HostFailed):
+        if waited_out and started is not None and not started.data.get("failed"):
+            return _started_finding(str(listed), top, home, started)
+        return Finding("claude", "mcp server", False, str(listed), "claude mcp list")
+    status = claude_server_status(listed.stdout)
+    if status is None:
+        return Finding(
+            "claude", "mcp server", False, "coord is not listed by `claude mcp list`", fix
+        )
+    state = status.lstrip("✔✗⚠! ").strip()
+    ok = "connected" in state.lower()
+    if ok:
+        fix_now = None
+    elif "approv" in state.lower():
+        fix_now = APPROVE_FIX
+    else:
+        fix_now = "run `claude mcp get coord` and `coord mcp` by hand to see why"
+    detail = f"coord: {state} (claude mcp list)"
+    return Finding("claude", "mcp server", ok, detail, fix_now, data={"state": state})
+
+
+APPROVE_FIX = "start Claude Code here and approve the coord server (or /mcp)"
+
+
+def _started_finding(why: str, top: Path, home: Path, started: Finding) -> Finding:
+    """`claude mcp list` is still on its way (it waits on the network before it checks
+    a server): what it would have said, from what it reads and what the boards
+    section saw. The server's entry is Claude Code's own (`hostenv.claude_entry`), its
+    start is the boards probe's, and a worktree's `.mcp.json` server needs approval."""
+    scope = claude_server_scope(home, top)
+    if scope is None:
+        detail = "coord is not registered for this folder (~/.claude.json, .mcp.json)"
+        return Finding("claude", "mcp server", False, detail, "coord setup claude")
+    board = started.data.get("board_id")
+    data: dict[str, Any] = {"state": "Started", "scope": scope, "listed": why, "board_id": board}
+    if scope == "worktree" and not mcpjson_approved(home, top):
+        detail = f"coord ({top / '.mcp.json'}): needs approval; {why}"
+        return Finding("claude", "mcp server", False, detail, APPROVE_FIX, data=data)
+    detail = (
+        f"coord: {scope} scope, starts and answers as Claude Code starts it (boards, above);"
+        f" {why}, so `coord doctor --wait` asks it to the end"
+    )
+    return Finding("claude", "mcp server", True, detail, data=data)
+
+
+def mcpjson_approved(home: Path, top: Path) -> bool:
+    """Whether Claude Code runs coord's server from the worktree's `.mcp.json`: approved
+    in a settings file or in this folder's entry of ~/.claude.json."""
+    config = _read_json(home / ".claude.json")
+    project = (config.get("projects") or {}).get(str(top)) if isinstance(config, dict) else None
+    places = [project, *(_read_json(p) for p in claude_settings_files(home, top))]
+    for doc in places:
+        if not isinstance(doc, dict):
+            continue
+        if SERVER_KEY in (doc.get("disabledMcpjsonServers") or []):
+            return False
+        if doc.get("enableAllProjectMcpServers") is True:
+            return True
+        if SERVER_KEY in (doc.get("enabledMcpjsonServers") or []):
+            return True
+    return False
 
 
 def claude_coverage(home: Path, top: Path) -> tuple[bool, str]:

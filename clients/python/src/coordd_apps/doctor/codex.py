@@ -35,6 +35,7 @@ CODEX_HOOKS = {
     "preToolUse": "pre-edit",
     "postToolUse": "post-tool",  # edits recorded (issue 33), then messages
     "userPromptSubmit": "deliver",  # unread messages into the turn (issue 34)
+    "stop": "turn-end",  # the turn's usage to the ledger as it ends
     "sessionEnd": "session-end",
 }
 TRUST_FIX = "open Codex and review coord's hooks in /hooks"

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from coordd_apps.daemon_age import older_daemon
 from coordd_apps.doctor.findings import Finding
 from coordd_apps.setup.hosts import CODEX_DEFAULT_ENV
 from coordd_client import methods
@@ -23,6 +24,7 @@ from coordd_client.client import Client
 from coordd_client.discovery import SocketRoute, answers
 from coordd_wire.errors import CoordError
 from coordd_wire.location import SOCKET_ENV
+from coordd_wire.rendezvous import live_daemons
 
 #: What the reduced environment of a host's children lacks, said in the report (all but
 #: `CODEX_DEFAULT_ENV` goes; these are the ones that move the socket or the board).
@@ -38,6 +40,11 @@ def server_info(socket: Path) -> dict[str, Any] | None:
     except (CoordError, OSError):
         return None
     return info
+
+
+def unannounced(board_id: str | None) -> bool:
+    """No rendezvous record names `board_id`, which a daemon answering here serves."""
+    return board_id is not None and board_id not in {r.board_id for r in live_daemons()}
 
 
 def reduced_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -92,9 +99,16 @@ def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Find
                     "pid": info["pid"],
                     "version": info.get("version"),
                     "board_id": board,
+                    "build": info.get("build"),
                 },
             )
         )
+        older = older_daemon(info, autostart)
+        if older is not None:
+            builds = {"running": older["running"], "installed": older["installed"]}
+            findings.append(
+                Finding("daemon", "upgrade", False, older["detail"], older["command"], data=builds)
+            )
     derived, reached, how = reduced_socket(os.environ)
     reached_info = server_info(reached) if reached is not None else None
     label = (
@@ -122,6 +136,19 @@ def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Find
                 detail=f"{label}: derives {derived}, where no daemon answers, and finds several"
                 " live boards: it refuses to choose (the boards section names them)",
                 fix=None,
+                data=data,
+            )
+        )
+    elif reached_info is None and unannounced(info.get("board_id")):
+        # One cause, one finding: the boards section's `rendezvous` names it and the fix.
+        findings.append(
+            Finding(
+                "daemon",
+                "reduced environment",
+                ok=True,
+                detail=f"{label}: derives {derived}, where no daemon answers, and finds none"
+                " elsewhere: this daemon is missing from the rendezvous (see boards)",
+                note=True,
                 data=data,
             )
         )

@@ -10,6 +10,7 @@ that timeout lives, so each host's module shares it rather than repeating it.
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,51 @@ def run_host(argv: list[str], cwd: Path, timeout_s: float) -> subprocess.Complet
         ) from exc
     except OSError as exc:
         raise HostFailed(f"`{argv[0]}` could not run: {exc}") from exc
+
+
+class HostSlow(HostFailed):
+    """A host command that was still running when its time was up (and was killed)."""
+
+
+class HostCall:
+    """A host's command started now and read later, so that it runs while the doctor's
+    other checks do (`claude mcp list` alone can take 20 s waiting on the network).
+
+    `result(timeout_s)` waits at most that long more; past it the command is killed
+    and the answer is `HostFailed`, as with `run_host`.
+    """
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        self.argv = argv
+        self.started = time.monotonic()
+        self.failed: HostFailed | None = None
+        self.process: subprocess.Popen[str] | None = None
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        except OSError as exc:
+            self.failed = HostFailed(f"`{argv[0]}` could not run: {exc}")
+
+    def result(self, timeout_s: float) -> subprocess.CompletedProcess[str]:
+        if self.process is None:
+            assert self.failed is not None
+            raise self.failed
+        try:
+            out, err = self.process.communicate(timeout=max(timeout_s, 0.0))
+        except subprocess.TimeoutExpired as exc:
+            self.process.kill()
+            self.process.communicate()
+            waited = time.monotonic() - self.started
+            raise HostSlow(
+                f"`{' '.join(self.argv[-3:])}` did not answer within {waited:.0f} s"
+            ) from exc
+        return subprocess.CompletedProcess(self.argv, self.process.returncode, out, err)
 
 
 def host_version(binary: str, cwd: Path) -> str | None:

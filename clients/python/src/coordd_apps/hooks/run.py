@@ -22,7 +22,8 @@ from coordd_apps.hooks.payload import HookInput, Host, read
 from coordd_client.discovery import SocketRoute
 from coordd_wire.errors import CoordError
 
-EVENTS = ("session-start", "pre-edit", "post-tool", "wake", "session-end", "pre-commit", "deliver")
+EVENTS = ("session-start", "pre-edit", "post-tool", "wake", "session-end", "pre-commit", "deliver",
+          "turn-end")  # fmt: skip
 #: `COORD_ALLOW_RESERVED=1` lets one commit of reserved files through.
 ALLOW_RESERVED_ENV = "COORD_ALLOW_RESERVED"
 #: The wake hook exits 0 after this long (its host's timeout must be longer).
@@ -79,6 +80,9 @@ def run(call: Invocation) -> int:
             return _during_turn(call, given)
         if event == "wake":
             return _wake(call, given)
+        if event == "turn-end":
+            _report_usage(call, given)  # a budget crossed is told at the next prompt
+            return EXIT_OK  # Stop (Codex): silent, so the turn ends as it would have
         return _session_end(call, given)
     except CoordError as exc:
         sys.stderr.write(f"coord hook {event}: {exc.message} (the session goes on)\n")
@@ -88,7 +92,7 @@ def run(call: Invocation) -> int:
 def _session_start(call: Invocation, given: HookInput) -> int:
     from coordd_apps.hooks import context, reported, session
 
-    session.register_tab(given)
+    gone = session.register_tab(given)
     agent, project = given.agent.value, given.project.value
     try:
         socket = call.socket  # may refuse: several boards live, and none was named
@@ -106,6 +110,7 @@ def _session_start(call: Invocation, given: HookInput) -> int:
             given.host, context.unavailable(exc, agent, project, host=given.host)
         )
     reported.reached_board(agent)
+    session.report_ended(socket, agent, gone)  # tabs that exited without their hook
     return respond.context(given.host, text)
 
 

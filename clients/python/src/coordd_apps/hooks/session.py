@@ -6,6 +6,7 @@ session end needs, so that hook loads neither the summary nor autostart.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -15,7 +16,7 @@ from coordd_apps.hooks.payload import HookInput
 from coordd_client import tabs
 from coordd_client.client import Client
 from coordd_wire import wire
-from coordd_wire.errors import Conflict, LeaseLost, MethodNotFound
+from coordd_wire.errors import Conflict, CoordError, LeaseLost, MethodNotFound
 from coordd_wire.method_table import call
 
 #: Seconds session end may spend: Claude Code gives SessionEnd hooks 1.5 s in all.
@@ -28,16 +29,30 @@ TAB_CONTINUES = frozenset({"clear"})
 CURSOR_WINDOW_CLOSED = "window_close"
 
 
-def register_tab(given: HookInput) -> None:
-    """Record this tab's name for its other surfaces (its MCP server, its shell).
+def register_tab(given: HookInput) -> list[tabs.Tab]:
+    """Record this tab's name for its other surfaces (its MCP server, its shell), and
+    return the tabs whose host process is gone that recording prunes (their agents
+    are reported ended once the board is reached: `report_ended`).
 
     Cursor windows are named from their folder on every surface, so they need
     no record; nor does a name pinned by `--agent` or `$COORD_AGENT`.
     """
     if given.host == "cursor" or given.agent.source in ("--agent", "$COORD_AGENT"):
-        return
+        return []
+    gone = tabs.ended()
     session = given.raw.get("session_id")
     tabs.register(given.agent.value, given.host, session if isinstance(session, str) else "")
+    return gone
+
+
+def report_ended(socket: os.PathLike[str] | str, agent: str, gone: list[tabs.Tab]) -> None:
+    """Tell the board that `gone`'s agents ended (best effort: the session goes on)."""
+    if not gone:
+        return
+    from coordd_client.tab_ends import report_ended as report
+
+    with contextlib.suppress(CoordError), Client(socket, timeout_s=SESSION_END_TIMEOUT_S) as client:
+        report(client, agent, gone)
 
 
 def tab_ends(given: HookInput) -> bool:
@@ -76,7 +91,8 @@ class Ended(msgspec.Struct, frozen=True):
 
 
 def end_session(socket: os.PathLike[str] | str, agent: str, project: str) -> Ended:
-    """Give back everything `agent` held, within `SESSION_END_TIMEOUT_S` in all.
+    """Give back everything `agent` held, then tell the board it ended (`agent.end`:
+    a hand-over to it is refused from now on), within `SESSION_END_TIMEOUT_S` in all.
 
     Every claim, reservation and slot or port lease (in any project), then the assignment of
     every pending task of `project` assigned to it: `claim_next` skips an
@@ -135,4 +151,8 @@ def end_session(socket: os.PathLike[str] | str, agent: str, project: str) -> End
                     unassigned += 1
                 except Conflict:
                     continue  # claimed meanwhile: its holder has it now
+        if in_time():
+            # Last: each call above is a sign of life, which clears a reported end.
+            with contextlib.suppress(MethodNotFound):  # a daemon without `agent_ended`
+                client.end_agent(agent=agent)
     return Ended(claims, reservations, unassigned, slots)

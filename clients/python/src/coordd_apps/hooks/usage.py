@@ -1,7 +1,7 @@
 """Usage in (issue 48): the hooks send the ledger what is new in their host's transcript.
 
 Each hook that already runs (Claude Code's `post-tool`, `wake` on Stop, `deliver`
-and `session-end`; Codex's `post-tool`, `deliver` and `session-end`) reads its
+and `session-end`; Codex's `post-tool`, `deliver`, `turn-end` on Stop and `session-end`) reads its
 payload's `transcript_path` from where the last read of that file stopped: an
 offset per transcript, kept in the user's state directory beside the hooks' other
 state (`<state>/usage/<hash of the path>.json`, with the file's inode and, for
@@ -15,6 +15,10 @@ never tokens. The offset moves only once the daemon has the entries.
 A hook must never brick an agent: every error here is written to
 `<state>/usage/usage.log` and swallowed; the hook's own answer is unchanged. The
 daemon never reads a transcript.
+
+A report that spends a task's whole budget also messages the person (`notify`):
+the daemon writes that message with the crossing, so it is in their inbox on every
+surface whatever becomes of this hook afterwards.
 """
 
 from __future__ import annotations
@@ -25,11 +29,14 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coordd_apps.hooks.payload import HookInput
 from coordd_wire import bounds
 from coordd_wire.paths import state_dir
+
+if TYPE_CHECKING:
+    from coordd_wire.method_table import Call
 
 #: Bytes one hook reads of a transcript: the rest waits for the next hook, so a first
 #: read of a long session costs a few hooks a little each, not one hook a lot.
@@ -111,26 +118,39 @@ def _report(socket: Callable[[], Path], given: HookInput, path: str) -> None:
 def _send(
     socket: Path, given: HookInput, entries: list[dict[str, Any]], session: str | None
 ) -> None:
+    """The entries, in reports of at most 256. Each names the person (`notify`: this
+    user's `human-<user>`), whom the daemon messages in the report's own transaction
+    when it spends a task's whole budget; a daemon without `budget_notify` refuses the
+    member and is asked again without it (nothing of a refused report is recorded)."""
     from coordd_client.client import Client
-    from coordd_client.methods_usage import report_usage
-    from coordd_wire.errors import MethodNotFound
+    from coordd_wire.errors import InvalidParams, MethodNotFound
 
     size = bounds.MAX_USAGE_ENTRIES
     with Client(socket) as client:
+        notify: str | None = "human"
         for start in range(0, len(entries), size):
             chunk = entries[start : start + size]
-            built = report_usage(
-                given.host,
-                chunk,
-                agent=given.agent.value,
-                project=given.project.value,
-                session=session,
-            )
             try:
-                answer = client.request(built.as_type(dict))
+                try:
+                    answer = client.request(_built(given, chunk, session, notify))
+                except InvalidParams as exc:
+                    if notify is None or "notify" not in exc.message:
+                        raise
+                    notify = None  # an older daemon: the tab's model is still told
+                    answer = client.request(_built(given, chunk, session, notify))
             except MethodNotFound:
                 return  # a daemon without the ledger: nothing to keep for it
             _keep_notices(given.agent.value, answer.get("budgets") or [])
+
+
+def _built(
+    given: HookInput, chunk: list[dict[str, Any]], session: str | None, notify: str | None
+) -> Call[dict[str, Any]]:
+    from coordd_client.methods_usage import report_usage
+
+    built = report_usage(given.host, chunk, agent=given.agent.value,
+                         project=given.project.value, session=session, notify=notify)  # fmt: skip
+    return built.as_type(dict)
 
 
 def _notices_file(agent: str) -> Path:

@@ -17,7 +17,8 @@ It exits on its own: after `IDLE_S` with no relay connected (10 minutes;
 `$COORD_MCP_IDLE_S` changes it), or within `WATCH_S` of its socket file being
 removed or replaced, or of `$HOME` going away (a test's private machine
 torn down, the user's runtime directory cleaned at logout): a server nobody
-can reach serves nobody.
+can reach serves nobody. After an upgrade (the code installed now is not the
+code it loaded, `_upgraded`) it exits as soon as no relay is connected.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from coordd_apps.mcp_bridge.hello import Refused, tab_of
 from coordd_apps.mcp_bridge.server import build_server
 from coordd_apps.mcp_bridge.session import serve
 from coordd_apps.mcp_relay.lines import MAX_LINE_BYTES
+from coordd_apps.mcp_relay.place import code_stamp
 from coordd_wire.peercred import peer_uid
 
 #: Seconds with no relay connected before the server exits.
@@ -144,10 +146,22 @@ async def _watch(
         idle = relays.connected == 0 and trio.current_time() - relays.idle_since >= idle_s
         if why is None and idle:
             why = f"no relay for {idle_s:g} s"
+        if why is None and relays.connected == 0 and _upgraded(path):
+            why = "no relay connected, and the code installed now is not the code it loaded"
         if why is not None:
             log.warning("coord mcp shared server exits: %s", why)
             scope.cancel()
             return
+
+
+def _upgraded(path: str) -> bool:
+    """Whether the code installed now has another stamp than this server's socket is
+    named for (`mcp-<stamp>.sock`, `mcp_relay.place`): relays started now go to a
+    server of the new code, so this one retires once its last relay is gone rather
+    than idling for `IDLE_S`. A relay still connected keeps it: ending a tab's session
+    under it would fail that tab's MCP server."""
+    stamp = os.path.basename(path).removesuffix(".sock").rpartition("-")[2]
+    return code_stamp(os.environ.get("HOME") or os.path.expanduser("~")) != stamp
 
 
 def _why_stop(path: str, mine: tuple[int, int], home: str | None) -> str | None:

@@ -26,7 +26,8 @@ import _socket
 import os
 import stat
 import sys
-import zlib
+
+from coordd_wire.build import files_id
 
 TYPE_CHECKING = False  # `typing` costs a relay as much as the rest of it
 if TYPE_CHECKING:
@@ -74,19 +75,7 @@ class Place:
 
 def code_stamp(home: str, package_dirs: tuple[str, ...] = PACKAGE_DIRS) -> str:
     """16 hex digits naming this code, this home and this interpreter (see above)."""
-    parts = [*package_dirs, home, sys.executable]
-    for root, dirs, files in (walked for d in package_dirs for walked in os.walk(d)):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                try:
-                    found = os.stat(os.path.join(root, name))
-                except OSError:
-                    continue
-                parts.append(f"{root}/{name}:{found.st_size}:{found.st_mtime_ns}")
-    text = "\0".join(parts).encode(errors="surrogateescape")
-    # Two CRC-32s with different seeds: a name, not a defence (the directory is private).
-    return f"{zlib.crc32(text):08x}{zlib.crc32(text, 0x5BD1E995):08x}"
+    return files_id(package_dirs, home, sys.executable)
 
 
 def place_for(daemon_socket: str, home: str) -> Place:

@@ -148,7 +148,8 @@ def _start(place: Place) -> _socket.socket:
 
 def _spawn_and_wait(place: Place) -> None:
     """Run `python -m coordd_apps.mcp_bridge.shared` in a session of its own (so the
-    host's kill of this tab's process group leaves it be), and wait for its word."""
+    host's kill of this tab's process group leaves it be), never as this process's
+    child, and wait for its word."""
     ready_r, ready_w = os.pipe()
     log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:
@@ -162,7 +163,7 @@ def _spawn_and_wait(place: Place) -> None:
             (os.POSIX_SPAWN_DUP2, log, 2),
         ]
         actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(keep=ready_w)]
-        os.posix_spawn(sys.executable, command, os.environ, file_actions=actions, setsid=True)
+        _spawn_orphan(command, actions)
     finally:
         os.close(ready_w)
         os.close(log)
@@ -174,6 +175,33 @@ def _spawn_and_wait(place: Place) -> None:
     if not word.startswith(b"ready"):
         why = "did not start in time" if not readable else "exited while starting"
         raise Unusable(f"the shared MCP server {why}; its log is {place.log}")
+
+
+def _spawn_orphan(
+    command: list[str], actions: list[tuple[int, ...] | tuple[int, int, str, int, int]]
+) -> None:
+    """Start `command` in a session of its own from a forked child that exits at once, so
+    the server's parent is init, which reaps it when it ends.
+
+    A server this process started itself would stay its zombie once it ended, for as long
+    as the tab lives: a tab served in-process (the server did not start in time, or
+    failed to) lives for hours. The relay has started no thread yet, so the fork is safe
+    and cheap; the child runs nothing but the spawn.
+    """
+    middle = os.fork()
+    if middle == 0:
+        code = 0
+        try:
+            os.posix_spawn(sys.executable, command, os.environ, file_actions=actions, setsid=True)
+        except OSError as exc:
+            code = (exc.errno or 1) & 0xFF
+        except BaseException:
+            code = 1
+        os._exit(code)  # the spawn's errno, if it failed
+    _, status = os.waitpid(middle, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise Unusable(f"the shared MCP server could not be started: {os.strerror(code)}")
 
 
 def _inherited(keep: int) -> list[int]:

@@ -15,7 +15,8 @@ It has no threads (a fork copies only the forking thread), and exits after
 `IDLE_S` without a call, or within `CHECK_S` of its socket being removed or
 replaced; its workers see it gone within `worker.CHECK_S` and end too, never in the
 middle of a call. Code that changes (an upgrade, an edit of an editable install) is
-another stamp, hence another server; the old one idles out.
+another stamp, hence another server; the old one sees the files' stamp differ from
+its own within `CHECK_S` and retires the same way.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import signal
 import socket
 import time
 
+from coordd_apps.mcp_relay.place import code_stamp
 from coordd_apps.quick import worker
 
 #: Seconds without a call before the server exits.
@@ -58,11 +60,13 @@ def main(argv: list[str]) -> int:
     gc.freeze()  # what is loaded stays shared with every worker (no copy on a collection)
     bound = os.stat(socket_path)
     pool = _Pool(listener, lock)
+    code = _Code(socket_path)
     last_call = time.monotonic()
     while (
         _still_ours(socket_path, bound)
         and time.monotonic() - last_call < IDLE_S
         and not pool.broken
+        and code.current()
     ):
         if pool.serving(CHECK_S):
             last_call = time.monotonic()
@@ -168,6 +172,24 @@ LAZY_IMPORTS = (
     "coordd_apps.setup.auto_reserve",
     "coordd_apps.summary",
 )
+
+
+class _Code:
+    """Whether the code installed now is still the code this server loaded: its socket is
+    named for the code's stamp (`quick-<stamp>.sock`), taken again at most every
+    `CHECK_S` (a stat of each file). After an upgrade the next call goes to a new
+    server under the new stamp; this one retires rather than idling for `IDLE_S`."""
+
+    def __init__(self, socket_path: str) -> None:
+        self.loaded = os.path.basename(socket_path).removesuffix(".sock").rpartition("-")[2]
+        self.home = os.environ.get("HOME") or os.path.expanduser("~")
+        self.looked = time.monotonic()
+
+    def current(self) -> bool:
+        if time.monotonic() - self.looked < CHECK_S:
+            return True
+        self.looked = time.monotonic()
+        return code_stamp(self.home) == self.loaded
 
 
 def _bind(path: str) -> socket.socket:

@@ -19,7 +19,7 @@ BEGIN, END = "<!-- BEGIN COORD -->", "<!-- END COORD -->"
 #: A hook command setup wrote: `... coord ... hook EVENT ...`.
 OURS = re.compile(
     r"coord\S*\"?\s+(?:--(?:socket|agent)\s+\S+\s+)*hook\s+"
-    r"(?:session-start|pre-edit|post-tool|wake|session-end|deliver)"
+    r"(?:session-start|pre-edit|post-tool|wake|session-end|deliver|turn-end)"
 )
 
 

@@ -57,8 +57,8 @@ WAKE_MESSAGE = (
 #: recorded (issue 33: the stale-write guard needs both), and after them and shells
 #: unread messages are delivered (issue 34). Other tools get no process start.
 POST_TOOL_CLAUDE = "Edit|Write|MultiEdit|NotebookEdit|Read|Bash"
-#: Codex gives a SessionEnd hook 1 s unless told otherwise, and clamps it to 3 s
-#: (0.171.0); session end hands back claims, reservations and assignments within 1 s.
+#: Codex gives a SessionEnd hook 1 s unless told otherwise, and clamps it to 3 s (0.171.0):
+#: session end hands back claims, reservations and assignments within 1 s.
 CODEX_SESSION_END_TIMEOUT_S = 3
 #: What Codex passes an MCP server of its own accord (0.171.0, measured with a server that
 #: dumps its environment; `coord doctor` starts the server with the same): the rest of
@@ -224,6 +224,7 @@ def codex(user: bool, coord: str, home: Path, root: Path | None) -> list[Target]
         # and at its prompt (issue 34).
         "PostToolUse": [{"matcher": "^(apply_patch|Bash)$", "hooks": [command("post-tool", 5)]}],
         "UserPromptSubmit": [{"hooks": [command("deliver", 5)]}],
+        "Stop": [{"hooks": [command("turn-end", 5)]}],  # usage as the turn ends
         "SessionEnd": [{"hooks": [command("session-end", CODEX_SESSION_END_TIMEOUT_S)]}],
     }
     server = {

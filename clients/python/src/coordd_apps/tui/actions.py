@@ -156,7 +156,7 @@ class HumanActions(App[None]):
         try:
             with Client(self.socket, timeout_s=10) as client:
                 task = client.get(task_id).task
-                history = task_history(client, task_id)
+                history = task_history(client, task_id, budgets=True)
         except CoordError as exc:
             self.call_from_thread(self.notify, exc.message, severity="error", markup=False)
             return

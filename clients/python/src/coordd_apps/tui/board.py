@@ -112,7 +112,7 @@ class Board:
             "BLOCKED BY": plain(",".join(f"#{i}" for i in task.blocked_by)),
             "AGE": shown,
             "COST": self._cost(task.id),
-            "TITLE": plain(task.title),
+            "TITLE": self._title(task),
         }
         return [every[name] for name, _ in self.columns]
 
@@ -121,18 +121,41 @@ class Board:
         style = BUDGET_STYLE[cost_view.level(spent, budget)]
         return Text(cost_view.cell(spent, budget), style=style, end="")
 
+    def _title(self, task: Task) -> Text:
+        """The title; where the board is too narrow for COST, led by the budget's mark
+        (`!80%`, `!100%`), so a spent budget shows at every width."""
+        title = plain(task.title)
+        if "COST" in {name for name, _ in self.columns}:
+            return title
+        spent, budget = self.costs.tasks.get(task.id, 0), self.costs.budgets.get(task.id)
+        mark = cost_view.title_mark(spent, budget)
+        if not mark:
+            return title
+        style = BUDGET_STYLE[cost_view.level(spent, budget)]
+        return Text.assemble((mark, style), " ", title, end="", overflow="ellipsis")
+
     def show_costs(self, costs: cost_view.Costs) -> None:
-        """New sums: only the COST cells whose text moved are touched (the mark, and so
-        the style, is part of the text)."""
+        """New sums: only the cells whose text moved are touched (the mark, and so the
+        style, is part of the text): COST, or TITLE where COST is not shown."""
         old, self.costs = self.costs, costs
-        if "COST" not in {name for name, _ in self.columns}:
-            return
+        column = "COST" if "COST" in {name for name, _ in self.columns} else "TITLE"
         board = self._table()
         for task_id in set(old.tasks) | set(costs.tasks) | set(old.budgets) | set(costs.budgets):
-            if str(task_id) in board.rows:
-                was = cost_view.cell(old.tasks.get(task_id, 0), old.budgets.get(task_id))
-                if was != (cell := self._cost(task_id)).plain:
-                    board.update_cell(str(task_id), "COST", cell, update_width=False)
+            if str(task_id) not in board.rows:
+                continue
+            spent, budget = old.tasks.get(task_id, 0), old.budgets.get(task_id)
+            if column == "COST":
+                if cost_view.cell(spent, budget) != (cell := self._cost(task_id)).plain:
+                    board.update_cell(str(task_id), column, cell, update_width=False)
+                continue
+            now_spent, now_budget = costs.tasks.get(task_id, 0), costs.budgets.get(task_id)
+            task = self.model.tasks.get(task_id)
+            was, mark = (
+                cost_view.title_mark(spent, budget),
+                cost_view.title_mark(now_spent, now_budget),
+            )
+            if task is not None and was != mark:
+                board.update_cell(str(task_id), column, self._title(task), update_width=False)
 
     def rebuild(self) -> None:
         """Every row again, from the model through the filter (a new filter or board)."""

@@ -7,7 +7,8 @@ never less than `title_floor(width)` (26 columns, or a third of the width when
 that is more), so a title is the last thing to shrink. The other columns join in priority
 order while they fit beside that floor (WHO first, cut to 12 characters with an
 ellipsis; then LEASE, AGE, COST, PRI, BLOCKED BY, KIND); room left over widens WHO to its
-full 20, then the title. Whatever a narrow board leaves out is in the detail view.
+full 20, then the title. Whatever a narrow board leaves out is in the detail view;
+without COST, a budget's mark leads the title instead (`board.Board._title`).
 
 Height: the feed of events is a pane under the board, a quarter of the height
 (6 to 16 lines); below `FEED_AUTO_ROWS` rows it starts hidden (the board needs the

@@ -20,7 +20,7 @@ from coordd_apps.tui.gate_actions import GateActions
 from coordd_apps.tui.screens import Ask, Confirm
 from coordd_apps.wording.render_messages import summary
 from coordd_client import human
-from coordd_wire.wire import Reservation
+from coordd_wire.wire import AgentInfo, Reservation
 from coordd_wire.wire_messages import Message
 
 #: The tab's actions, listed by `?` on one line (`HELP_LINE`) so the keys fit 24 rows.
@@ -37,6 +37,8 @@ class MessageActions(GateActions):
     _inbox: messages.Inbox | None = None
     #: The live reservations the Reservations pane last read (what an approval ends).
     _reservations: list[Reservation]
+    #: The agents the Agents pane last read (a gone requester is refused before asking).
+    _agents: list[AgentInfo]
 
     def _show_messages(self, inbox: messages.Inbox) -> None:
         """Redraw the tab (keeping the cursor's row) and count what waits in its label."""
@@ -92,6 +94,10 @@ class MessageActions(GateActions):
             return
         message = self._open_request()
         if message is None:
+            return
+        gone = approvals.gone_refusal(message, self._agents)
+        if gone is not None:  # before the dialog: there is nothing to confirm
+            self.notify(gone, severity="error")
             return
 
         def go(yes: bool | None) -> None:

@@ -131,5 +131,7 @@ class SidePanes(MessageActions):
             stale = now - parse_time(a.last_seen) >= presence.HORIZON
             holds = ",".join(f"#{i}" for i in held.get(a.agent, [])) or "-"
             spent = cost_view.cell(self.board.costs.agents.get(a.agent, 0), None)
+            if a.ended_at is not None:  # its tab exited (docs/PROTOCOL-1.2.md section 2a)
+                seen, stale = f"gone {age(a.ended_at, now)}", False
             people.add_row(plain(a.agent), plain(f"{seen}{' (stale)' if stale else ''}"),
                            plain(holds), str(reserved.get(a.agent, 0)), plain(spent))  # fmt: skip

@@ -126,14 +126,19 @@ def question(verb: str, form: Form, target: str) -> str:
 
 async def confirmation(site: Site, verb: str, form: Form, target: str) -> tuple[str, Facts]:
     """The confirmation's question and the facts it shows: for an approval gate (approve,
-    reject) and a release request (answer), what is signed, read from the daemon now
-    (issue 47 item 3); for anything else the form's own words (`question`)."""
+    reject) and a release request (answer), what is signed, read from the daemon now;
+    for anything else the form's own words (`question`). Approving a request whose
+    requester's tab has ended is refused here, before the person confirms."""
     if verb not in ("approve", "reject", "answer"):
         return question(verb, form, target), []
     try:
         async with connected(site.socket) as client:
             if verb == "answer":
                 asked = (await client.get_message(_message_id(target))).message
+                if form.get("decision") in ("approve", "narrow"):
+                    gone = approvals.gone_refusal(asked, (await client.agents()).agents)
+                    if gone is not None:
+                        raise Refused(gone)
                 patterns = form.get("patterns", "").split()
                 said = approvals.request_question(
                     form["decision"], asked, patterns, form.get("reason", "").strip()

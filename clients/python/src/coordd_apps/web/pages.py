@@ -280,7 +280,9 @@ def agents_page(
         )
         cells = (
             a.agent,
-            f"{age(a.last_seen, now)} ago",
+            f"{age(a.last_seen, now)} ago"
+            if a.ended_at is None
+            else f"gone (ended {age(a.ended_at, now)} ago)",
             " ".join(f"#{t.id}" for t in claims) or "-",
             ", ".join(r.pattern for r in patterns) or "-",
             cost_view.agent_words(costs or cost_view.Costs(), a.agent),
