@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import trio
 
 from coordd_client.aio import AsyncClient
@@ -70,6 +71,7 @@ def _since(daemon: DaemonProcess) -> Iterator[object]:
             after = page["last_seq"]
 
 
+@pytest.mark.timeout(900)  # filling 100,000 events on a loaded 2-core machine: a hang only
 def test_jsonl_of_a_100000_event_log_equals_events_since_in_bounded_memory(
     daemon: DaemonProcess, workdir: Path
 ) -> None:
