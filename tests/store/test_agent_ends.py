@@ -100,3 +100,17 @@ def test_a_person_frees_another_agents_reservations(board: Board) -> None:
         assert [r.pattern for r in human.reservations(project=PROJECT).reservations] == ["docs/**"]
         assert human.unreserve(of=GONE).released == 1
         assert human.reservations(project=PROJECT).reservations == []
+
+
+def test_a_sender_is_told_which_recipients_have_ended(board: Board) -> None:
+    """Section 2a: a message to a tab whose end was reported is kept, and the sender
+    hears that nothing runs to wake it; once the name calls again it is not ended."""
+    with client_for(board, GONE) as gone, client_for(board, HUMAN) as human:
+        gone.post("was here")
+        assert gone.end_agent().ended
+        sent = human.send_message("are you there?", to=GONE)
+        assert sent.recipients == [GONE] and sent.ended == [GONE]
+        again = human.send_message("are you there?", to=GONE, idempotency_key="k")
+        assert again.ended == [GONE]
+        gone.post("back again")  # the name is seen: not ended any more
+        assert human.send_message("welcome back", to=GONE).ended == []

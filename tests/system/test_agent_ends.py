@@ -65,6 +65,10 @@ def test_a_tab_that_ends_is_gone_and_a_hand_over_to_it_is_refused(
         with pytest.raises(AgentEnded):
             holder.answer_request(request.id, "approve")
         assert [r.agent for r in holder.reservations().reservations] == [HOLDER]
+        # A message to it is kept, and its sender hears that nothing runs to wake it.
+        told = coord("msg", "--to", agent, "still there?", socket=daemon.socket_path, cwd=repo)
+        assert told.returncode == 0, told.stderr
+        assert f"note: {agent} has ended (the tab exited)" in told.stdout, told.stdout
 
 
 def test_a_tab_that_exited_without_its_hook_is_reported_by_the_next(

@@ -770,6 +770,8 @@ export interface SendResult {
   recipients: string[];
   /** Recipients the daemon has never seen (feature `unseen_recipients`; empty from an older daemon): most likely typos, capped and kept for a week only. */
   never_seen?: string[];
+  /** Recipients whose tab's end was reported and who have not been seen since (feature `agent_ended`; empty from an older daemon): the message is kept for them, but no tab of theirs runs to be woken or to read it. */
+  ended?: string[];
 }
 
 export interface ServerInfo {

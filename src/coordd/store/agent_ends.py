@@ -13,6 +13,7 @@ would stay reserved for a tab that will never use or release it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 from coordd.limits import Limits
@@ -40,6 +41,18 @@ def end_agent(tx: Txn, p: P.EndAgentParams) -> EndAgentResult:
     if of != p.agent:
         tx.touch_agent(p.agent)
     return EndAgentResult(ended=ended > 0)
+
+
+def ended_among(conn: Db, names: Sequence[str]) -> list[str]:
+    """Those of `names` whose end was reported and who have not been seen since, sorted."""
+    unique = list(dict.fromkeys(names))
+    if not unique:
+        return []
+    marks = ", ".join("?" * len(unique))
+    rows = conn.execute(
+        f"SELECT agent FROM agents WHERE ended_at IS NOT NULL AND agent IN ({marks})", unique
+    ).fetchall()
+    return sorted(agent for (agent,) in rows)
 
 
 def ended_at(conn: Db, agent: str) -> str | None:

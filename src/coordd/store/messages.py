@@ -17,6 +17,7 @@ import msgspec
 
 from coordd.clock import format_time
 from coordd.store import messages_unseen
+from coordd.store.agent_ends import ended_among
 from coordd.store.reservation_rows import LIVE
 from coordd.store.sql import Db
 from coordd.store.transaction import Txn, encoder, require_row
@@ -240,6 +241,7 @@ def send(tx: Txn, p: T.SendParams) -> SendResult:
             created=False,
             recipients=recipients,
             never_seen=sorted(messages_unseen.never_seen(tx.conn, recipients)),
+            ended=ended_among(tx.conn, recipients),
         )
     parent = None
     if p.reply_to is not None:
@@ -277,7 +279,11 @@ def send(tx: Txn, p: T.SendParams) -> SendResult:
             (message.id, parent.id),
         )
     return SendResult(
-        message=message, created=True, recipients=recipients, never_seen=sorted(unseen)
+        message=message,
+        created=True,
+        recipients=recipients,
+        never_seen=sorted(unseen),
+        ended=ended_among(tx.conn, recipients),
     )
 
 

@@ -72,6 +72,10 @@ class SendResult(msgspec.Struct, frozen=True, kw_only=True):
     #: Recipients the daemon has never seen (feature `unseen_recipients`; empty from
     #: an older daemon): most likely typos, capped and kept for a week only.
     never_seen: list[str] = msgspec.field(default_factory=list)
+    #: Recipients whose tab's end was reported and who have not been seen since
+    #: (feature `agent_ended`; empty from an older daemon): the message is kept for
+    #: them, but no tab of theirs runs to be woken or to read it.
+    ended: list[str] = msgspec.field(default_factory=list)
 
 
 class InboxResult(msgspec.Struct, frozen=True, kw_only=True):

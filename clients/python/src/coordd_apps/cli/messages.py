@@ -69,6 +69,13 @@ def msg(ctx: Context) -> int:
                     " been seen here: a typo? `coord agents --all` lists every name (kept a"
                     " week for a tab that starts later)"
                 )
+            if result.ended:
+                names = ", ".join(result.ended)
+                said += (
+                    f"\nnote: {names} {'has' if len(result.ended) == 1 else 'have'} ended"
+                    " (the tab exited): kept for a session that resumes under the name, but"
+                    " nothing runs to wake or read it now"
+                )
             ctx.emit(result, said)
     return EXIT_OK
 
