@@ -33,9 +33,32 @@ from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
 from coordd.store.failures import EXIT_DISK_FAULT, DiskFault, NodeInUse, StoreUnavailable
 from coordd.store.schema import SchemaTooNew
-from coordd_wire.paths import default_socket_path, socket_is_explicit
+from coordd_wire.location import SOCKET_ENV
+from coordd_wire.paths import default_socket_path, socket_is_explicit, state_dir
 
 log = logging.getLogger("coordd")
+
+
+def started_as_users(
+    args: argparse.Namespace, db_path: Path | None, dsn: str | None, socket_path: Path
+) -> bool:
+    """Whether this daemon is the user's own: it serves the store or the socket this
+    environment derives by default (`make run`, `coordd serve` with no flags, a client's
+    autostart, or the same paths spelt out). Given both another store and another
+    socket it is a board on purpose (docs/BOARD.md: separate), never the user's."""
+    store_given = any((args.store, args.db, os.environ.get(STORE_ENV), os.environ.get(DB_ENV)))
+    default_db = state_dir() / "coord.db"
+    on_default_store = not store_given or (
+        dsn is None and db_path is not None and _same_file(db_path, default_db)
+    )
+    derived = default_socket_path(None, {k: v for k, v in os.environ.items() if k != SOCKET_ENV})
+    on_derived_socket = not socket_is_explicit(args.socket) or _same_file(socket_path, derived)
+    return on_default_store or on_derived_socket
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.expanduser().absolute().resolve() == b.expanduser().absolute().resolve()
+
 
 #: Seconds a thread may hold the GIL while another waits for it (CPython default: 0.005).
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -261,13 +284,7 @@ def _serve(args: argparse.Namespace) -> int:
             restart_grace_s=args.restart_grace,
         ),
         max_db_pages=args.max_db_pages,
-        users_board=(
-            args.store is None
-            and args.db is None
-            and not os.environ.get(STORE_ENV)
-            and not os.environ.get(DB_ENV)
-        )
-        or not socket_is_explicit(args.socket),
+        users_board=started_as_users(args, db_path, dsn, socket_path),
     )
     if (refusal := second_board_refusal(config)) is not None:
         print(f"coordd: {refusal}", file=sys.stderr)

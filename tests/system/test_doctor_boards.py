@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from coordd_client import Client
-from coordd_wire.rendezvous import live_daemons
+from coordd_wire.rendezvous import live_daemons, rendezvous_dir
 from support import COORD, SHARED_TMP_SOCKET, DaemonProcess, git_repo
 
 pytestmark = SHARED_TMP_SOCKET
@@ -61,9 +61,12 @@ class User:
         )
 
     def phantom(self, workdir: Path) -> DaemonProcess:
-        """What a Codex MCP server with a stripped environment used to start: a daemon on
-        the socket its environment derives ($TMPDIR's), on a fresh board under HOME."""
-        return self._start(
+        """What a Codex MCP server with a stripped environment started before first starts
+        were one at a time: a daemon on the socket its environment derives ($TMPDIR's), on
+        a fresh board under HOME. Started here with its own --db and --socket, it is a
+        separate board; its record is made the user's, as an older daemon's record (no
+        `separate`) counts: a split."""
+        phantom = self._start(
             DaemonProcess(
                 workdir,
                 db_path=self.home / ".local" / "state" / "coordd" / "coord.db",
@@ -71,6 +74,11 @@ class User:
                 env=self.env,
             )
         )
+        for path in rendezvous_dir(self.env).glob(f"{phantom.pid}.json"):
+            record = json.loads(path.read_text())
+            record.pop("separate", None)
+            path.write_text(json.dumps(record))
+        return phantom
 
     def _start(self, daemon: DaemonProcess) -> DaemonProcess:
         self.daemons.append(daemon)

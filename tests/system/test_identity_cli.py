@@ -298,7 +298,9 @@ def test_agents_hides_the_long_gone_unless_asked(daemon: DaemonProcess) -> None:
     s = daemon.socket_path
     coord("heartbeat", "--agent", "recent", socket=s)
     conn = sqlite3.connect(daemon.db_path, timeout=10)
-    conn.execute("INSERT INTO agents VALUES ('long-gone', '2020-01-01T00:00:00.000000Z')")
+    conn.execute(
+        "INSERT INTO agents (agent, last_seen) VALUES ('long-gone', '2020-01-01T00:00:00.000000Z')"
+    )
     conn.commit()
     conn.close()
     shown = coord("agents", socket=s).stdout
