@@ -166,10 +166,11 @@ def test_two_live_boards_are_one_problem_naming_both_and_the_command(
         assert f"pid {process.pid}" in split["detail"]
         assert str(process.socket_path) in split["detail"]
     assert str(phantom.db_path) in split["detail"]  # its store, named
-    # Codex's server (no env_vars) derives the phantom's socket; with two boards live and
-    # neither recorded as the user's, it uses neither: a note of the split, no second cause.
+    # Codex's server (no env_vars) derives the phantom's socket; with two boards live it
+    # takes the one recorded as the user's (the shell's daemon, on its default paths),
+    # not the phantom answering on the socket it derives: no second cause.
     codex = checks["codex mcp server"]
-    assert codex["status"] == "note" and "refuses to choose" in codex["detail"], codex
+    assert codex["status"] == "ok" and codex["board_id"] == board_of(daemon), codex
     # One cause, one finding and one command, in a repository of two worktrees.
     assert [c["check"] for c in document["checks"]].count("split") == 1
     assert document["fixes"].count(split["fix"]) == 1
