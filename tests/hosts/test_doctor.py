@@ -109,7 +109,7 @@ def test_after_setup_it_reports_connected_and_the_trust_of_codex_hooks(world: Wo
     done = doctor(world)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "untrusted" not in done.stdout
-    assert done.stdout.count(": trusted") == 5, done.stdout  # its five hooks
+    assert done.stdout.count(": trusted") == len(hooks), done.stdout  # its six hooks
     assert "nothing missing" in done.stdout
     # A worktree made after setup is covered too (user scope).
     later = world.worktree("later")

@@ -214,6 +214,33 @@ def _imported(importtime: str) -> set[str]:
     }
 
 
+def test_unless_running_joins_a_running_server_and_never_starts_one(
+    daemon: DaemonProcess,
+) -> None:
+    """`COORD_MCP_INPROCESS=unless-running` (coord doctor's probes): with no shared server
+    the tab is served in-process and none is started; with one running, the tab is
+    relayed to it (the tab's process loads no SDK)."""
+    directory = daemon.socket_path.parent
+    alone = RawTab(relay_env(daemon, COORD_AGENT="me", COORD_MCP_INPROCESS="unless-running"))
+    assert alone.start_session()["result"]["tools"]
+    assert alone.call("whoami")["agent"] == "me"
+    assert alone.close() == 0
+    assert not shared_servers(directory) and not list(directory.glob("mcp-*.sock"))
+
+    first = RawTab(relay_env(daemon, COORD_AGENT="first"))  # a tab: it starts one
+    assert first.start_session()["result"]["tools"]
+    (server,) = shared_servers(directory)
+    env = relay_env(daemon, COORD_AGENT="me", COORD_MCP_INPROCESS="unless-running")
+    joined = RawTab(env, sys.executable, "-X", "importtime")
+    assert joined.start_session()["result"]["tools"]
+    assert joined.call("whoami")["agent"] == "me"
+    assert joined.close() == 0
+    heavy = sorted(m for m in _imported(joined.stderr()) if m.split(".")[0] in HEAVY)
+    assert not heavy, heavy
+    assert shared_servers(directory) == [server]
+    assert first.close() == 0
+
+
 def test_tabs_starting_at_once_share_one_server_and_keep_their_names(
     daemon: DaemonProcess,
 ) -> None:

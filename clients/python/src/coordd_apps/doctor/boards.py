@@ -23,7 +23,7 @@ from typing import Any
 
 from coordd_apps.doctor.findings import Finding
 from coordd_apps.doctor.hostenv import Surface, probe_env, would_autostart
-from coordd_apps.mcp_bridge.probe import Reached, mcp_sdk_missing, probe_all
+from coordd_apps.doctor.probe import Reached, mcp_sdk_missing, probe_all
 from coordd_apps.wording.advice import plural
 from coordd_wire.probe import PROBE_TIMEOUT_S, answering
 from coordd_wire.rendezvous import LiveDaemon, describe, live_daemons, rendezvous_dir

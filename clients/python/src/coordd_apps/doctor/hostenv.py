@@ -23,7 +23,11 @@ A surface's board depends on its environment (the socket comes from
 
 `coord doctor` starts each (`doctor.boards`) with two additions that leave
 nothing behind: `COORD_NO_AUTOSTART=1` (the probe must never start a daemon)
-and `COORD_MCP_INPROCESS=1` (nor a shared MCP server that outlives it).
+and `COORD_MCP_INPROCESS=unless-running` (nor a shared MCP server that
+outlives it). So a probe takes the path a tab takes, the relay to the shared
+server already running for that environment (a few hundredths of a second),
+and only where none runs serves itself in-process (the MCP SDK's import:
+about two seconds of CPU).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from coordd_apps.setup.hosts import CODEX_DEFAULT_ENV, SERVER_KEY
 #: POSIX); the Inspector starts servers through it.
 MCP_DEFAULT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 #: Added to every probe's environment: nothing is started that outlives the doctor.
-PROBE_ENV = {"COORD_NO_AUTOSTART": "1", "COORD_MCP_INPROCESS": "1"}
+PROBE_ENV = {"COORD_NO_AUTOSTART": "1", "COORD_MCP_INPROCESS": "unless-running"}
 
 _CLAUDE_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _CURSOR_VAR = re.compile(r"\$\{(env:[A-Za-z_][A-Za-z0-9_]*|workspaceFolder|userHome)\}")

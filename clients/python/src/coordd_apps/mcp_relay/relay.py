@@ -23,7 +23,10 @@ not JSON is answered -32700 by the server's reader.
 When the shared server cannot be used (the directory is not private, it did
 not start, it refused the hello), the tab is served in-process, as before
 the relay existed, saying why on stderr; `$COORD_MCP_INPROCESS=1` asks for
-that. When the shared server goes away mid-session the relay does not try to
+that, and `$COORD_MCP_INPROCESS=unless-running` for a shared server already
+running, else in-process, never starting one (`coord doctor`'s probes: what
+a tab runs, with nothing left behind; a relay that predates the value reads it
+as 1). When the shared server goes away mid-session the relay does not try to
 rebuild the session the host negotiated: it says so on stderr and exits 1,
 so the host shows the server as failed (and restarts it on request) instead
 of waiting on answers that will never come.
@@ -61,6 +64,8 @@ if TYPE_CHECKING:
 
 #: Set to 1 to serve the tab in this process (the SDK loaded here), as before the relay.
 INPROCESS_ENV = "COORD_MCP_INPROCESS"
+#: `INPROCESS_ENV`'s value for: a shared server already running, else this process.
+UNLESS_RUNNING = "unless-running"
 #: Seconds a starting server has to be ready (it imports the SDK: about 1 s, 5 s loaded).
 START_TIMEOUT_S = 30.0
 #: Seconds the server has to answer the hello (it parses the arguments, nothing more).
@@ -76,20 +81,25 @@ PREFIX = "coord mcp: "
 def main(argv: Sequence[str]) -> int:
     """`coord mcp ...`: relay this tab to the shared server, or serve it here."""
     arguments = list(argv)
-    if os.environ.get(INPROCESS_ENV, "") not in ("", "0") or _wants_the_cli(arguments):
+    inprocess = os.environ.get(INPROCESS_ENV, "")
+    if inprocess not in ("", "0", UNLESS_RUNNING) or _wants_the_cli(arguments):
         return _in_process(arguments)
+    may_start = inprocess != UNLESS_RUNNING
     home = os.environ.get("HOME") or os.path.expanduser("~")
     place = place_for(socket_location(socket_flag(arguments), os.environ), home)
+    if not may_start and not os.path.isdir(place.directory):
+        return _in_process(arguments)  # no server can be running there; nothing is made
     try:
         ensure_private(place)
-        sock = _connect(place.socket) or _start(place)
-        first = _hello(sock, arguments)
+        sock = _connect(place.socket) or (_start(place) if may_start else None)
+        first = _hello(sock, arguments) if sock is not None else None
     except (Unusable, OSError) as exc:
         sys.stderr.write(f"{PREFIX}the shared MCP server cannot be used ({exc}); serving")
         sys.stderr.write(" this tab in-process\n")
         return _in_process(arguments)
-    if first is None:  # refused: the CLI words usage errors exactly as it always has
-        sock.close()
+    if sock is None or first is None:  # none running (and none to start), or refused: the
+        if sock is not None:  # CLI words usage errors exactly as it always has
+            sock.close()
         return _in_process(arguments)
     return _pump(sock, first, place)
 
