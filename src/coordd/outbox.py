@@ -20,9 +20,9 @@ The outbox also counts the answers its connection owes (`owed`): one for
 each request frame read, paid when the frame's answer has been written to
 the socket, or when the frame turns out to need none (notifications). While
 `Limits.unsent_answers_per_connection` are owed, the connection reads no more
-requests (`reading_blocked`). The byte mark alone leaves the count of small
-answers to timing: a client that never reads, pipelining small writes, had
-as many of them read as the daemon managed before its first answers backed up.
+requests (`reading_blocked`). The byte mark alone would leave the count of
+small answers to timing: a client that never reads, pipelining small writes,
+would have as many read as the daemon managed before its answers backed up.
 """
 
 from __future__ import annotations
