@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from coordd_client import Client
-from coordd_wire.rendezvous import live_daemons
+from coordd_wire.rendezvous import live_daemons, users_board_path
 from hosts.codex_host import Step, codex_exec, configure, list_hooks, trust_hooks
 from hosts.fake_openai import FakeResponsesAPI
 from hosts.world import CODEX, World, require
@@ -113,6 +113,9 @@ def test_codex_s_mcp_server_reaches_the_board_of_the_user_s_shell(world: World) 
     of variables, plus the env_vars `coord setup codex` writes) starts the board the
     user's shell would: `coord whoami` in that shell then reaches the same board id."""
     world.daemon.ensure_dead()  # nothing runs: the MCP server starts the daemon
+    # ... and nothing is recorded: the world's daemon, on its environment's default
+    # store, recorded itself as the user's board, which a client would start instead.
+    users_board_path(world.env).unlink(missing_ok=True)
     runtime, tmp = world.root / "run2", world.root / "tmp2"  # no record of that daemon there
     for directory in (runtime, tmp):
         directory.mkdir(mode=0o700)
