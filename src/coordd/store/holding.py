@@ -38,11 +38,12 @@ def _repeat_of(tx: Txn, p: _HeldParams, state: str) -> TaskRow | None:
 _REPEAT_LOOKBACK = 64
 
 
+class _Fenced(msgspec.Struct):
+    fence: int
+
+
 class _Actor(msgspec.Struct):
     """What a repeat's look-back reads of an event: who made it, at which fence."""
-
-    class _Fenced(msgspec.Struct):
-        fence: int
 
     agent: str | None = None
     task: _Fenced | None = None

@@ -105,9 +105,9 @@ class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                     check_bounds(pattern)
             except BadPattern as exc:
                 raise ValueError(f"{exc} - at `$.patterns[{index}]`") from None
-        # (A `repeat` on a Struct with no `request_key` is section 5b's, which needs none.)
-        if getattr(self, "repeat", None) and getattr(self, "request_key", False) is None:
-            # 1.2 section 5a: a repeat names the call it repeats.
+        keyed = "request_key" in self.__struct_fields__  # a claim's; 5b's repeat has none
+        if keyed and getattr(self, "repeat", None) and getattr(self, "request_key", None) is None:
+            # 1.2 section 5a: a claim's repeat names the call it repeats.
             raise ValueError(
                 "`repeat` needs the `request_key` of the call it repeats - at `$.repeat`"
             )
