@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 
 from coordd_client import Client
+from coordd_wire.errors import CoordError
+from coordd_wire.server_info import ServerInfo
 
 READY_TIMEOUT_S = 90.0
 
@@ -477,3 +479,26 @@ def serve_by_default(env: dict[str, str], log_path: Path) -> subprocess.Popen[by
             stderr=log,
             env=env,
         )
+
+
+def wait_exit(pid: int, timeout_s: float) -> bool:
+    """Whether `pid` exits within `timeout_s` (woken by its exit: a pidfd, no polling)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout_s)
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+def server_info_or_none(socket_path: Path) -> ServerInfo | None:
+    """`server.info` on `socket_path`, or None while nobody answers there (a daemon not
+    started yet, or on its way out)."""
+    try:
+        with Client(socket_path, timeout_s=5) as client:
+            return client.server_info()
+    except CoordError:
+        return None

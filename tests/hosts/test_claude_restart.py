@@ -12,19 +12,10 @@ import time
 from pathlib import Path
 
 from coordd_client import Client
-from coordd_wire.errors import CoordError
-from coordd_wire.server_info import ServerInfo
 from hosts.fake_anthropic import FakeAnthropic, Say, Step
 from hosts.test_claude import RUN_TIMEOUT_S, Tmux, approve_api_key, set_up, told_agent
 from hosts.world import World
-
-
-def _info(socket: Path) -> ServerInfo | None:
-    try:
-        with Client(socket, timeout_s=5) as client:
-            return client.server_info()
-    except CoordError:  # nobody answers there yet, or the daemon is on its way out
-        return None
+from support import server_info_or_none
 
 
 def waited_on(socket: Path, tab: Tmux, *, not_pid: int = 0) -> int:
@@ -32,7 +23,7 @@ def waited_on(socket: Path, tab: Tmux, *, not_pid: int = 0) -> int:
     waits (`task.wait`, `message.wait`) open on it; that daemon's pid."""
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while True:
-        info = _info(socket)
+        info = server_info_or_none(socket)
         waits = info is not None and info.waiters >= 1 and info.message_waiters >= 1
         if info is not None and waits and info.pid != not_pid:
             return info.pid

@@ -162,6 +162,18 @@ def land(repo: Path, branch: str, *more: str) -> list[str]:
             "--project", str(repo), *more]  # fmt: skip
 
 
+def start_lander(daemon: DaemonProcess, repo: Path, *more: str) -> subprocess.Popen[str]:
+    """`coord land big` in a process group of its own (so the test can kill the group),
+    remembered in STARTED for the end of the module."""
+    lander = subprocess.Popen(
+        land(repo, "big", *more), cwd=repo,
+        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    STARTED.append(lander)
+    return lander
+
+
 def wait_until_gone(group: int) -> None:
     """Until every process of the killed lander's group has exited (and so closed what it
     held): a signal is delivered at once, but dying takes a moment on a loaded machine."""
@@ -226,12 +238,7 @@ def test_a_lander_killed_anywhere_in_a_big_landing_leaves_what_the_next_makes_wh
     gate = Gate(workdir, repo)
     gate.arm(case.point)
 
-    lander = subprocess.Popen(
-        land(repo, "big"), cwd=repo,
-        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    STARTED.append(lander)
+    lander = start_lander(daemon, repo)
     gate.wait()
     if case.kill == "pid":  # the lander alone: the git command it ran goes on, and ends
         os.kill(lander.pid, signal.SIGKILL)
@@ -312,12 +319,7 @@ def test_a_move_finished_for_a_killed_lander_records_its_landing_and_completes_i
         owner.claim(task.id)
     gate = Gate(workdir, repo)
     gate.arm("committed")
-    lander = subprocess.Popen(
-        land(repo, "big", "--task", str(task.id)), cwd=repo,
-        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    STARTED.append(lander)
+    lander = start_lander(daemon, repo, "--task", str(task.id))
     gate.wait()
     os.killpg(lander.pid, signal.SIGKILL)
     lander.communicate(timeout=WAIT_S)
@@ -356,12 +358,7 @@ def test_ctrl_c_that_stops_the_swap_says_the_target_did_not_move(
     old = git(repo, "rev-parse", "main")
     gate = Gate(workdir, repo)
     gate.arm("prepared")
-    lander = subprocess.Popen(
-        land(repo, "big"), cwd=repo,
-        env={**coord_env(daemon.socket_path), **GIT_ENV}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    STARTED.append(lander)
+    lander = start_lander(daemon, repo)
     gate.wait()
     os.killpg(lander.pid, signal.SIGINT)
     out, err = lander.communicate(timeout=WAIT_S)

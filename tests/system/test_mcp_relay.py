@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import select
 import signal
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 
 from mcp_processes import INITIALIZE, shared_servers
-from support import COORD, DaemonProcess, coord_env
+from support import COORD, DaemonProcess, coord_env, wait_exit
 
 #: A hang, not a slow machine, crosses this.
 HANG_S = 120.0
@@ -114,19 +113,6 @@ class RawTab:
     def stderr(self) -> str:
         """What it wrote to stderr (once it has exited and `finish` ran)."""
         return self._stderr or ""
-
-
-def wait_exit(pid: int) -> bool:
-    """Whether `pid` exits within HANG_S (woken by its exit: a pidfd, no polling)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        ready, _, _ = select.select([fd], [], [], HANG_S)
-        return bool(ready)
-    finally:
-        os.close(fd)
 
 
 def relay_env(daemon: DaemonProcess, **extra: str) -> dict[str, str]:
@@ -265,7 +251,7 @@ def test_the_shared_server_exits_when_idle_and_when_its_socket_goes(
     assert tab.start_session()["result"]["tools"]
     (server,) = shared_servers(daemon.socket_path.parent)
     assert tab.close() == 0
-    assert wait_exit(server)
+    assert wait_exit(server, HANG_S)
     assert not list(daemon.socket_path.parent.glob("mcp-*.sock"))  # it cleaned up
 
     tab = RawTab(relay_env(daemon, COORD_AGENT="me"))  # idle: ten minutes
@@ -274,7 +260,7 @@ def test_the_shared_server_exits_when_idle_and_when_its_socket_goes(
     (server,) = shared_servers(daemon.socket_path.parent)
     (socket_file,) = daemon.socket_path.parent.glob("mcp-*.sock")
     socket_file.unlink()  # as when a test's directory, or the runtime dir, is removed
-    assert wait_exit(server)
+    assert wait_exit(server, HANG_S)
 
 
 def test_a_dead_shared_server_ends_the_tab_saying_so(daemon: DaemonProcess) -> None:

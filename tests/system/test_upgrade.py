@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mcp_processes import INITIALIZE, shared_servers
-from support import COORD, DaemonProcess, coord_env, quick_server_ready, short_tmpdir
+from support import COORD, DaemonProcess, coord_env, quick_server_ready, short_tmpdir, wait_exit
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = [
@@ -174,7 +174,7 @@ def test_a_shared_mcp_server_on_old_code_serves_its_tabs_then_retires(root: Path
         assert pid_alive(old)  # its tab is still connected: it keeps serving it
 
         close_tab(tabs.pop(0))
-        assert wait_exit(old)  # no relay left, and not its code installed: it retires
+        assert wait_exit(old, HANG_S)  # no relay left, and not its code installed: it retires
         (new,) = shared_servers(directory)
         assert new != old
     finally:
@@ -187,16 +187,3 @@ def test_a_shared_mcp_server_on_old_code_serves_its_tabs_then_retires(root: Path
 
 def pid_alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists()
-
-
-def wait_exit(pid: int) -> bool:
-    """Whether `pid` exits within HANG_S (woken by its exit: a pidfd, no polling)."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        ready, _, _ = select.select([fd], [], [], HANG_S)
-        return bool(ready)
-    finally:
-        os.close(fd)

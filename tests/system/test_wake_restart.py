@@ -20,9 +20,7 @@ import pytest
 from hook_runs import AGENT_A, SESSION_A, start_wake
 
 from coordd_client import Client
-from coordd_wire.errors import CoordError
-from coordd_wire.server_info import ServerInfo
-from support import DaemonProcess, git_repo
+from support import DaemonProcess, git_repo, server_info_or_none
 
 #: Only a hang crosses it: the hook or the daemon stuck, never a slow machine.
 HANG_S = 60.0
@@ -33,21 +31,13 @@ def repo(workdir: Path) -> Path:
     return git_repo(workdir / "repo").resolve()
 
 
-def _info(socket: Path) -> ServerInfo | None:
-    try:
-        with Client(socket, timeout_s=5) as client:
-            return client.server_info()
-    except CoordError:  # nobody answers there yet, or the daemon is on its way out
-        return None
-
-
 def wait_until_waiting(socket: Path, waiter: subprocess.Popen[str]) -> int:
     """Block until the hook has its `task.wait` and `message.wait` open on the daemon
     answering on `socket`; that daemon's pid."""
     deadline = time.monotonic() + HANG_S
     while True:
         assert waiter.poll() is None, waiter.communicate()
-        info = _info(socket)
+        info = server_info_or_none(socket)
         if info is not None and info.waiters >= 1 and info.message_waiters >= 1:
             return info.pid
         assert time.monotonic() < deadline, f"the hook did not wait on {socket}: {info}"
