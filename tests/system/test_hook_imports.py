@@ -93,6 +93,8 @@ def test_the_quick_relay_of_every_hook_loads_only_its_own_few_modules(
         "pre-edit": {**base, "hook_event_name": "PreToolUse", **edit},
         "post-tool": {**base, "hook_event_name": "PostToolUse", **edit},
         "session-end": {**base, "hook_event_name": "SessionEnd", "reason": "other"},
+        "deliver": {**base, "hook_event_name": "UserPromptSubmit", "prompt": "go on"},
+        "turn-end": {**base, "hook_event_name": "Stop", "stop_hook_active": False},
     }
     assert set(stdin) | {"pre-commit"} == QUICK_HOOKS  # `wake` waits in-process
     for event in sorted(QUICK_HOOKS):

@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 from hook_runs import SESSION_A, payload
 
+from coordd_client.identity import host_agent
 from support import COORD, DaemonProcess, coord_env, git_repo, quick_server_ready
 
+#: The tab the session-start payload makes of the process running the steps (the later
+#: hooks of that process are its hooks, whatever session their payload names).
+TAB = host_agent("claude", json.loads(payload("claude-session-start"))["session_id"])
 #: Each step: argv, and the stdin a host would send (hooks).
 STEPS: list[tuple[list[str], str | None]] = [
     (["whoami"], None),
@@ -46,10 +50,14 @@ STEPS: list[tuple[list[str], str | None]] = [
     (["show", "999"], None),  # not found
     (["ls", "--state", "bogus"], None),
     (["hook", "session-start", "--host", "claude"], "claude-session-start"),
+    (["--agent", "other", "msg", "--to", TAB, "the parser is yours now"], None),
+    (["hook", "deliver", "--host", "claude"], "claude-user-prompt"),  # the message, once
+    (["hook", "deliver", "--host", "claude"], "claude-user-prompt"),  # nothing new
     (["hook", "pre-edit", "--host", "claude"], "claude-pre-edit:src/a.py"),
     (["hook", "pre-edit", "--host", "claude"], "claude-pre-edit:src/b.py"),  # denied
     (["hook", "post-tool", "--host", "claude"], "claude-pre-edit:src/a.py"),
     (["hook", "pre-commit"], None),
+    (["hook", "turn-end", "--host", "codex"], "codex-stop"),
     (["hook", "session-end", "--host", "claude"], "claude-session-end"),
 ]
 
@@ -60,6 +68,7 @@ def normalized(text: str, side: Path) -> str:
     text = re.sub(r"\b[0-9a-f]{16}\b", "BOARD", text)
     text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)", "ISO", text)
     text = re.sub(r"\d\d:\d\d(:\d\d)?Z", "HH:MMZ", text)
+    text = re.sub(r"\b\d+ min\b", "N min", text)  # a lease's minutes left, as it is read
     return re.sub(r"\b\d+(\.\d+)?(ms|s|m|h)\b", "N", text)
 
 
@@ -138,3 +147,7 @@ def test_every_quick_command_says_what_the_full_one_says(workdir: Path, repo: Pa
     deny_step = next(i for i, (_, spec) in enumerate(STEPS) if spec and spec.endswith("b.py"))
     denied = json.loads(in_process[deny_step][0])["hookSpecificOutput"]
     assert denied["permissionDecision"] == "deny"
+    deliver_step = STEPS.index((["hook", "deliver", "--host", "claude"], "claude-user-prompt"))
+    told = json.loads(through_server[deliver_step][0])["hookSpecificOutput"]
+    assert "the parser is yours now" in told["additionalContext"]  # before the prompt
+    assert through_server[deliver_step + 1][0] == ""  # once

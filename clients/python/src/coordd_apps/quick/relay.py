@@ -54,8 +54,11 @@ QUICK_COMMANDS = frozenset(
         "reservations", "msg", "prime", "whoami", "agents", "hook",
     }
 )  # fmt: skip
-#: Hook events served quickly: `wake` waits in the background for minutes.
-QUICK_HOOKS = frozenset({"pre-edit", "post-tool", "pre-commit", "session-start", "session-end"})
+#: Hook events served quickly: every one a host waits for (`deliver` runs before every
+#: prompt, `turn-end` at every Codex turn's end); `wake` waits in the background for minutes.
+QUICK_HOOKS = frozenset(
+    {"pre-edit", "post-tool", "pre-commit", "session-start", "session-end", "deliver", "turn-end"}
+)
 #: A caller's choice of its own stdio's encoding: a worker's streams were made at the
 #: server's start and keep the server's, so such a call runs in its own process (and
 #: starts no server, which would make it every later caller's encoding).
