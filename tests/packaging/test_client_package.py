@@ -99,9 +99,9 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         metadata = next(archive.read(n).decode() for n in names if n.endswith("METADATA"))
-        entry_points = next(
-            archive.read(n).decode() for n in names if n.endswith("entry_points.txt")
-        )
+        scripts = {
+            n.rpartition("/")[2]: archive.read(n).decode() for n in names if ".data/scripts/" in n
+        }
     assert all(n.startswith((*(f"{p}/" for p in PACKAGES), "coordd_client-")) for n in names)
     assert {f"{p}/__init__.py" for p in PACKAGES} <= set(names), names
     # PEP 561: a user's type checker reads the packages' annotations (without the
@@ -113,7 +113,12 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     assert any("trio" in r and "extra == 'trio'" in r.replace('"', "'") for r in requires), requires
     assert any(r.startswith("Requires-Dist: mcp") and "extra == 'mcp'" in r.replace('"', "'")
                for r in requires), requires  # fmt: skip
-    assert "coord = coordd_apps.entry:main" in entry_points  # `coord mcp`: the relay first
+    # `coord` is a script of the wheel's, not an installer's wrapper (which may import `re`
+    # first): the installer points its first line at the environment's interpreter.
+    assert list(scripts) == ["coord"], scripts
+    assert scripts["coord"].startswith("#!python\n"), scripts["coord"]
+    assert "from coordd_apps.entry import main" in scripts["coord"]  # `coord mcp`: the relay first
+    assert "import re" not in scripts["coord"]
     target = tmp_path / "installed"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
@@ -133,6 +138,14 @@ def test_client_wheel_declares_msgspec_only_and_holds_only_the_client(tmp_path: 
     files = ran.stdout.splitlines()[0].split()
     assert all(f.startswith(str(target)) for f in files), files  # the wheel's, not the tree's
     assert "usage: coord" in ran.stdout
+    # The installed script, its first line rewritten by pip, runs the wheel's `coord`.
+    script = target / "bin" / "coord"
+    assert script.read_text().startswith(f"#!{sys.executable}"), script.read_text()[:200]
+    by_script = subprocess.run(
+        [str(script), "--help"], env={**os.environ, "PYTHONPATH": str(target)},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert by_script.returncode == 0 and "usage: coord" in by_script.stdout, by_script.stderr
 
 
 def test_importing_the_daemon_loads_the_wire_package_but_no_client() -> None:
