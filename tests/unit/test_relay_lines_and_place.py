@@ -82,6 +82,28 @@ def test_the_stamp_changes_with_the_code_and_the_home(tmp_path: Path) -> None:
     assert len(first) == 16 and int(first, 16) >= 0
 
 
+def test_an_installed_packages_stamp_changes_as_an_installer_changes_it(tmp_path: Path) -> None:
+    """Under `site-packages` the stamp is taken from the directories: an installer takes
+    a file away and writes it anew (pip unlinks, then writes), which each changes the
+    directory it is in, deep or not; a file's own bytes are not looked at."""
+    package = tmp_path / "lib" / "site-packages" / "pkg"
+    (package / "sub").mkdir(parents=True)
+    module = package / "sub" / "m.py"
+    module.write_text("x = 1\n")
+    for directory in (package, package / "sub"):  # installed long ago (the clock is coarse)
+        os.utime(directory, ns=(0, 0))
+    dirs = (str(package),)
+    first = code_stamp("/home/a", dirs)
+    assert first == code_stamp("/home/a", dirs) and first != code_stamp("/home/b", dirs)
+    os.unlink(module)  # an upgrade of one module, as pip writes it
+    module.write_text("x = 22\n")
+    second = code_stamp("/home/a", dirs)
+    assert second != first
+    os.utime(package, ns=(0, 0))
+    (package / "new.py").write_text("n = 1\n")  # a module the new version adds
+    assert code_stamp("/home/a", dirs) != second
+
+
 def test_the_stamp_covers_the_wire_the_library_and_the_apps() -> None:
     """A server runs all three packages: an upgrade of any one is another stamp."""
     import coordd_apps

@@ -8,7 +8,12 @@ two ids that differ mean the process runs other code than the one installed.
 The id covers each package's `.py` files by path, size and modification time (a
 stat each, no reading), so an upgrade that keeps the version number is still
 seen; reinstalling the same files also changes it, which costs a needless restart
-at worst. Standard library only: the relay's import time is what a tab waits for.
+at worst. An installed package (under `site-packages`) is covered by its directories'
+modification times instead: an installer never rewrites a file where it stands (it
+takes the old files away, then writes new ones), and either changes the directory, so
+a directory's stat says what its files' would, for a tenth of the stats (the quick
+relay takes this id on every hook). Standard library only: the relay's import time is
+what a tab waits for.
 """
 
 from __future__ import annotations
@@ -25,6 +30,12 @@ def files_id(package_dirs: tuple[str, ...], *extra: str) -> str:
     parts = [*package_dirs, *extra]
     for root, dirs, files in (walked for d in package_dirs for walked in os.walk(d)):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        if _installed(root):
+            try:
+                parts.append(f"{root}:{os.stat(root).st_mtime_ns}")
+            except OSError:
+                pass
+            continue
         for name in sorted(files):
             if name.endswith(".py"):
                 try:
@@ -35,6 +46,14 @@ def files_id(package_dirs: tuple[str, ...], *extra: str) -> str:
     text = "\0".join(parts).encode(errors="surrogateescape")
     # Two CRC-32s with different seeds: a name, not a defence.
     return f"{zlib.crc32(text):08x}{zlib.crc32(text, 0x5BD1E995):08x}"
+
+
+def _installed(directory: str) -> bool:
+    """Whether `directory` is an installer's (its files are only ever replaced whole)."""
+    return (
+        f"{os.sep}site-packages{os.sep}" in directory
+        or f"{os.sep}dist-packages{os.sep}" in directory
+    )
 
 
 def package_dirs(names: tuple[str, ...]) -> tuple[str, ...] | None:
