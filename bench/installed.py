@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -82,7 +83,7 @@ def install(root: Path, cache: Path | None = None) -> Path:
 def registrations(venv: Path, home: Path, repo: Path) -> dict[str, str]:
     """`coord setup claude`, `codex` and `git` run as a user runs them (in `home`, in the
     git repository `repo`): `HOST EVENT` -> the command line the host runs (`git
-    pre-commit`: the hook file git runs)."""
+    pre-commit`: the hook file git runs, moved into `home`)."""
     coord = str(venv / "bin" / "coord")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COORD", "CLAUDE", "CODEX"))}
     env |= {"HOME": str(home), "COORD_NO_AUTOSTART": "1"}
@@ -104,5 +105,9 @@ def registrations(venv: Path, home: Path, repo: Path) -> dict[str, str]:
         ["git", "rev-parse", "--git-path", "hooks"], cwd=repo, capture_output=True, text=True,
         check=True,
     ).stdout.strip()  # fmt: skip
-    found["git pre-commit"] = str((repo / hooks_dir / "pre-commit").resolve())
+    # Each install's git hook kept in its home: another install's setup would chain it.
+    written = repo / hooks_dir / "pre-commit"
+    kept = home / "pre-commit"
+    written.rename(kept)
+    found["git pre-commit"] = shlex.quote(str(kept))
     return found

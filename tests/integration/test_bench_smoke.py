@@ -88,3 +88,31 @@ def test_the_claim_statement_timings_run_on_todays_schema() -> None:
     costs = statement_costs(1, 2)
     assert list(costs) == list(STATEMENTS)
     assert all(spent >= 0 for spent in costs.values())
+
+
+def test_the_as_installed_payloads_name_the_edit_and_the_table_holds_every_call(
+    tmp_path: Path,
+) -> None:
+    """`bench/as_installed.py`'s stdin is what the hooks read as their host's (the edit's
+    path found in Claude Code's and Codex's shapes), and its table has a row per call."""
+    from bench.as_installed import HOOKS, labels, over_target, payload, render
+
+    from coordd_apps.hooks.payload import read
+
+    repo = tmp_path / "repo"
+    for what in HOOKS:
+        host, event = what.split()
+        text = payload(what, repo)
+        if host == "git":
+            assert text == ""
+            continue
+        given = read(text, host, {}, agent="a", project=str(repo))  # type: ignore[arg-type]
+        assert given.raw["cwd"] == str(repo)
+        if event in ("pre-edit", "post-tool"):
+            named = [p.removeprefix(f"{repo}/") for p in given.paths]  # Codex: relative
+            assert named == ["src/a.py"], (what, given.paths)
+    figures = {f"agent_1000_{w.replace(' ', '_')}_ratio": 1.5 for w in labels()}
+    figures["agent_1000_claude_deliver_ratio"] = 2.5
+    assert over_target(figures) == {"agent_1000_claude_deliver_ratio": 2.5}
+    table = render(figures, sizes=(1000,))
+    assert sum(line.startswith("| ") for line in table) == len(labels()) + 2  # head, rule
