@@ -129,7 +129,15 @@ def list_tasks(
     limit: int | None = None,
     assignee: str | None = None,
     ready: bool | None = None,
+    order: wire.ListOrder | None = None,
+    after_priority: int | None = None,
+    counts: bool | None = None,
+    open_to: str | None = None,
 ) -> Call[wire.ListResult]:
+    """`order="urgent"` (claim order, resumed after `after_priority` and `after_id`),
+    `counts` (per-state totals of the matches) and `open_to` (unassigned or assigned to
+    that agent) are 1.2 section 6c, feature `urgent_lists`: send them only to a daemon
+    that names it (`paging.urgent_tasks` falls back to paging for an older one)."""
     if state is not None and not isinstance(state, str):
         state = list(state)
     return call("task.list", _clean(dict(locals())))
