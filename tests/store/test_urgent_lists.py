@@ -47,17 +47,17 @@ def _urgent(tasks: list[Task]) -> list[int]:
     return [t.id for t in sorted(tasks, key=lambda t: (-t.priority, t.id))]
 
 
-def _paged(client: Seat, limit: int, **filters: object) -> list[int]:
+def _paged(client: Seat, limit: int, order: str = "urgent", **filters: object) -> list[int]:
     found: list[int] = []
-    after: tuple[int, int] | None = None
+    after: tuple[int | None, int] | None = None
     while True:
         cursor = {} if after is None else {"after_priority": after[0], "after_id": after[1]}
-        page = client.list_tasks(order="urgent", limit=limit, **cursor, **filters)  # type: ignore[arg-type]
+        page = client.list_tasks(order=order, limit=limit, **cursor, **filters)  # type: ignore[arg-type]
         found += [t.id for t in page.tasks]
         if page.next_after_id is None:
             assert page.next_after_priority is None
             return found
-        assert page.next_after_priority is not None
+        assert (page.next_after_priority is not None) == (order == "urgent")
         after = (page.next_after_priority, page.next_after_id)
 
 
@@ -90,8 +90,10 @@ def test_urgent_order_pages_in_claim_order_with_every_filter(board: Board) -> No
 
             expected = _urgent([t for t in tasks if admits(t)])
             assert expected, filters
+            newest = sorted(expected, reverse=True)
             for limit in (1, 4, 1000):
                 assert _paged(client, limit, **filters) == expected, (filters, limit)
+                assert _paged(client, limit, "newest", **filters) == newest, (filters, limit)
             counted = client.list_tasks(order="urgent", limit=1, counts=True, **filters).counts  # type: ignore[arg-type]
             by_id = client.list_tasks(limit=1, counts=True, **filters).counts  # type: ignore[arg-type]
             assert counted == by_id

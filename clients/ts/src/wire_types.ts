@@ -445,8 +445,8 @@ export interface ListParams {
   limit?: number | null;
   assignee?: string | null;
   ready?: boolean | null;
-  /** docs/PROTOCOL-1.2.md section 6a (feature `urgent_lists`): the order, its cursor's priority, the per-state totals, and "unassigned or assigned to this agent". */
-  order?: "id" | "urgent" | null;
+  /** docs/PROTOCOL-1.2.md section 6c (feature `urgent_lists`): the order, its cursor's priority, the per-state totals, and "unassigned or assigned to this agent". */
+  order?: "id" | "newest" | "urgent" | null;
   after_priority?: number | null;
   counts?: boolean | null;
   open_to?: string | null;

@@ -40,8 +40,8 @@ def read_task(conn: Db, task_id: int) -> TaskResult:
 
 
 def list_tasks(conn: Db, p: P.ListParams) -> ListResult:
-    if p.order == "urgent":
-        return urgent.urgent_tasks(conn, p, *open_filters(p))
+    if p.order in ("urgent", "newest"):
+        return urgent.ordered_tasks(conn, p, *open_filters(p))
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}
     task_filters(where, args, p)

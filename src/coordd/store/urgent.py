@@ -1,13 +1,15 @@
-"""`task.list` in claim order, and its per-state counts (docs/PROTOCOL-1.2.md section 6c).
+"""`task.list` in claim order or newest first, and its per-state counts
+(docs/PROTOCOL-1.2.md section 6c).
 
 A board keeps every finished task, so a read whose cost follows the table
-grows with the board's history. The open states each have a partial index a
-claim already maintains (schema.CLAIM_INDEXES: `tasks_pending` in claim order,
-`tasks_lease` over the live claims); a list or a count confined to open states
-walks those, named by INDEXED BY so that no planner choice (the project index
-would be "more selective") can send it through every finished task of a project.
-A filter that admits a finished state reads that state as the planner sees fit:
-its cost is the caller's to ask for.
+grows with the board's history. Each state has a partial index a claim or a
+completion already maintains (schema.CLAIM_INDEXES: `tasks_pending` in claim
+order, `tasks_lease` over the live claims, `tasks_finished` by state), so a
+list or a count reads each admitted state on its own index, named by INDEXED
+BY so that no planner choice (the project index looks "more selective") can
+send it through every finished task of a project. A read confined to open
+states then costs what the open tasks cost; admitting a finished state reads
+that state's tasks, which is the caller's to ask for.
 """
 
 from __future__ import annotations
@@ -21,13 +23,36 @@ from coordd.store.transaction import TASK_JSON
 from coordd_wire import params as P
 from coordd_wire.wire import STATES, ListResult, State, Task
 
-#: The partial index holding each open state's tasks, and nothing else.
-OPEN_INDEX: dict[str, str] = {"pending": "tasks_pending", "claimed": "tasks_lease"}
-#: Claim order: what `task.claim_next` picks first comes first.
-URGENT = "priority DESC, id"
-#: Strictly after the task (`:after_priority`, `:after_id`) in claim order; the first
-#: term is a range on `tasks_pending`'s leading column.
-AFTER = "priority <= :after_priority AND (priority < :after_priority OR id > :after_id)"
+#: The partial index holding each state's tasks: the open states' hold nothing else, and
+#: a finished state is one seek into the finished tasks' index.
+STATE_INDEX: dict[str, str] = {
+    "pending": "tasks_pending",
+    "claimed": "tasks_lease",
+    "done": "tasks_finished",
+    "failed": "tasks_finished",
+    "cancelled": "tasks_finished",
+}
+#: The finished tasks' index's own condition, said word for word: SQLite uses a partial
+#: index only for a query whose WHERE has its terms (`state = 'done'` alone would not do).
+FINISHED = " AND state IN ('done', 'failed', 'cancelled')"
+
+
+def _in_state(state: str) -> str:
+    """The condition that puts an arm on `state` and on its index."""
+    return f"state = '{state}'" + (FINISHED if STATE_INDEX[state] == "tasks_finished" else "")
+
+
+#: Each order: inside an arm (on the table's columns), and over the arms' keys.
+ORDERS: dict[str, tuple[str, str]] = {
+    "urgent": ("priority DESC, id", "p DESC, k"),  # as `task.claim_next` picks
+    "newest": ("id DESC", "k DESC"),
+}
+#: Strictly after the cursor in each order; the urgent one's first term is a range on
+#: `tasks_pending`'s leading column.
+AFTER: dict[str, str] = {
+    "urgent": "priority <= :after_priority AND (priority < :after_priority OR id > :after_id)",
+    "newest": "id < :after_id",
+}
 
 
 def admitted(p: P.ListParams) -> list[State]:
@@ -40,47 +65,32 @@ def admitted(p: P.ListParams) -> list[State]:
     return [state for state in STATES if state in asked]
 
 
-def _source(state: str, states: list[State]) -> tuple[str, str]:
-    """The FROM of one state's arm and its condition on `state`."""
-    index = OPEN_INDEX.get(state)
-    if index is not None:
-        return f"tasks INDEXED BY {index}", f"state = '{state}'"
-    finished = [s for s in states if s not in OPEN_INDEX]
-    return "tasks", "state IN (" + ", ".join(f"'{s}'" for s in finished) + ")"
-
-
-def _arms(states: list[State]) -> list[str]:
-    """One arm per open state, and one for the finished states together."""
-    arms: list[str] = [s for s in states if s in OPEN_INDEX]
-    if any(s not in OPEN_INDEX for s in states):
-        arms.append("finished")
-    return arms
-
-
-def urgent_tasks(conn: Db, p: P.ListParams, where: list[str], args: dict[str, Any]) -> ListResult:
-    """At most `limit` matching tasks in claim order, after the cursor if given.
+def ordered_tasks(conn: Db, p: P.ListParams, where: list[str], args: dict[str, Any]) -> ListResult:
+    """At most `limit` matching tasks in `p.order` (urgent or newest), after the cursor
+    if given, each state read on its own index.
 
     `where` and `args`: every filter but the state's (each arm names its own state)."""
-    states = admitted(p)
+    order = "newest" if p.order == "newest" else "urgent"
+    inner, outer = ORDERS[order]
     counts = state_counts(conn, p, list(where), dict(args)) if p.counts else None
     if p.after_id is not None:
-        where.append(AFTER)
+        where.append(AFTER[order])
         args["after_id"], args["after_priority"] = p.after_id, p.after_priority
     limit = p.limit or P.DEFAULT_LIST_LIMIT
     selects = []
-    for arm in _arms(states):
-        source, condition = _source(arm, states)
-        clause = " AND ".join([condition, *where])
+    for state in admitted(p):
+        clause = " AND ".join([_in_state(state), *where])
         selects.append(
-            f"SELECT * FROM (SELECT priority AS p, id AS k FROM {source} WHERE {clause}"
-            f" ORDER BY {URGENT} LIMIT {limit + 1}) AS {arm}_arm"
+            f"SELECT * FROM (SELECT priority AS p, id AS k FROM tasks INDEXED BY"
+            f" {STATE_INDEX[state]} WHERE {clause} ORDER BY {inner} LIMIT {limit + 1})"
+            f" AS {state}_arm"
         )
     # Sorted by key alone, each task's JSON made only for the rows answered: the live
     # claims have no index in claim order, and every one of them is sorted.
     union = " UNION ALL ".join(selects)
     rows = conn.execute(
-        f"SELECT p, k, {TASK_JSON} FROM ({union} ORDER BY p DESC, k LIMIT {limit + 1}) AS top"
-        " JOIN tasks ON tasks.id = top.k ORDER BY p DESC, k",
+        f"SELECT p, k, {TASK_JSON} FROM ({union} ORDER BY {outer} LIMIT {limit + 1}) AS top"
+        f" JOIN tasks ON tasks.id = top.k ORDER BY {outer}",
         args,
     ).fetchall()
     more = len(rows) > limit
@@ -88,7 +98,7 @@ def urgent_tasks(conn: Db, p: P.ListParams, where: list[str], args: dict[str, An
     return ListResult(
         tasks=cast(list[Task], [msgspec.Raw(text) for _, _, text in rows]),
         next_after_id=rows[-1][1] if more else None,
-        next_after_priority=rows[-1][0] if more else None,
+        next_after_priority=rows[-1][0] if more and order == "urgent" else None,
         counts=counts,
     )
 
@@ -100,10 +110,11 @@ def state_counts(
     admitted state: each open state counted on its own partial index."""
     states = admitted(p)
     selects = []
-    for arm in _arms(states):
-        source, condition = _source(arm, states)
-        clause = " AND ".join([condition, *where])
-        selects.append(f"SELECT state, count(*) FROM {source} WHERE {clause} GROUP BY state")
+    for state in states:
+        clause = " AND ".join([_in_state(state), *where])
+        selects.append(
+            f"SELECT '{state}', count(*) FROM tasks INDEXED BY {STATE_INDEX[state]} WHERE {clause}"
+        )
     counts: dict[State, int] = dict.fromkeys(states, 0)
     counts.update(conn.execute(" UNION ALL ".join(selects), args).fetchall())
     return counts

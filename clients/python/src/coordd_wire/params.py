@@ -161,7 +161,7 @@ class ListParams(Params):
     limit: ListLimit | None = None
     assignee: Agent | None = None
     ready: bool | None = None
-    #: docs/PROTOCOL-1.2.md section 6a (feature `urgent_lists`): the order, its cursor's
+    #: docs/PROTOCOL-1.2.md section 6c (feature `urgent_lists`): the order, its cursor's
     #: priority, the per-state totals, and "unassigned or assigned to this agent".
     order: ListOrder | None = None
     after_priority: Priority | None = None

@@ -72,9 +72,9 @@ def served_event_types(features: Sequence[str]) -> list[EventType]:
 
 #: What `task.post` may start a task as: pending, or done for an announcement (an ack).
 PostState = Literal["pending", "done"]
-#: `task.list`'s orders (docs/PROTOCOL-1.2.md section 6a): ascending id, or as
-#: `task.claim_next` picks (priority descending, then id).
-ListOrder = Literal["id", "urgent"]
+#: `task.list`'s orders (docs/PROTOCOL-1.2.md section 6c): ascending id, as
+#: `task.claim_next` picks (priority descending, then id), or descending id.
+ListOrder = Literal["id", "urgent", "newest"]
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
