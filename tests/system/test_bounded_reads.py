@@ -1,0 +1,75 @@
+"""The everyday reads ask the daemon for what they show (docs/PROTOCOL-1.2.md section 6c):
+on a board with many finished tasks and more open ones than a page holds, `coord ls`,
+`coord prime` and the MCP-free surfaces read a bounded amount, counted by the daemon
+itself (`server.info.readers.admitted`: every read a client's connection had served),
+and still say what they always said.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from coordd_client import Client, methods
+from coordd_client.gather import gather, value
+from coordd_client.paging import TASK_PAGE
+from support import DaemonProcess, coord
+
+#: More open tasks than two pages of `task.list` hold: paging them all takes three reads.
+OPEN = 2 * TASK_PAGE + 300
+DONE = 600
+
+
+@pytest.fixture
+def repo(workdir: Path) -> Path:
+    path = workdir / "repo"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def board(daemon: DaemonProcess, repo: Path) -> Iterator[Client]:
+    """`DONE` finished tasks, then `OPEN` pending ones of priorities 0..4 (a few claimed),
+    posted in pipelined batches."""
+    with Client(daemon.socket_path, agent="poster", project=str(repo)) as client:
+        for start in range(0, DONE + OPEN, 200):
+            batch = []
+            for n in range(start, min(start + 200, DONE + OPEN)):
+                done = n < DONE
+                batch.append(methods.post(f"t{n}", priority=n % 5, state="done" if done else None))
+            for answer in gather(client, batch):
+                value(answer)
+        for n in range(3):
+            assert client.claim_next(agent=f"worker-{n}").task is not None
+        yield client
+
+
+def reads_of(
+    client: Client, command: tuple[str, ...], daemon: DaemonProcess, repo: Path
+) -> tuple[int, str]:
+    """The reads the daemon served while `coord COMMAND` ran, and what it printed."""
+    before = client.server_info().readers
+    result = coord(*command, socket=daemon.socket_path, cwd=repo, env={"COORD_AGENT": "me"})
+    assert result.returncode == 0, result.stderr
+    after = client.server_info().readers
+    assert before is not None and after is not None
+    return after.admitted - before.admitted - 1, result.stdout  # less our own server.info
+
+
+def test_ls_reads_the_rows_it_shows_and_counts_the_rest(
+    board: Client, daemon: DaemonProcess, repo: Path
+) -> None:
+    reads, out = reads_of(board, ("ls", "--limit", "5"), daemon, repo)
+    # The CLI's feature check and one list: paging every open task took three lists.
+    assert reads <= 2, reads
+    rows = [line.split()[0] for line in out.splitlines()[1:6]]
+    expected = sorted(
+        (t for t in board.list_tasks(state=["pending", "claimed"], limit=1000).tasks),
+        key=lambda t: (-t.priority, t.id),
+    )  # the first page is enough: the first ids of priority 4 are in it
+    assert rows == [str(t.id) for t in expected[:5]], out
+    assert f"({OPEN - 5} more: raise --limit)" in out
