@@ -9,6 +9,7 @@ tests/integration/test_query_plans.py.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import msgspec
 import pytest
@@ -47,7 +48,7 @@ def _urgent(tasks: list[Task]) -> list[int]:
     return [t.id for t in sorted(tasks, key=lambda t: (-t.priority, t.id))]
 
 
-def _paged(client: Seat, limit: int, order: str = "urgent", **filters: object) -> list[int]:
+def _paged(client: Seat, limit: int, order: str = "urgent", **filters: Any) -> list[int]:
     found: list[int] = []
     after: tuple[int | None, int] | None = None
     while True:
@@ -64,7 +65,7 @@ def _paged(client: Seat, limit: int, order: str = "urgent", **filters: object) -
 def test_urgent_order_pages_in_claim_order_with_every_filter(board: Board) -> None:
     with board.seat() as client:
         tasks = _board(client)
-        cases: list[dict[str, object]] = [
+        cases: list[dict[str, Any]] = [
             {},
             {"state": ["pending", "claimed"]},
             {"state": "pending", "project": "/a"},
@@ -93,9 +94,9 @@ def test_urgent_order_pages_in_claim_order_with_every_filter(board: Board) -> No
             newest = sorted(expected, reverse=True)
             for limit in (1, 4, 1000):
                 assert _paged(client, limit, **filters) == expected, (filters, limit)
-                assert _paged(client, limit, "newest", **filters) == newest, (filters, limit)
-            counted = client.list_tasks(order="urgent", limit=1, counts=True, **filters).counts  # type: ignore[arg-type]
-            by_id = client.list_tasks(limit=1, counts=True, **filters).counts  # type: ignore[arg-type]
+                assert _paged(client, limit, order="newest", **filters) == newest, limit
+            counted = client.list_tasks(order="urgent", limit=1, counts=True, **filters).counts
+            by_id = client.list_tasks(limit=1, counts=True, **filters).counts
             assert counted == by_id
             assert counted is not None and sum(counted.values()) == len(expected), filters
             for state, count in counted.items():

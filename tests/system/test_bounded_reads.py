@@ -18,8 +18,8 @@ from coordd_client.gather import gather, value
 from coordd_client.paging import TASK_PAGE
 from support import DaemonProcess, coord
 
-#: More open tasks than two pages of `task.list` hold: paging them all takes three reads.
-OPEN = 2 * TASK_PAGE + 300
+#: More open tasks than four pages of `task.list` hold: paging them all takes five reads.
+OPEN = 4 * TASK_PAGE + 300
 DONE = 600
 
 
@@ -64,7 +64,7 @@ def test_ls_reads_the_rows_it_shows_and_counts_the_rest(
     board: Client, daemon: DaemonProcess, repo: Path
 ) -> None:
     reads, out = reads_of(board, ("ls", "--limit", "5"), daemon, repo)
-    # The CLI's feature check and one list: paging every open task took three lists.
+    # The CLI's feature check and one list: paging every open task took five lists.
     assert reads <= 2, reads
     rows = [line.split()[0] for line in out.splitlines()[1:6]]
     expected = sorted(
@@ -73,3 +73,14 @@ def test_ls_reads_the_rows_it_shows_and_counts_the_rest(
     )  # the first page is enough: the first ids of priority 4 are in it
     assert rows == [str(t.id) for t in expected[:5]], out
     assert f"({OPEN - 5} more: raise --limit)" in out
+
+
+def test_prime_reads_what_it_shows_and_counts_the_rest(
+    board: Client, daemon: DaemonProcess, repo: Path
+) -> None:
+    reads, out = reads_of(board, ("prime",), daemon, repo)
+    # Four task lists and the board's other reads (events, agents, reservations, edits,
+    # server.info): nine, however many open tasks; paging them all took twelve here.
+    assert reads <= 9, reads
+    assert f"Ready to claim ({OPEN - 3}, most urgent first):" in out, out
+    assert f"... {OPEN - 3 - 8} more (coord ls)" in out

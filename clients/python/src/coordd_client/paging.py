@@ -67,7 +67,7 @@ def most_urgent(
     if client.supports(URGENT_LISTS):
         page = client.list_tasks(**filters, order=order, limit=_page(limit), counts=True)
         counts = page.counts or {}
-        return _more_ordered(client, page, limit, order, **filters), counts
+        return more_ordered(client, page, limit, order=order, **filters), counts
     return ordered_here(all_tasks(client, **_no_open_to(filters)), limit, order, filters)
 
 
@@ -75,13 +75,12 @@ def _page(limit: int) -> int:
     return max(1, min(limit, TASK_PAGE))
 
 
-def _more_ordered(
-    client: Client, page: ListResult, limit: int, order: ListOrder, **filters: Any
-) -> list[Task]:
-    """`page`'s tasks and those of the pages after it, up to `limit` (None: all)."""
+def more_ordered(client: Client, page: ListResult, limit: int, **filters: Any) -> list[Task]:
+    """`page`'s tasks (a section 6c order's, `order` among `filters`) and those of the
+    pages after it, up to `limit`."""
     found = list(page.tasks)
     while page.next_after_id is not None and len(found) < limit:
-        page = client.list_tasks(**filters, order=order, limit=_page(limit - len(found)),
+        page = client.list_tasks(**filters, limit=_page(limit - len(found)),
                                  after_id=page.next_after_id,
                                  after_priority=page.next_after_priority)  # fmt: skip
         found += page.tasks
@@ -105,9 +104,10 @@ def ordered_here(
     elif order == "newest":
         tasks = sorted(tasks, key=lambda t: -t.id)
     counts: Counter[State] = Counter(t.state for t in tasks)
-    state = filters.get("state")
+    state: State | list[State] | None = filters.get("state")
     admitted = [state] if isinstance(state, str) else list(state or ())
-    for name in ["pending"] if filters.get("ready") is not None else admitted:
+    pending: list[State] = ["pending"]
+    for name in pending if filters.get("ready") is not None else admitted:
         counts.setdefault(name, 0)
     return tasks[: max(0, limit)], dict(counts)
 
