@@ -17,6 +17,7 @@ from coordd_client import Client, methods
 from coordd_client.gather import gather, value
 from coordd_client.paging import TASK_PAGE
 from support import DaemonProcess, coord
+from web_server import http, start_web
 
 #: More open tasks than four pages of `task.list` hold: paging them all takes five reads.
 OPEN = 4 * TASK_PAGE + 300
@@ -84,3 +85,24 @@ def test_prime_reads_what_it_shows_and_counts_the_rest(
     assert reads <= 9, reads
     assert f"Ready to claim ({OPEN - 3}, most urgent first):" in out, out
     assert f"... {OPEN - 3 - 8} more (coord ls)" in out
+
+
+def test_the_web_board_reads_the_rows_it_shows_and_counts_the_rest(
+    board: Client, daemon: DaemonProcess, repo: Path
+) -> None:
+    web = start_web(daemon.socket_path, str(repo), "--rows", "50")
+    try:
+        cookie = http(web.url).headers["set-cookie"].split(";", 1)[0]
+        before = board.server_info().readers
+        page = http(web.base + "/", headers={"Cookie": cookie})
+        after = board.server_info().readers
+    finally:
+        web.stop()
+    assert page.status == 200
+    assert before is not None and after is not None
+    # server.info, the newest rows with the counts, the human's gates, the costs' reads:
+    # five, however many open tasks; paging them by id took nine here.
+    assert after.admitted - before.admitted - 1 <= 5
+    newest = sorted(t.id for t in board.list_tasks(state="pending", order="newest", limit=50).tasks)
+    assert f'id="t{newest[0]}"' in page.body and f'id="t{newest[0] - 1}"' not in page.body
+    assert f"50 tasks shown; {OPEN - 50:,} older ones too" in page.body
