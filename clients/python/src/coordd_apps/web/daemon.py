@@ -18,7 +18,7 @@ from coordd_client.aio import AsyncClient
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.rpc import Response
 from coordd_wire.errors import DaemonUnavailable, Overloaded, ShuttingDown
-from coordd_wire.wire import Event, Task
+from coordd_wire.wire import Event, State, Task
 from coordd_wire.wire_messages import MessageEvent
 
 #: Seconds between tries while the daemon is away (restarting, or stopped).
@@ -69,13 +69,13 @@ async def newest_tasks(client: AsyncClient, rows: int, **filters: Any) -> tuple[
     6c, feature `urgent_lists`), so a page costs its rows, not the board's history."""
     found: list[Task] = []
     after: int | None = None
-    counts: dict[str, int] | None = None
+    counts: dict[State, int] | None = None
     while True:
         page = await client.list_tasks(**filters, order="newest", after_id=after,
                                        limit=max(1, min(TASK_PAGE, rows - len(found))),
                                        counts=True if counts is None else None)  # fmt: skip
         if counts is None:
-            counts = dict(page.counts or {})
+            counts = page.counts or {}
         found += page.tasks
         after = page.next_after_id
         if after is None or len(found) >= rows:
