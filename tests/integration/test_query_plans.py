@@ -130,6 +130,7 @@ def test_open_task_lists_and_counts_walk_only_open_tasks_indexes(conn: SqliteDb)
         {"state": "pending", "assignee": "a", "after_id": 7, "after_priority": 3},
         {"state": ["pending", "claimed"], "project": "/p", "order": "newest", "after_id": 9},
         {"state": ["pending", "claimed", "failed"], "project": "/p"},
+        {"state": ["pending", "claimed", "failed"], "project": "/p", "order": "id"},
     ]
     for shape in shapes:
         recording = _Recording(conn)

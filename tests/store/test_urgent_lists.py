@@ -95,6 +95,8 @@ def test_urgent_order_pages_in_claim_order_with_every_filter(board: Board) -> No
             for limit in (1, 4, 1000):
                 assert _paged(client, limit, **filters) == expected, (filters, limit)
                 assert _paged(client, limit, order="newest", **filters) == newest, limit
+                # By id, as 1.1 pages (by state when no `done` is admitted).
+                assert _paged(client, limit, order="id", **filters) == newest[::-1], limit
             counted = client.list_tasks(order="urgent", limit=1, counts=True, **filters).counts
             by_id = client.list_tasks(limit=1, counts=True, **filters).counts
             assert counted == by_id

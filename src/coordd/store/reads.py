@@ -40,7 +40,7 @@ def read_task(conn: Db, task_id: int) -> TaskResult:
 
 
 def list_tasks(conn: Db, p: P.ListParams) -> ListResult:
-    if p.order in ("urgent", "newest"):
+    if p.order in ("urgent", "newest") or urgent.by_state(p):
         return urgent.ordered_tasks(conn, p, *open_filters(p))
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}

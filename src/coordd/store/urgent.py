@@ -46,13 +46,23 @@ def _in_state(state: str) -> str:
 ORDERS: dict[str, tuple[str, str]] = {
     "urgent": ("priority DESC, id", "p DESC, k"),  # as `task.claim_next` picks
     "newest": ("id DESC", "k DESC"),
+    "id": ("id", "k"),
 }
 #: Strictly after the cursor in each order; the urgent one's first term is a range on
 #: `tasks_pending`'s leading column.
 AFTER: dict[str, str] = {
     "urgent": "priority <= :after_priority AND (priority < :after_priority OR id > :after_id)",
     "newest": "id < :after_id",
+    "id": "id > :after_id",
 }
+
+
+def by_state(p: P.ListParams) -> bool:
+    """Whether an id-ordered list is read state by state too: when its filter admits no
+    `done`, the state every board accumulates. Each page then sorts the keys of the
+    matching tasks of the states admitted (few, or the caller's to ask for), where the
+    planner's project index would walk every task of the project between two open ones."""
+    return (p.state is not None or p.ready is not None) and "done" not in admitted(p)
 
 
 def admitted(p: P.ListParams) -> list[State]:
@@ -70,7 +80,7 @@ def ordered_tasks(conn: Db, p: P.ListParams, where: list[str], args: dict[str, A
     if given, each state read on its own index.
 
     `where` and `args`: every filter but the state's (each arm names its own state)."""
-    order = "newest" if p.order == "newest" else "urgent"
+    order = p.order or "id"
     inner, outer = ORDERS[order]
     counts = state_counts(conn, p, list(where), dict(args)) if p.counts else None
     if p.after_id is not None:
