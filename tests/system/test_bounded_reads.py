@@ -1,8 +1,9 @@
 """The everyday reads ask the daemon for what they show (docs/PROTOCOL-1.2.md section 6c):
 on a board with many finished tasks and more open ones than a page holds, `coord ls`,
-`coord prime` and the MCP-free surfaces read a bounded amount, counted by the daemon
-itself (`server.info.readers.admitted`: every read a client's connection had served),
-and still say what they always said.
+`coord prime` and the web board read a bounded amount, counted by the daemon itself
+(`server.info.readers.admitted`: every read a client's connection had served), and
+still say what they always said; `coord top` paints its first rows and every state's
+count before it reads the whole board.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from coordd_apps.tui.follow import FIRST_ROWS, FIRST_STATES, Follower
 from coordd_client import Client, methods
 from coordd_client.gather import gather, value
 from coordd_client.paging import TASK_PAGE
+from coordd_wire.wire import STATES
 from support import DaemonProcess, coord
 from web_server import http, start_web
 
@@ -106,3 +109,18 @@ def test_the_web_board_reads_the_rows_it_shows_and_counts_the_rest(
     newest = sorted(t.id for t in board.list_tasks(state="pending", order="newest", limit=50).tasks)
     assert f'id="t{newest[0]}"' in page.body and f'id="t{newest[0] - 1}"' not in page.body
     assert f"50 tasks shown; {OPEN - 50:,} older ones too" in page.body
+
+
+def test_top_paints_its_first_rows_before_reading_the_whole_board(
+    board: Client, daemon: DaemonProcess, repo: Path
+) -> None:
+    follower = Follower(daemon.socket_path, str(repo))
+    seq = follower._load()
+    assert follower.first is not None and follower.loaded is not None
+    rows, counts, first_seq = follower.first
+    assert first_seq == seq
+    every, _ = follower.loaded
+    open_ids = sorted(t.id for t in every if t.state in FIRST_STATES)
+    assert [t.id for t in rows] == open_ids[:FIRST_ROWS]
+    assert counts == {state: sum(1 for t in every if t.state == state) for state in STATES}
+    assert counts["done"] == DONE and counts["pending"] == OPEN - 3
