@@ -21,7 +21,7 @@ from pathlib import Path
 from coordd_client.client import Client, EventStream
 from coordd_client.paging import URGENT_LISTS, all_tasks
 from coordd_wire.errors import CoordError
-from coordd_wire.wire import STATES, Event, Task, served_event_types
+from coordd_wire.wire import STATES, Event, State, Task, served_event_types
 
 #: Seconds between tries while the daemon cannot be reached.
 RETRY_S = 1.0
@@ -40,7 +40,7 @@ class Follower:
         self.loaded: tuple[list[Task], int] | None = None
         #: The first rows of a load and every state's count, before `loaded` (the app
         #: paints them while the rest is read); None from a daemon without counts.
-        self.first: tuple[list[Task], dict[str, int], int] | None = None
+        self.first: tuple[list[Task], dict[State, int], int] | None = None
         self.status = "connecting"
         #: The board's id (docs/PROTOCOL-1.2.md section 1b), once loaded.
         self.board_id: str | None = None
@@ -110,7 +110,7 @@ class Follower:
         return True
 
 
-def _first_rows(client: Client, project: str | None) -> tuple[list[Task], dict[str, int]]:
+def _first_rows(client: Client, project: str | None) -> tuple[list[Task], dict[State, int]]:
     """The first `FIRST_ROWS` open tasks by id and every state's count, in two reads that
     cost what the open tasks cost (the finished ones are counted, not sent)."""
     shown = client.list_tasks(project=project, state=FIRST_STATES, limit=FIRST_ROWS,
@@ -118,5 +118,5 @@ def _first_rows(client: Client, project: str | None) -> tuple[list[Task], dict[s
     rest = [s for s in STATES if s not in FIRST_STATES]
     counted = client.list_tasks(project=project, state=rest, order="newest", limit=1,
                                 counts=True)  # fmt: skip
-    counts: dict[str, int] = {**(shown.counts or {}), **(counted.counts or {})}
+    counts: dict[State, int] = {**(shown.counts or {}), **(counted.counts or {})}
     return shown.tasks, counts
