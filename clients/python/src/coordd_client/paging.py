@@ -56,16 +56,23 @@ def more_tasks(
 
 
 def most_urgent(
-    client: Client, limit: int, order: ListOrder = "urgent", **filters: Any
+    client: Client,
+    limit: int,
+    order: ListOrder = "urgent",
+    *,
+    counted: bool = True,
+    **filters: Any,
 ) -> tuple[list[Task], dict[State, int]]:
     """The first `limit` tasks matching `filters` in `order` (claim order: priority
     descending, then id; or newest first), and how many match in each state the filters
     admit. The filters may include `open_to` (unassigned or assigned to that agent).
 
     Asked of the daemon, which reads only what it answers (section 6c); a daemon older
-    than the feature is paged through by id and sorted and counted here."""
+    than the feature is paged through by id and sorted and counted here. `counted`: False
+    when the counts are not wanted (the daemon reads every match to count them)."""
     if client.supports(URGENT_LISTS):
-        page = client.list_tasks(**filters, order=order, limit=_page(limit), counts=True)
+        page = client.list_tasks(**filters, order=order, limit=_page(limit),
+                                 counts=True if counted else None)  # fmt: skip
         counts = page.counts or {}
         return more_ordered(client, page, limit, order=order, **filters), counts
     return ordered_here(all_tasks(client, **_no_open_to(filters)), limit, order, filters)
@@ -116,7 +123,7 @@ def every_urgent(client: Client, **filters: Any) -> list[Task]:
     """Every task matching `filters` (which may include `open_to`), in id order: read in
     claim order from a daemon with the feature, whose open states it reads from their own
     indexes (an agent's claims or assignments, however many tasks the project finished)."""
-    tasks, _ = most_urgent(client, 1 << 62, **filters)
+    tasks, _ = most_urgent(client, 1 << 62, counted=False, **filters)
     return sorted(tasks, key=lambda t: t.id)
 
 

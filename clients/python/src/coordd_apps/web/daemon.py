@@ -63,30 +63,33 @@ async def all_tasks(client: AsyncClient, **filters: Any) -> list[Task]:
             return found
 
 
-async def newest_tasks(client: AsyncClient, rows: int, **filters: Any) -> tuple[list[Task], int]:
+async def newest_tasks(
+    client: AsyncClient, rows: int, *, counted: bool = True, **filters: Any
+) -> tuple[list[Task], int]:
     """The newest `rows` tasks matching `filters`, oldest first, and how many more match:
     asked of the daemon in descending id with the counts (docs/PROTOCOL-1.2.md section
-    6c, feature `urgent_lists`), so a page costs its rows, not the board's history."""
+    6c, feature `urgent_lists`), so a page costs its rows, not the board's history.
+    `counted`: False when the count is not wanted (it reads every match)."""
     found: list[Task] = []
     after: int | None = None
     counts: dict[State, int] | None = None
     while True:
-        page = await client.list_tasks(**filters, order="newest", after_id=after,
-                                       limit=max(1, min(TASK_PAGE, rows - len(found))),
-                                       counts=True if counts is None else None)  # fmt: skip
+        ask = True if counted and counts is None else None
+        page = await client.list_tasks(**filters, order="newest", after_id=after, counts=ask,
+                                       limit=max(1, min(TASK_PAGE, rows - len(found))))  # fmt: skip
         if counts is None:
             counts = page.counts or {}
         found += page.tasks
         after = page.next_after_id
         if after is None or len(found) >= rows:
             found = found[: max(0, rows)]
-            return found[::-1], sum(counts.values()) - len(found)
+            return found[::-1], max(0, sum(counts.values()) - len(found))
 
 
 async def every_newest(client: AsyncClient, **filters: Any) -> list[Task]:
     """Every task matching `filters`, in id order, read newest first (section 6c): each
     open state from its own index, however many tasks the project finished."""
-    tasks, _ = await newest_tasks(client, 1 << 62, **filters)
+    tasks, _ = await newest_tasks(client, 1 << 62, counted=False, **filters)
     return tasks
 
 
