@@ -8,7 +8,7 @@ from typing import Any
 
 from coordd_client import methods
 from coordd_client.client import Client
-from coordd_wire.errors import ProtocolError
+from coordd_wire.errors import InvalidParams, ProtocolError
 from coordd_wire.wire import Event, ListOrder, ListResult, State, Task
 
 #: The feature that lets a daemon answer the most urgent tasks and their counts.
@@ -70,12 +70,15 @@ def most_urgent(
     Asked of the daemon, which reads only what it answers (section 6c); a daemon older
     than the feature is paged through by id and sorted and counted here. `counted`: False
     when the counts are not wanted (the daemon reads every match to count them)."""
-    if client.supports(URGENT_LISTS):
+    # Asked at once, not after `server.info` (whose counts read every task's index
+    # entry): a daemon without the feature refuses the params, and is read as before.
+    try:
         page = client.list_tasks(**filters, order=order, limit=_page(limit),
                                  counts=True if counted else None)  # fmt: skip
-        counts = page.counts or {}
-        return more_ordered(client, page, limit, order=order, **filters), counts
-    return ordered_here(all_tasks(client, **_no_open_to(filters)), limit, order, filters)
+    except InvalidParams:
+        return ordered_here(all_tasks(client, **_no_open_to(filters)), limit, order, filters)
+    counts = page.counts or {}
+    return more_ordered(client, page, limit, order=order, **filters), counts
 
 
 def _page(limit: int) -> int:
