@@ -134,13 +134,8 @@ def list_tasks(
     counts: bool | None = None,
     open_to: str | None = None,
 ) -> Call[wire.ListResult]:
-    """`order="urgent"` (claim order, resumed after `after_priority` and `after_id`),
-    `counts` (per-state totals of the matches) and `open_to` (unassigned or assigned to
-    that agent) are 1.2 section 6c, feature `urgent_lists`: send them only to a daemon
-    that names it (`paging.urgent_tasks` falls back to paging for an older one)."""
-    if state is not None and not isinstance(state, str):
-        state = list(state)
-    return call("task.list", _clean(dict(locals())))
+    state = state if state is None or isinstance(state, str) else list(state)
+    return call("task.list", _clean(dict(locals())))  # 1.2 section 6c: order ... open_to
 
 
 def claim(
