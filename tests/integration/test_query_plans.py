@@ -102,6 +102,59 @@ def count_statements(conn: SqliteDb, action: Callable[[], object]) -> int:
     return len(seen)
 
 
+class _Recording:
+    """A connection that keeps each statement and its args, so their plans can be asked."""
+
+    last_seq_sql = ""
+
+    def __init__(self, conn: SqliteDb) -> None:
+        self.conn = conn
+        self.statements: list[tuple[str, object]] = []
+
+    def execute(self, sql: str, parameters: object = ()) -> sqlite3.Cursor:
+        self.statements.append((sql, parameters))
+        return self.conn.execute(sql, parameters)  # type: ignore[arg-type]
+
+
+def test_open_task_lists_and_counts_walk_only_open_tasks_indexes(conn: SqliteDb) -> None:
+    """1.2 section 6c: the most urgent (or newest) open tasks and their counts, whatever
+    the filter, read the partial indexes of pending tasks and live claims: never the
+    table, the project index (every finished task of the project) or the finished
+    tasks' index; a finished state asked for is one seek into the latter. Pending
+    tasks in claim order come in index order, with no sort of their own."""
+    shapes: list[dict[str, object]] = [
+        {"state": ["pending", "claimed"], "project": "/p"},
+        {"state": ["pending", "claimed"], "project": "/p", "kind": "bug", "tag": "ci"},
+        {"ready": True, "project": "/p", "open_to": "a"},
+        {"state": "claimed", "claimed_by": "a", "project": "/p"},
+        {"state": "pending", "assignee": "a", "after_id": 7, "after_priority": 3},
+        {"state": ["pending", "claimed"], "project": "/p", "order": "newest", "after_id": 9},
+        {"state": ["pending", "claimed", "failed"], "project": "/p"},
+        {"state": ["pending", "claimed", "failed"], "project": "/p", "order": "id"},
+    ]
+    for shape in shapes:
+        recording = _Recording(conn)
+        asked = {"order": "urgent", **shape}
+        params = P.ListParams(counts=True, limit=5, **asked)  # type: ignore[arg-type]
+        reads.list_tasks(cast(SqliteDb, recording), params)
+        assert len(recording.statements) == 2, shape  # the counts, then the tasks
+        allowed = ["USING INDEX tasks_pending", "USING INDEX tasks_lease"]
+        if "failed" in cast(list[str], shape.get("state", [])):
+            allowed.append("USING INDEX tasks_finished (state=?)")
+        for sql, args in recording.statements:
+            rows = list(conn.execute("EXPLAIN QUERY PLAN " + sql, args))  # type: ignore[arg-type]
+            on_tasks = [row[-1] for row in rows if " tasks " in row[-1] + " "]
+            assert any("INDEX tasks_" in step for step in on_tasks), (shape, on_tasks)
+            for step in on_tasks:  # the indexes' walks, and the answered rows by id
+                assert any(index in step for index in allowed) or (
+                    step == "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)"
+                ), (shape, step)
+            if asked["order"] == "urgent":
+                arm = [row[0] for row in rows if row[-1] == "CO-ROUTINE pending_arm"]
+                sorted_arm = [row for row in rows if row[1] in arm and "TEMP B-TREE" in row[-1]]
+                assert not sorted_arm, (shape, rows)  # read in claim order, never sorted
+
+
 def test_statements_per_claim_stay_fixed(conn: SqliteDb) -> None:
     agents: dict[str, datetime] = {}
     conn.execute("BEGIN IMMEDIATE")

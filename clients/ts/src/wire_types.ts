@@ -445,6 +445,11 @@ export interface ListParams {
   limit?: number | null;
   assignee?: string | null;
   ready?: boolean | null;
+  /** docs/PROTOCOL-1.2.md section 6c (feature `urgent_lists`): the order, its cursor's priority, the per-state totals, and "unassigned or assigned to this agent". */
+  order?: "id" | "newest" | "urgent" | null;
+  after_priority?: number | null;
+  counts?: boolean | null;
+  open_to?: string | null;
 }
 
 export interface ListReservationsParams {
@@ -452,9 +457,14 @@ export interface ListReservationsParams {
   agent?: string | null;
 }
 
+/** The 1.2 members are left out unless asked for (section 6a), so a 1.1 call's answer is what it always was. */
 export interface ListResult {
   tasks: Task[];
   next_after_id: number | null;
+  /** With `order: "urgent"` and more rows: the priority half of the cursor. */
+  next_after_priority?: number | null;
+  /** With `counts: true`: how many tasks match the filters, by state. */
+  counts?: Record<string, number> | null;
 }
 
 export interface MaybeTaskResult {

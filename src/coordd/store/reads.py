@@ -13,6 +13,7 @@ from typing import Any, cast
 import msgspec
 
 from coordd.limits import Limits
+from coordd.store import urgent
 from coordd.store.sql import Db
 from coordd.store.transaction import (
     TASK_JSON,
@@ -39,12 +40,12 @@ def read_task(conn: Db, task_id: int) -> TaskResult:
 
 
 def list_tasks(conn: Db, p: P.ListParams) -> ListResult:
+    if p.order in ("urgent", "newest") or urgent.by_state(p):
+        return urgent.ordered_tasks(conn, p, *open_filters(p))
     where = ["id > :after_id"]
     args: dict[str, Any] = {"after_id": p.after_id or 0}
     task_filters(where, args, p)
-    if p.claimed_by is not None:
-        where.append("claimed_by = :claimed_by")
-        args["claimed_by"] = p.claimed_by
+    _list_filters(where, args, p)
     limit = p.limit or P.DEFAULT_LIST_LIMIT
     condition = " AND ".join(where)
     rows = conn.execute(
@@ -52,11 +53,45 @@ def list_tasks(conn: Db, p: P.ListParams) -> ListResult:
     ).fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
+    counts = urgent.state_counts(conn, p, *open_filters(p)) if p.counts else None
     return ListResult(
         # Each the JSON SQLite made, as `wire_task` says: no Task decoded per row.
         tasks=cast(list[Task], [msgspec.Raw(text) for _, text in rows]),
         next_after_id=rows[-1][0] if more else None,
+        counts=counts,
     )
+
+
+#: 1.2 section 6c: the tasks `:open_to` may claim by assignment.
+OPEN_TO = "(assignee IS NULL OR assignee = :open_to)"
+
+
+def open_filters(p: P.ListParams) -> tuple[list[str], dict[str, Any]]:
+    """`task.list`'s filters but the state's and the cursor's, for `store.urgent`'s
+    arms, each of which names its own state."""
+    where: list[str] = []
+    args: dict[str, Any] = {}
+    task_filters(where, args, msgspec.structs.replace(p, state=None))
+    _list_filters(where, args, p)
+    # Compared as expressions, so that no store (PostgreSQL drops INDEXED BY) can take
+    # the project's or the assignee's index, which hold every finished task too.
+    return [_AS_EXPRESSION.get(term, term) for term in where], args
+
+
+_AS_EXPRESSION = {
+    "project = :project": "project || '' = :project",
+    "assignee = :assignee": "assignee || '' = :assignee",
+}
+
+
+def _list_filters(where: list[str], args: dict[str, Any], p: P.ListParams) -> None:
+    """The filters `task.list` has and `task.wait` does not."""
+    if p.claimed_by is not None:
+        where.append("claimed_by = :claimed_by")
+        args["claimed_by"] = p.claimed_by
+    if p.open_to is not None:
+        where.append(OPEN_TO)
+        args["open_to"] = p.open_to
 
 
 def task_filters(where: list[str], args: dict[str, Any], p: P.ListParams | P.WaitParams) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 
@@ -25,10 +26,10 @@ from coordd_client import methods, methods_edits, presence
 from coordd_client.client import Client
 from coordd_client.gather import gather, value
 from coordd_client.human import is_person
-from coordd_client.paging import all_tasks, first_page, more_tasks
+from coordd_client.paging import TASK_PAGE, all_tasks, first_tasks, more_ordered
 from coordd_client.text import clean
-from coordd_wire.errors import MethodNotFound
-from coordd_wire.wire import Event, Reservation, Task
+from coordd_wire.errors import InvalidParams, MethodNotFound
+from coordd_wire.wire import Event, ListResult, Reservation, Task
 from coordd_wire.wire_edits import FileEdit
 
 #: Rows per section.
@@ -93,34 +94,25 @@ def summarize(
 ) -> BoardSummary:
     now = datetime.now(UTC)
     # The reads that do not depend on each other, in one round trip (issue 46: a
-    # session-start hook waited on seven in turn).
-    mine_asked = {"project": project, "state": "claimed", "claimed_by": agent}
-    claimed_asked = {"project": project, "state": "claimed"}
-    pending_asked = {"project": project, "state": "pending"}
+    # session-start hook waited on seven in turn). The task reads ask the daemon for
+    # what is shown and the counts of the rest (1.2 section 6c); a daemon older than
+    # that refuses the params, and is read the old way.
     answers = gather(
         client,
         [
-            first_page(**mine_asked),
-            first_page(**claimed_asked),
-            first_page(**pending_asked),
+            *_task_calls(agent, project),
             methods.reservations(project=project),
             methods_edits.recent_edits(project=project, agent=agent, limit=EDITS_SHOWN + 1),
             methods.server_info(),
             methods.agents(),
         ],
     )
-    mine_page, claimed_page, pending_page, reserved_now, edits, info, agents = answers
-    mine, _ = more_tasks(client, value(mine_page), None, **mine_asked)
-    claimed, _ = more_tasks(client, value(claimed_page), SCAN_PAGES, **claimed_asked)
-    pending, cut_short = more_tasks(client, value(pending_page), SCAN_PAGES, **pending_asked)
-    # Ready: pending with every dependency done (1.1), and not handed to someone else.
-    ready = sorted(
-        (t for t in pending if t.ready and t.assignee in (None, agent)),
-        key=lambda t: (-t.priority, t.id),
-    )
-    for_me = [t for t in pending if t.assignee == agent]
-    if cut_short:  # what was handed to the caller is few: ask for all of it
-        for_me = all_tasks(client, project=project, state="pending", assignee=agent)
+    reserved_now, edits, info, agents = answers[-4:]
+    if isinstance(answers[0], InvalidParams):
+        tasks = _read_paging(client, agent, project)
+    else:
+        tasks = _read_urgent(client, answers[:4], agent, project)
+    mine, claimed, ready, ready_total, ready_read, for_me, pending = tasks
     reserved: list[Reservation] = value(reserved_now).reservations
     # Other agents' edits: none from a daemon without the feature (1.2 section 11).
     elsewhere: list[FileEdit] = [] if isinstance(edits, MethodNotFound) else value(edits).edits
@@ -151,7 +143,7 @@ def summarize(
         _reservations([r for r in reserved if r.agent == agent]),
         _elsewhere(elsewhere, project),
         _assigned(for_me),
-        _ready(ready, len(pending) if cut_short else None),
+        _ready(ready, ready_total, ready_read),
         _others(others, holding, reserved),
         people_lines(people, holding, reserved),
         _acks(acks[::-1][:ACKS_SHOWN]),
@@ -159,6 +151,64 @@ def summarize(
     hint = SHELL_HINT if shell_is_the_agent else TOOLS_HINT.format(agent=cut(agent, NAME_CHARS))
     text = fit([header], sections, hint, SUMMARY_CHARS)
     return BoardSummary(text, mine, ready, for_me)
+
+
+#: What the board's tasks are read into: the caller's claims, the project's claims, the
+#: ready tasks shown (most urgent first) and how many there are, how many pending tasks
+#: were read when not all were (else None), what is assigned to the caller, and the
+#: pending tasks read (whose posters and assignees count as involved in the project).
+TaskReads = tuple[list[Task], list[Task], list[Task], int, int | None, list[Task], list[Task]]
+
+
+def _task_calls(agent: str, project: str) -> list[methods.Call[ListResult]]:
+    """Section 6c's reads: the caller's claims, the project's, the most urgent ready
+    tasks the caller may claim with their count, and the pending tasks assigned to it."""
+    urgent: dict[str, Any] = {"project": project, "order": "urgent"}
+    return [
+        methods.list_tasks(**urgent, limit=TASK_PAGE, state="claimed", claimed_by=agent),
+        methods.list_tasks(**urgent, limit=TASK_PAGE, state="claimed"),
+        methods.list_tasks(**urgent, limit=READY_SHOWN, ready=True, open_to=agent, counts=True),
+        methods.list_tasks(**urgent, limit=TASK_PAGE, state="pending", assignee=agent),
+    ]
+
+
+def _read_urgent(client: Client, pages: list[Any], agent: str, project: str) -> TaskReads:
+    urgent = {"project": project, "order": "urgent"}
+    mine_page, claimed_page, ready_page, for_me_page = (value(page) for page in pages)
+    big = TASK_PAGE * SCAN_PAGES
+    mine = _by_id(more_ordered(client, mine_page, big, state="claimed", claimed_by=agent,
+                               **urgent))  # fmt: skip
+    claimed = _by_id(more_ordered(client, claimed_page, big, state="claimed", **urgent))
+    for_me = _by_id(more_ordered(client, for_me_page, big, state="pending", assignee=agent,
+                                 **urgent))  # fmt: skip
+    ready: list[Task] = ready_page.tasks
+    total = (ready_page.counts or {}).get("pending", len(ready))
+    return mine, claimed, ready, total, None, for_me, [*ready, *for_me]
+
+
+def _by_id(tasks: list[Task]) -> list[Task]:
+    return sorted(tasks, key=lambda t: t.id)
+
+
+def _read_paging(client: Client, agent: str, project: str) -> TaskReads:
+    """A daemon without section 6c: every open task of the project, page by page (at
+    most `SCAN_PAGES` pages per state), ranked here."""
+    mine_asked = {"project": project, "state": "claimed", "claimed_by": agent}
+    claimed_asked = {"project": project, "state": "claimed"}
+    pending_asked = {"project": project, "state": "pending"}
+    mine = all_tasks(client, **mine_asked)
+    claimed, _ = first_tasks(client, SCAN_PAGES, **claimed_asked)
+    pending, cut_short = first_tasks(client, SCAN_PAGES, **pending_asked)
+    # Ready: pending with every dependency done (1.1), and not handed to someone else.
+    ready = sorted(
+        (t for t in pending if t.ready and t.assignee in (None, agent)),
+        key=lambda t: (-t.priority, t.id),
+    )
+    for_me = [t for t in pending if t.assignee == agent]
+    if cut_short:  # what was handed to the caller is few: ask for all of it
+        for_me = all_tasks(client, project=project, state="pending", assignee=agent)
+    read = len(pending) if cut_short else None
+    return mine, claimed, ready, len(ready), read, for_me, pending
 
 
 def fit(head: list[str], sections: Sequence[list[str]], tail: str, limit: int) -> str:
@@ -234,16 +284,17 @@ def _assigned(for_me: list[Task]) -> list[str]:
     return lines
 
 
-def _ready(ready: list[Task], read: int | None) -> list[str]:
-    """`read`: how many pending tasks were read, when that was not all of them."""
+def _ready(ready: list[Task], total: int, read: int | None) -> list[str]:
+    """`ready`: the most urgent first, at least `READY_SHOWN` of the `total`; `read`: how
+    many pending tasks were read, when that was not all of them."""
     if read is not None:
-        head = f"Ready to claim (at least {len(ready):,}; of the first {read:,} pending read,"
+        head = f"Ready to claim (at least {total:,}; of the first {read:,} pending read,"
         lines = [head + " most urgent first):"]
     else:
-        lines = [f"Ready to claim ({len(ready)}, most urgent first):" if ready else "Ready: none"]
+        lines = [f"Ready to claim ({total}, most urgent first):" if total else "Ready: none"]
     for task in ready[:READY_SHOWN]:
         lines.append(f"  #{task.id} p{task.priority} [{cut(task.kind, NAME_CHARS)}] {_title(task)}")
-    _more(lines, len(ready) - READY_SHOWN, "coord ls")
+    _more(lines, total - READY_SHOWN, "coord ls")
     return lines
 
 

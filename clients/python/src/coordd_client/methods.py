@@ -129,10 +129,13 @@ def list_tasks(
     limit: int | None = None,
     assignee: str | None = None,
     ready: bool | None = None,
+    order: wire.ListOrder | None = None,
+    after_priority: int | None = None,
+    counts: bool | None = None,
+    open_to: str | None = None,
 ) -> Call[wire.ListResult]:
-    if state is not None and not isinstance(state, str):
-        state = list(state)
-    return call("task.list", _clean(dict(locals())))
+    state = state if state is None or isinstance(state, str) else list(state)
+    return call("task.list", _clean(dict(locals())))  # 1.2 section 6c: order ... open_to
 
 
 def claim(

@@ -1,13 +1,18 @@
-"""Whole answers from paged methods: every matching task, every event of a task."""
+"""Whole answers from paged methods: every matching task, every event of a task; and the
+few most urgent tasks with the counts of the rest (docs/PROTOCOL-1.2.md section 6c)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from coordd_client import methods
 from coordd_client.client import Client
-from coordd_wire.errors import ProtocolError
-from coordd_wire.wire import Event, ListResult, Task
+from coordd_wire.errors import InvalidParams, ProtocolError
+from coordd_wire.wire import Event, ListOrder, ListResult, State, Task
+
+#: The feature that lets a daemon answer the most urgent tasks and their counts.
+URGENT_LISTS = "urgent_lists"
 
 #: Items asked for per page: the protocol's maxima are 1,000 tasks and 10,000 events.
 TASK_PAGE = 1000
@@ -48,6 +53,81 @@ def more_tasks(
         after = page.next_after_id
         left = None if left is None else left - 1
     return found, False
+
+
+def most_urgent(
+    client: Client,
+    limit: int,
+    order: ListOrder = "urgent",
+    *,
+    counted: bool = True,
+    **filters: Any,
+) -> tuple[list[Task], dict[State, int]]:
+    """The first `limit` tasks matching `filters` in `order` (claim order: priority
+    descending, then id; or newest first), and how many match in each state the filters
+    admit. The filters may include `open_to` (unassigned or assigned to that agent).
+
+    Asked of the daemon, which reads only what it answers (section 6c); a daemon older
+    than the feature is paged through by id and sorted and counted here. `counted`: False
+    when the counts are not wanted (the daemon reads every match to count them)."""
+    # Asked at once, not after `server.info` (whose counts read every task's index
+    # entry): a daemon without the feature refuses the params, and is read as before.
+    try:
+        page = client.list_tasks(**filters, order=order, limit=_page(limit),
+                                 counts=True if counted else None)  # fmt: skip
+    except InvalidParams:
+        return ordered_here(all_tasks(client, **_no_open_to(filters)), limit, order, filters)
+    counts = page.counts or {}
+    return more_ordered(client, page, limit, order=order, **filters), counts
+
+
+def _page(limit: int) -> int:
+    return max(1, min(limit, TASK_PAGE))
+
+
+def more_ordered(client: Client, page: ListResult, limit: int, **filters: Any) -> list[Task]:
+    """`page`'s tasks (a section 6c order's, `order` among `filters`) and those of the
+    pages after it, up to `limit`."""
+    found = list(page.tasks)
+    while page.next_after_id is not None and len(found) < limit:
+        page = client.list_tasks(**filters, limit=_page(limit - len(found)),
+                                 after_id=page.next_after_id,
+                                 after_priority=page.next_after_priority)  # fmt: skip
+        found += page.tasks
+    return found[: max(0, limit)]
+
+
+def _no_open_to(filters: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in filters.items() if k != "open_to"}
+
+
+def ordered_here(
+    tasks: list[Task], limit: int, order: ListOrder, filters: dict[str, Any]
+) -> tuple[list[Task], dict[State, int]]:
+    """`most_urgent` from every matching task, read by id (a daemon without the feature):
+    `open_to` applied, ordered, cut and counted here."""
+    open_to = filters.get("open_to")
+    if open_to is not None:
+        tasks = [t for t in tasks if t.assignee in (None, open_to)]
+    if order == "urgent":
+        tasks = sorted(tasks, key=lambda t: (-t.priority, t.id))
+    elif order == "newest":
+        tasks = sorted(tasks, key=lambda t: -t.id)
+    counts: Counter[State] = Counter(t.state for t in tasks)
+    state: State | list[State] | None = filters.get("state")
+    admitted = [state] if isinstance(state, str) else list(state or ())
+    pending: list[State] = ["pending"]
+    for name in pending if filters.get("ready") is not None else admitted:
+        counts.setdefault(name, 0)
+    return tasks[: max(0, limit)], dict(counts)
+
+
+def every_urgent(client: Client, **filters: Any) -> list[Task]:
+    """Every task matching `filters` (which may include `open_to`), in id order: read in
+    claim order from a daemon with the feature, whose open states it reads from their own
+    indexes (an agent's claims or assignments, however many tasks the project finished)."""
+    tasks, _ = most_urgent(client, 1 << 62, counted=False, **filters)
+    return sorted(tasks, key=lambda t: t.id)
 
 
 def task_history(client: Client, task_id: int, *, budgets: bool = False) -> list[Event]:

@@ -17,7 +17,7 @@ from coordd_wire import bounds
 from coordd_wire.bounds import Bound
 from coordd_wire.patterns import BadPattern, check_bounds
 from coordd_wire.patterns import parse as parse_pattern
-from coordd_wire.wire import EventType, PostState, State
+from coordd_wire.wire import EventType, ListOrder, PostState, State
 
 
 def meta(bound: Bound) -> Meta:
@@ -76,7 +76,7 @@ DEFAULT_TTL_S = 3600.0
 
 
 #: The fields that hold an agent name, in whichever Struct they appear.
-AGENT_FIELDS = ("agent", "claimed_by", "assignee", "of", "to")
+AGENT_FIELDS = ("agent", "claimed_by", "assignee", "of", "to", "open_to")
 
 
 class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -161,6 +161,26 @@ class ListParams(Params):
     limit: ListLimit | None = None
     assignee: Agent | None = None
     ready: bool | None = None
+    #: docs/PROTOCOL-1.2.md section 6c (feature `urgent_lists`): the order, its cursor's
+    #: priority, the per-state totals, and "unassigned or assigned to this agent".
+    order: ListOrder | None = None
+    after_priority: Priority | None = None
+    counts: bool | None = None
+    open_to: Agent | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        urgent = self.order == "urgent"
+        if self.after_priority is not None and not urgent:
+            raise ValueError(
+                '`after_priority` is the cursor of `order: "urgent"` - at `$.after_priority`'
+            )
+        if urgent and (self.after_id is None) != (self.after_priority is None):
+            field = "after_priority" if self.after_priority is None else "after_id"
+            raise ValueError(
+                '`order: "urgent"` resumes after a task named by both `after_id` and'
+                f" `after_priority` - at `$.{field}`"
+            )
 
 
 class ClaimParams(Params):

@@ -72,6 +72,9 @@ def served_event_types(features: Sequence[str]) -> list[EventType]:
 
 #: What `task.post` may start a task as: pending, or done for an announcement (an ack).
 PostState = Literal["pending", "done"]
+#: `task.list`'s orders (docs/PROTOCOL-1.2.md section 6c): ascending id, as
+#: `task.claim_next` picks (priority descending, then id), or descending id.
+ListOrder = Literal["id", "urgent", "newest"]
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
@@ -243,9 +246,16 @@ class CompleteResult(msgspec.Struct, frozen=True, kw_only=True):
     posted: Task | None
 
 
-class ListResult(msgspec.Struct, frozen=True, kw_only=True):
+class ListResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The 1.2 members are left out unless asked for (section 6a), so a 1.1 call's
+    answer is what it always was."""
+
     tasks: list[Task]
     next_after_id: int | None
+    #: With `order: "urgent"` and more rows: the priority half of the cursor.
+    next_after_priority: int | None = None
+    #: With `counts: true`: how many tasks match the filters, by state.
+    counts: dict[State, int] | None = None
 
 
 class WaitResult(msgspec.Struct, frozen=True, kw_only=True):

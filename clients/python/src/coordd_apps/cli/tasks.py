@@ -23,7 +23,7 @@ from coordd_apps.cli.registry import arg, command
 from coordd_apps.cli.seen import note_if_unseen
 from coordd_apps.wording import render
 from coordd_client import acks
-from coordd_client.paging import all_tasks, task_history
+from coordd_client.paging import every_urgent, most_urgent, task_history
 from coordd_client.text import clean
 from coordd_wire.wire import ListResult, Task
 
@@ -140,15 +140,17 @@ def ls(ctx: Context) -> int:
     with ctx.client() as client:
         if args.mine:
             # Held by me, or assigned to me: two reads, one list.
-            held_tasks = all_tasks(client, **filters, claimed_by=ctx.agent)
-            assigned = all_tasks(client, **filters, assignee=ctx.agent)
+            held_tasks = every_urgent(client, **filters, claimed_by=ctx.agent)
+            assigned = every_urgent(client, **filters, assignee=ctx.agent)
             merged = {t.id: t for t in [*held_tasks, *assigned]}
             tasks, left_out = _most_urgent(list(merged.values()), args.limit)
         elif args.all and not args.state:
             result = client.list_tasks(**filters, after_id=args.after or None, limit=args.limit)
             tasks, next_after = result.tasks, result.next_after_id
         else:
-            tasks, left_out = _most_urgent(all_tasks(client, **filters), args.limit)
+            # The daemon answers the rows shown and counts the rest (1.2 section 6c).
+            tasks, counts = most_urgent(client, args.limit, **filters)
+            left_out = sum(counts.values()) - len(tasks)
         elsewhere = {} if project is None else blockers_elsewhere(client, tasks, project)
     scope = "every project" if project is None else f"project {clean(project)}"
     if not tasks:

@@ -23,7 +23,7 @@ from coordd_apps.wording import render_messages
 from coordd_client import methods, methods_edits, methods_messages, presence
 from coordd_client.human import is_person
 from coordd_wire import wire, wire_messages
-from coordd_wire.errors import CoordError, MethodNotFound
+from coordd_wire.errors import CoordError, InvalidParams, MethodNotFound
 from coordd_wire.server_info import ServerInfo
 from coordd_wire.wire_edits import RecentResult
 
@@ -94,9 +94,55 @@ async def _all(bridge: Bridge, ctx: Context, **filters: Any) -> tuple[list[wire.
     return tasks, True
 
 
-async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
-    agent = bridge.agent(ctx).value
-    now = datetime.now(UTC)
+async def _urgent(bridge: Bridge, ctx: Context, **filters: Any) -> wire.ListResult:
+    """One page of `task.list` in claim order (docs/PROTOCOL-1.2.md section 6c)."""
+    call = bridge.fill(methods.list_tasks(order="urgent", **filters), ctx)
+    page: wire.ListResult = await bridge.link.typed(call)
+    return page
+
+
+async def _all_urgent(bridge: Bridge, ctx: Context, **filters: Any) -> tuple[list[wire.Task], bool]:
+    """`_all` read in claim order, the open states from their own indexes; by id."""
+    tasks: list[wire.Task] = []
+    page = await _urgent(bridge, ctx, limit=1000, **filters)
+    for _ in range(MAX_COUNT_PAGES):
+        tasks += page.tasks
+        if page.next_after_id is None:
+            return sorted(tasks, key=lambda t: t.id), False
+        page = await _urgent(bridge, ctx, limit=1000, after_id=page.next_after_id,
+                             after_priority=page.next_after_priority, **filters)  # fmt: skip
+    return sorted(tasks, key=lambda t: t.id), True
+
+
+#: The board's tasks: the caller's claims, every claim, what is assigned to the caller,
+#: the ready tasks shown and how many there are, the counts by state, whether a read
+#: stopped short, and the pending tasks read.
+Tasks = tuple[
+    list[wire.Task], list[wire.Task], list[wire.Task], list[wire.Task], int, dict[str, int],
+    bool, list[wire.Task],
+]  # fmt: skip
+
+
+async def _tasks(bridge: Bridge, ctx: Context, agent: str) -> Tasks:
+    """What is shown and the counts of the rest, asked of the daemon (section 6c); every
+    open task, read and ranked here, from a daemon without it."""
+    try:
+        every = await _urgent(bridge, ctx, limit=1, counts=True)
+    except InvalidParams:
+        return await _tasks_paged(bridge, ctx, agent)
+    claimed, cut = await _all_urgent(bridge, ctx, state="claimed")
+    assigned, _ = await _all_urgent(bridge, ctx, state="pending", assignee=agent)
+    ready_page = await _urgent(bridge, ctx, ready=True, open_to=agent, limit=READY_SHOWN,
+                               counts=True)  # fmt: skip
+    ready = ready_page.tasks
+    total = (ready_page.counts or {}).get("pending", len(ready))
+    counted = every.counts or {}
+    counts: dict[str, int] = {state: counted.get(state, 0) for state in wire.STATES}
+    mine = [t for t in claimed if t.claimed_by == agent]
+    return mine, claimed, assigned, ready, total, counts, cut, [*ready, *assigned]
+
+
+async def _tasks_paged(bridge: Bridge, ctx: Context, agent: str) -> Tasks:
     pending, pending_cut = await _all(bridge, ctx, state="pending")
     claimed, claimed_cut = await _all(bridge, ctx, state="claimed")
     mine = [t for t in claimed if t.claimed_by == agent]
@@ -109,6 +155,15 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
     for state in ("done", "failed", "cancelled"):
         finished, _ = await _all(bridge, ctx, state=state)
         counts[state] = len(finished)
+    cut = pending_cut or claimed_cut
+    return mine, claimed, assigned, ready, len(ready), counts, cut, pending
+
+
+async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
+    agent = bridge.agent(ctx).value
+    now = datetime.now(UTC)
+    tasks = await _tasks(bridge, ctx, agent)
+    mine, claimed, assigned, ready, ready_total, counts, cut, pending = tasks
     holding: dict[str, list[int]] = {}
     for task in claimed:
         if task.claimed_by and task.claimed_by != agent:
@@ -148,7 +203,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
     the_human = summary.people_lines(people, holding, reserved.reservations)
     my_reservations = [r for r in reserved.reservations if r.agent == agent]
     elsewhere = await _edited_elsewhere(bridge, agent, project)
-    hint = _hint(mine, ready, pending_cut or claimed_cut)
+    hint = _hint(mine, ready, cut)
     unread = await _unread(bridge, ctx)
     return fit(
         {
@@ -159,7 +214,7 @@ async def board_result(bridge: Bridge, ctx: Context) -> dict[str, Any]:
             "edited_elsewhere": elsewhere,
             "assigned_to_me": [_short(t) for t in assigned[:ASSIGNED_SHOWN]],
             "ready": [_short(t) for t in ready[:READY_SHOWN]],
-            "ready_total": len(ready),
+            "ready_total": ready_total,
             "counts": counts,
             "other_agents": others[:AGENTS_SHOWN],
             "the_human": the_human,

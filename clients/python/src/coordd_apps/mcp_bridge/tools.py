@@ -113,8 +113,15 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
         ready: bool | None = None,
         after_id: m.Seq | None = None,
         limit: m.ListLimit | None = None,
+        order: wire.ListOrder | None = None,
+        after_priority: m.Priority | None = None,
+        counts: bool | None = None,
+        open_to: m.Agent | None = None,
     ) -> Annotated[CallToolResult, m.ListResult]:
-        """Tasks on this project's board, ascending id; page with after_id = next_after_id."""
+        """Tasks on this project's board, ascending id; page with after_id = next_after_id.
+        order "urgent": most urgent first (as claim_next picks), paged with after_id and
+        after_priority = next_after_id and next_after_priority; counts: how many match,
+        by state; open_to: only tasks unassigned or assigned to that agent."""
         call = methods.list_tasks(
             state=state,
             kind=kind,
@@ -124,6 +131,10 @@ def _task_tools(server: MCPServer, bridge: Bridge) -> None:
             ready=ready,
             after_id=after_id,
             limit=limit,
+            order=order,
+            after_priority=after_priority,
+            counts=counts,
+            open_to=open_to,
         )
         return await bridge.answer(call, ctx)
 

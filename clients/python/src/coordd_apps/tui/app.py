@@ -9,6 +9,7 @@ side_panes.py's, and the keys that filter and sort the board view_keys.py's.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -292,6 +293,11 @@ class TopApp(SidePanes, ViewKeys):
         follower = self.follower
         loaded = follower.loaded is not None
         types: list[str] = []
+        first, follower.first = follower.first, None
+        if first is not None and follower.loaded is None:  # painted while the rest loads
+            self.model.load(first[0], first[2])
+            self.model.state_counts = Counter(first[1])
+            self.board.rebuild()
         if follower.loaded is not None:
             tasks, seq = follower.loaded
             follower.loaded = None

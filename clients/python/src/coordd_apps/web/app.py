@@ -24,17 +24,31 @@ from coordd_apps.web.acts import (
     confirmation,
     perform,
 )
-from coordd_apps.web.daemon import all_tasks, connected, costs, history
+from coordd_apps.web.daemon import all_tasks, connected, costs, every_newest, history, newest_tasks
 from coordd_apps.web.guard import Guard, Secrets
 from coordd_apps.web.live import LiveStream
 from coordd_apps.web.markup import Html
 from coordd_apps.web.notify import Notifier, webhooks
 from coordd_apps.web.rows import View, is_gate, task_row
+from coordd_client.aio import AsyncClient
+from coordd_client.paging import URGENT_LISTS
 from coordd_wire.errors import CoordError, DaemonUnavailable, NotFound
 from coordd_wire.wire import Reservation, Task
 
 STATIC_TYPES = {"web.js": "text/javascript", "web.css": "text/css"}
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+async def _newest(
+    client: AsyncClient, site: Site, view: View, states: list[str]
+) -> tuple[list[Task], int]:
+    """The rows of a view the daemon filters whole (states, kind, ready): the newest
+    `site.rows`, oldest first, and how many more pass."""
+    if view.ready and "pending" not in states:
+        return [], 0  # ready tasks are pending ones
+    ready = True if view.ready else None
+    return await newest_tasks(client, site.rows, project=site.project, state=states,
+                              kind=view.kind, ready=ready)  # fmt: skip
 
 
 def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
@@ -83,19 +97,26 @@ def build(site: Site, keys: Secrets, notifier: Notifier | None = None) -> Guard:
             info = await client.server_info()  # first: later events replay
             last_seq = info.last_seq
             states = sorted(view.states)
-            tasks = await all_tasks(client, project=site.project, state=states, kind=view.kind)
-            gates = await all_tasks(
-                client, project=site.project, assignee=site.human, state=["pending", "claimed"]
-            )
+            open_work = {"project": site.project, "assignee": site.human,
+                         "state": ["pending", "claimed"]}  # fmt: skip
+            if URGENT_LISTS in info.features and not (view.text or view.agent):
+                # Only the rows shown, and the count of the rest (1.2 section 6c).
+                shown, older = await _newest(client, site, view, states)
+                gates = await every_newest(client, **open_work)
+            else:  # every task, filtered here (a title search, an agent's tasks)
+                tasks = await all_tasks(client, project=site.project, state=states,
+                                        kind=view.kind)  # fmt: skip
+                gates = await all_tasks(client, **open_work)
+                admits = view.filter().admits
+                every = [t for t in tasks if admits(t)]  # ascending id: the newest last
+                older = max(0, len(every) - site.rows)
+                shown = every[older:]
             spent = await costs(client, site.project)
-        admits = view.filter().admits
-        shown = [t for t in tasks if admits(t)]  # ascending id: the newest last
-        older = max(0, len(shown) - site.rows)
         gates = [t for t in gates if is_gate(t, site.human)]
         now = datetime.now(UTC)
         hooks = webhooks(notifier.status() if notifier is not None else [])
         board = hooks + pages.board(
-            shown[older:],
+            shown,
             gates,
             view,
             now,

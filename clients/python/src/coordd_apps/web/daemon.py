@@ -18,7 +18,7 @@ from coordd_client.aio import AsyncClient
 from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.rpc import Response
 from coordd_wire.errors import DaemonUnavailable, Overloaded, ShuttingDown
-from coordd_wire.wire import Event, Task
+from coordd_wire.wire import Event, State, Task
 from coordd_wire.wire_messages import MessageEvent
 
 #: Seconds between tries while the daemon is away (restarting, or stopped).
@@ -61,6 +61,36 @@ async def all_tasks(client: AsyncClient, **filters: Any) -> list[Task]:
         after = page.next_after_id
         if after is None:
             return found
+
+
+async def newest_tasks(
+    client: AsyncClient, rows: int, *, counted: bool = True, **filters: Any
+) -> tuple[list[Task], int]:
+    """The newest `rows` tasks matching `filters`, oldest first, and how many more match:
+    asked of the daemon in descending id with the counts (docs/PROTOCOL-1.2.md section
+    6c, feature `urgent_lists`), so a page costs its rows, not the board's history.
+    `counted`: False when the count is not wanted (it reads every match)."""
+    found: list[Task] = []
+    after: int | None = None
+    counts: dict[State, int] | None = None
+    while True:
+        ask = True if counted and counts is None else None
+        page = await client.list_tasks(**filters, order="newest", after_id=after, counts=ask,
+                                       limit=max(1, min(TASK_PAGE, rows - len(found))))  # fmt: skip
+        if counts is None:
+            counts = page.counts or {}
+        found += page.tasks
+        after = page.next_after_id
+        if after is None or len(found) >= rows:
+            found = found[: max(0, rows)]
+            return found[::-1], max(0, sum(counts.values()) - len(found))
+
+
+async def every_newest(client: AsyncClient, **filters: Any) -> list[Task]:
+    """Every task matching `filters`, in id order, read newest first (section 6c): each
+    open state from its own index, however many tasks the project finished."""
+    tasks, _ = await newest_tasks(client, 1 << 62, counted=False, **filters)
+    return tasks
 
 
 async def history(client: AsyncClient, task_id: int) -> list[Event]:
