@@ -107,8 +107,10 @@ def write_beside_claims(socket: Path, project: str, runs: int) -> tuple[list[flo
         loop.stdin.close()
         claims = int(loop.stdout.readline().strip() or 0)
     finally:
-        loop.stdin.close() if not loop.stdin.closed else None
+        if not loop.stdin.closed:
+            loop.stdin.close()
         loop.wait(60)
+        loop.stdout.close()
     return samples, claims
 
 
@@ -212,6 +214,8 @@ class Web:
     def stop(self) -> None:
         os.killpg(self.proc.pid, signal.SIGTERM)
         self.proc.wait(30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def session_start_command(repo: Path, env: dict[str, str]) -> str:
