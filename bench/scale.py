@@ -184,8 +184,14 @@ def main(argv: list[str] | None = None) -> int:
         for n in range(opts.rounds):
             for size in sizes if n % 2 == 0 else reversed(sizes):
                 sys.stderr.write(f"round {n + 1}/{opts.rounds}: {size:,} tasks\n")
-                for key, values in one_round(built[size][0], state, repo, env, opts).items():
+                measured = one_round(built[size][0], state, repo, env, opts)
+                for key, values in measured.items():
                     samples[size].setdefault(key, []).extend(values)
+                sys.stderr.write(
+                    "  "
+                    + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in measured.items())
+                    + "\n"
+                )
     finally:
         # The quick path's warm server (started by the first hook) exits once its
         # socket is gone.

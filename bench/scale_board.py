@@ -34,6 +34,7 @@ from coordd.clock import format_time
 from coordd.store.connections import Durability, open_writer_connection
 from coordd.store.schema import migrate
 from coordd_client import Client, methods, methods_messages
+from coordd_wire.params import DEFAULT_LEASE_S
 
 AGENTS = tuple(f"agent-{n:02d}" for n in range(50))
 OTHER_PROJECTS = ("/srv/api", "/srv/web", "/srv/infra")
@@ -240,10 +241,11 @@ def build_fast(db: Path, size: int, main_project: str, now: datetime | None = No
                 agent, kind = task.poster, "task.posted"
             else:
                 row = rows[task.n]
-                agent, kind = task.worker, f"task.{op}ed" if op == "claim" else "task.completed"
+                agent = task.worker
+                kind = "task.claimed" if op == "claim" else "task.completed"
                 row.updated_at = at
                 if op == "claim":
-                    lease = OPEN_LEASE_S if task.fate == "claimed" else 600.0
+                    lease = OPEN_LEASE_S if task.fate == "claimed" else DEFAULT_LEASE_S
                     row.state, row.claimed_by, row.claimed_at = "claimed", task.worker, at
                     row.lease = format_time(start + step * seq + timedelta(seconds=lease))
                     row.fence += 1
