@@ -100,6 +100,8 @@ def cached_board(state: Path, size: int, project: str, way: str) -> tuple[Path, 
     boards.add_messages(socket, project)
     surfaces.stop(daemon)  # a clean stop: checkpointed, no -wal left
     building.rename(db)
+    for leftover in building.parent.glob(building.name + "*"):
+        leftover.unlink()  # the daemon's lock file
     sys.stderr.write(f"built {size:,} tasks ({way}) in {time.perf_counter() - started:.0f} s\n")
     return db, way
 
@@ -130,7 +132,9 @@ def one_round(
     try:
         surfaces.run_timed([surfaces.COORD, "ls"], env, repo)  # warm: bytecode, pages
         out["claim_next"] = surfaces.claim_next_p50(socket, str(repo), opts.claims)
-        writes, claims = surfaces.write_beside_claims(socket, str(repo), opts.claims)
+        # Writes arrive at random moments over about two `claim_next` round trips.
+        spread = min(0.5, 2 * statistics.median(out["claim_next"]))
+        writes, claims = surfaces.write_beside_claims(socket, str(repo), opts.claims, spread)
         out["write_beside"], out["loop_claims"] = writes, [float(claims)]
         command = surfaces.session_start_command(repo, env)
         start = payloads(repo)["session-start"]

@@ -12,6 +12,7 @@ import http.cookiejar
 import os
 import pty
 import queue
+import random
 import re
 import select
 import shlex
@@ -85,9 +86,17 @@ def claim_next_p50(socket: Path, project: str, runs: int) -> list[float]:
     return samples
 
 
-def write_beside_claims(socket: Path, project: str, runs: int) -> tuple[list[float], int]:
+def write_beside_claims(
+    socket: Path, project: str, runs: int, spread_s: float
+) -> tuple[list[float], int]:
     """`task.post` round trips while another process loops `claim_next` (then completes
-    and posts a replacement) on the same project; returns the posts and the claims made."""
+    and posts a replacement) on the same project; returns the posts and the claims made.
+
+    Each post waits a random 0 to `spread_s` seconds first: back to back, the posts fall
+    into step with the loop (one waits behind a `claim_next`, and the next slips in while
+    the loop completes and posts), and would miss most of the wait a write arriving at
+    any moment has."""
+    jitter = random.Random(59)
     loop = subprocess.Popen(
         [sys.executable, "-m", "bench.scale_loop", str(socket), project],
         stdin=subprocess.PIPE,
@@ -101,6 +110,7 @@ def write_beside_claims(socket: Path, project: str, runs: int) -> tuple[list[flo
         samples: list[float] = []
         with Client(socket, agent="bench-writer", project=project) as client:
             for n in range(runs):
+                time.sleep(jitter.uniform(0, spread_s))
                 started = time.perf_counter()
                 client.post(f"bench write {n}", priority=-5)
                 samples.append(time.perf_counter() - started)
