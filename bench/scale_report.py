@@ -115,11 +115,12 @@ def render(run: Run) -> str:
             if seconds is None:
                 cells.append("n/a")
                 continue
-            text = value(key, unit, seconds)
-            if key in run.stopped.get(size, ()):
-                text = f"> {run.limit_s:.0f} s, stopped"
+            text, over = value(key, unit, seconds), ""
+            if key in run.stopped.get(size, ()):  # the limit stands in: a lower bound
+                text, over = f"> {run.limit_s:.0f} s, stopped", "> "
             factor = ratio(run, key, size)
-            cells.append(text if size == base or factor is None else f"{text} ({factor:.1f}x)")
+            shown = f"{text} ({over}{factor:.1f}x)" if factor is not None else text
+            cells.append(text if size == base else shown)
         lines.append(f"| {what} | " + " | ".join(cells) + " |")
     loops = [f"{size_name(s)} {run.figures[s].get('loop_claims', 0):.0f}" for s in run.sizes]
     lines += [
@@ -149,8 +150,10 @@ def targets(run: Run) -> list[str]:
             lines.append(f"| {what}: <= {bound}x | not measured | - |")
             continue
         factor = run.figures[TARGET_AT][key] / run.figures[TARGET_BASE][key]
-        met = "met" if factor <= bound else "**not met**"
-        lines.append(f"| {what}: <= {bound}x | {factor:.2f}x | {met} |")
+        stopped = key in run.stopped.get(TARGET_AT, ())
+        met = "met" if factor <= bound and not stopped else "**not met**"
+        shown = f"> {factor:.1f}x (stopped)" if stopped else f"{factor:.2f}x"
+        lines.append(f"| {what}: <= {bound}x | {shown} | {met} |")
     figures = run.figures.get(TARGET_AT)
     if figures and "export_md" in figures and "export_jsonl" in figures:
         factor = figures["export_md"] / figures["export_jsonl"]
