@@ -211,7 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         sizes=sizes,
         figures=figures,
         stopped={
-            s: sorted(k.removesuffix("_stopped") for k in samples[s] if k.endswith("_stopped"))
+            s: {
+                k.removesuffix("_stopped"): len(v)
+                for k, v in samples[s].items()
+                if k.endswith("_stopped")
+            }
             for s in sizes
         },
         built={size: way for size, (_, way) in built.items()},
