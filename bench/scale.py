@@ -201,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         # socket is gone.
         for quick in (state / "run").glob("quick-*.sock"):
             quick.unlink()
+        for scratch in (state / "run").glob("board.db*"):
+            scratch.unlink()  # the round's copy (3.5 GB at 1M); the cached board stays
     figures = {
         size: {key: statistics.median(values) for key, values in measured.items()}
         for size, measured in samples.items()
