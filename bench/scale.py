@@ -201,8 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         # socket is gone.
         for quick in (state / "run").glob("quick-*.sock"):
             quick.unlink()
-        for scratch in (state / "run").glob("board.db*"):
-            scratch.unlink()  # the round's copy (3.5 GB at 1M); the cached board stays
+        for scratch in [*(state / "run").glob("board.db*"), state / "run" / "export"]:
+            # The round's copy and export (3.5 and 1.5 GB at 1M); the cached boards stay.
+            scratch.unlink(missing_ok=True)
     figures = {
         size: {key: statistics.median(values) for key, values in measured.items()}
         for size, measured in samples.items()
