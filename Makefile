@@ -18,7 +18,7 @@ HOSTS_STAMP := $(HOSTS)/node_modules/.installed
 # npm itself sends nothing but the install: no update check, audit or funding call.
 NPM_QUIET := NO_UPDATE_NOTIFIER=1 npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
 
-.PHONY: run test test-fast test-store test-unit test-integration test-hosts lint fmt ts-wire client-methods protocol-doc generate bench bench-peers soak lock lock-hosts clean
+.PHONY: run test test-fast test-store test-unit test-integration test-hosts lint fmt ts-wire client-methods protocol-doc generate bench bench-peers bench-scale soak lock lock-hosts clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -115,6 +115,13 @@ bench-peers: $(STAMP) $(HOSTS_STAMP)
 	PYTHON=$(BIN)/python bench/install-peers.sh
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' -c $(CONSTRAINTS)
 	$(BIN)/python -m bench --peers $(BENCH_ARGS)
+
+## Does anything users wait for grow with the board's history? Boards of 1k, 10k and 100k
+## tasks in a months-old shape (cached; bench/scale.py says how they are built), every
+## surface timed in alternated rounds, the table written into BENCHMARKS.md's section.
+## BENCH_ARGS="--sizes 1000,10000,100000,1000000" adds 1M (minutes to build, ~2.4 GB).
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.scale $(BENCH_ARGS)
 
 ## The long fault rounds: kill -9 rounds and disk-fault rounds (fiu-utils: scripts/ensure-fiu.sh).
 soak: $(STAMP)

@@ -47,6 +47,7 @@ from bench.mcp import measure_mcp
 from bench.mcp_start import measure_mcp_start
 from bench.report import Measured, Result, fmt_us, machine, render_report
 from bench.reservations import measure_guard_worst, measure_reservations
+from bench.scale_report import carry_over
 from bench.tab_wake import measure_tab_wake
 from bench.team import measure_team
 
@@ -398,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
             agent_peers=agent_peers,
         )
     )
+    # `make bench-scale`'s section of the file is its own: carried over, not dropped.
+    text = carry_over(args.output, text)
     args.output.write_text(text)
     print(text)
     return 0
