@@ -43,6 +43,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("release_reservations_of", "1.2", "section 10b: `of` on `reservation.release`"),
     Feature("reader_shares", "1.2", "section 3b: `server.info.readers`"),
     Feature("budget_notify", "1.2", "section 15: `notify` on `usage.report`"),
+    Feature("store_check", "1.2", "section 3c: `server.info.store.check`, `store_damaged`"),
 )
 
 #: The flags' names, in the daemon's order.
