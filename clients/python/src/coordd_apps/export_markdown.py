@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -42,8 +42,8 @@ from coordd_apps.export import (
 )
 from coordd_apps.markdown_text import code
 from coordd_client.client import Client
-from coordd_client.paging import task_history
-from coordd_wire.wire import FEATURE_OF_EVENT, Event, served_event_types
+from coordd_client.paging import TASK_PAGE, task_history
+from coordd_wire.wire import FEATURE_OF_EVENT, Event, Task, served_event_types
 from coordd_wire.wire_messages import MessageEvent
 
 MESSAGE_SENT = "message.sent"
@@ -51,14 +51,6 @@ MESSAGE_SENT = "message.sent"
 _BATCH = 1000
 
 
-class _Kind(msgspec.Struct):
-    """What picks a raw event's decoder: its type and time."""
-
-    type: str
-    at: str
-
-
-_kind = msgspec.json.Decoder(_Kind)
 _event = msgspec.json.Decoder(Event)
 _message_event = msgspec.json.Decoder(MessageEvent)
 
@@ -95,6 +87,17 @@ class _Lines:
         rows = self._db.execute("SELECT line FROM lines WHERE task = ? ORDER BY seq", (task,))
         return [line for (line,) in rows]
 
+    def between(self, first: int, last: int) -> dict[int, list[str]]:
+        """The lines of the tasks `first` to `last`, by task: one read for a page."""
+        found: dict[int, list[str]] = {}
+        rows = self._db.execute(
+            "SELECT task, line FROM lines WHERE task BETWEEN ? AND ? ORDER BY task, seq",
+            (first, last),
+        )
+        for task, line in rows:
+            found.setdefault(task, []).append(line)
+        return found
+
     def close(self) -> None:
         self._db.close()
 
@@ -102,22 +105,19 @@ class _Lines:
 def _read_log(client: Client, lines: _Lines, *, project: str | None, span: Range) -> None:
     """The one pass: every event in `span` rendered, under its task (0: the board's)."""
     for raw in raw_events(client, project=project):
-        kind = _kind.decode(raw)
-        if not span.admits(kind.at):
+        event = _event.decode(raw)  # a message's too: its `message` member is partial
+        if not span.admits(event.at):
             continue
-        if kind.type == MESSAGE_SENT:
+        if event.type == MESSAGE_SENT:
             sent = _message_event.decode(raw)
-            line = message_step(sent)
-            lines.add(sent.message.task_id or 0, sent.seq, line)
-        elif kind.type in FEATURE_OF_EVENT:
-            event = _event.decode(raw)
+            lines.add(sent.message.task_id or 0, sent.seq, message_step(sent))
+        elif event.type in FEATURE_OF_EVENT:
             if event.type == "usage.budget":  # in its task's history (issue 48)
                 if event.task_id is not None:
                     lines.add(event.task_id, event.seq, board_step(event))
                 continue
             lines.add(0, event.seq, board_step(event))
         else:
-            event = _event.decode(raw)
             assert event.task_id is not None, event.type
             lines.add(event.task_id, event.seq, task_step(event))
     if project is None or MESSAGE_SENT not in served_event_types(client.server_info().features):
@@ -151,16 +151,30 @@ def write_markdown(
             _read_log(client, lines, project=project, span=span)
             lines.done()
             written = 0
-            for task in every_task(client, project=project):
-                steps = lines.of(task.id)
-                if not steps and ranged:
-                    continue
-                out.write(section_text(task, steps, costs.get(task.id)).encode())
-                written += 1
+            for page in _pages(every_task(client, project=project)):
+                steps = lines.between(page[0].id, page[-1].id)
+                for task in page:
+                    if task.id not in steps and ranged:
+                        continue
+                    section = section_text(task, steps.get(task.id, []), costs.get(task.id))
+                    out.write(section.encode())
+                    written += 1
             _write_board_lines(out, lines.of(0))
         finally:
             lines.close()
     return written
+
+
+def _pages(tasks: Iterable[Task]) -> Iterator[list[Task]]:
+    """`tasks` (in id order) a page at a time."""
+    page: list[Task] = []
+    for task in tasks:
+        page.append(task)
+        if len(page) == TASK_PAGE:
+            yield page
+            page = []
+    if page:
+        yield page
 
 
 def _write_one(client: Client, out: IO[bytes], task_id: int, cost: str | None, span: Range) -> int:
