@@ -31,7 +31,13 @@ from coordd.paths import (
 )
 from coordd.platform.lockfile import DatabaseInUse
 from coordd.store.connections import DatabaseUnusable, Durability
-from coordd.store.failures import EXIT_DISK_FAULT, DiskFault, NodeInUse, StoreUnavailable
+from coordd.store.failures import (
+    EXIT_DISK_FAULT,
+    DiskFault,
+    NodeInUse,
+    StoreDamaged,
+    StoreUnavailable,
+)
 from coordd.store.schema import SchemaTooNew
 from coordd_wire.location import SOCKET_ENV
 from coordd_wire.paths import default_socket_path, socket_is_explicit, state_dir
@@ -315,6 +321,10 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:  # a second ^C while draining
         return 1
+    except StoreDamaged as exc:
+        log.critical("stopped: %s; exit 1", exc)
+        logging.shutdown()
+        os._exit(1)  # as after a disk fault: the write connection is left unclosed
     except DiskFault as exc:
         log.critical("stopped after a disk error (%s); exit %d", exc, EXIT_DISK_FAULT)
         logging.shutdown()

@@ -1,7 +1,7 @@
 """Start and stop (docs/ARCHITECTURE.md, "Start and stop").
 
 flock(db.lock) -> open writer (recovery, migrations) -> open readers
--> listener (systemd / launchd / bind) -> READY=1 -> serve
+-> listener (systemd / launchd / bind) -> READY=1 -> serve, and check the file beside
 SIGTERM/SIGINT -> STOPPING=1 -> stop accepting -> drain in-flight
 -> checkpoint(TRUNCATE) -> close -> exit 0
 a disk fault in the writer -> the same drain, no checkpoint, no close -> exit 74
@@ -42,7 +42,7 @@ from coordd.reservation_queue import ReservationQueue
 from coordd.slot_queue import SlotQueue
 from coordd.store import claims, reads
 from coordd.store.backends import open_backend
-from coordd.store.failures import EXIT_DISK_FAULT, DiskFault
+from coordd.store.failures import EXIT_DISK_FAULT, DiskFault, StoreDamaged
 from coordd.store.transaction import CommittedEvent
 from coordd.store.writer import Writer
 from coordd_wire.build import daemon_build
@@ -68,6 +68,7 @@ class Daemon:
             on_instant=self.store.on_instant,
             on_disk_fault=self.disk_fault,
             on_freed=self.reservations_freed,
+            may_close=self.store.may_close,
         )
         self.notifier = Notifier()
         self.tracker = InflightTracker()
@@ -124,6 +125,11 @@ class Daemon:
         self.disk_fault_seen = why
         self.request_stop()
 
+    def store_damaged(self) -> bool:
+        """The integrity check found the file damaged (`store.store_check`)."""
+        check = self.store.check()
+        return check is not None and check.state == "damaged"
+
     def lost_store(self, why: str) -> None:
         log.error("%s; stopping", why)
         self.request_stop()
@@ -167,6 +173,8 @@ class Daemon:
                     # Not clean: the store's record stays, so clients restart this store.
                     raise DiskFault(self.disk_fault_seen)
                 stopped_cleanly = True
+                if self.store_damaged():
+                    raise StoreDamaged(f"the database {self.store.location} is damaged")
             finally:
                 self.announcement.withdraw()
                 await self.writer.stop()
@@ -178,10 +186,11 @@ class Daemon:
                     if self.bound.owned:
                         self.bound.sock.close()
         finally:
-            if self.disk_fault_seen is None:
+            if self.disk_fault_seen is None and not self.store_damaged():
                 self.store.release()
-            # After a disk fault the lock goes with the process, after the write
-            # connection: no new daemon opens the file before this one is gone.
+            # After a disk fault, or on a damaged file, the lock goes with the process,
+            # after the write connection: no new daemon opens the file before this
+            # one is gone.
             self.notifier.close()
 
     async def _serve(self, task_status: trio.TaskStatus[Daemon]) -> None:
@@ -222,6 +231,9 @@ class Daemon:
                 where = self.bound.path or "an adopted socket"
                 log.info("coordd %s serving %s on %s", __version__, store.location, where)
                 self.notifier.notify("READY=1", f"STATUS=serving {store.location}")
+                # The store's integrity check runs from here on, beside serving
+                # (store/store_check.py); a stop waits for its verdict.
+                root.start_soon(store.verify, self.writer)
                 task_status.started(self)
                 await self._stop_requested.wait()
                 log.info("shutting down")

@@ -34,12 +34,15 @@ def test_ping_and_server_info(raw: RawConnection, daemon: DaemonProcess) -> None
     assert info["protocol"] == 1 and info["pid"] == daemon.pid
     if daemon.store is None:
         assert info["db_path"] == str(daemon.db_path)
+        check = info["store"].pop("check")  # 1.2 section 3c: run beside serving
+        assert check["state"] in ("running", "ok") and check["problems"] == []
         assert info["store"] == {"backend": "sqlite", "location": str(daemon.db_path)}
     else:
         # Team mode: no file; the DSN as given (it has no password to hide here).
         assert info["db_path"] is None
         assert info["store"]["backend"] == "postgresql"
         assert info["store"]["location"].startswith("postgresql://postgres@/")
+        assert info["store"]["check"] is None
     assert info["node"] and info["peers"] == []
     assert set(info["counts"]) == {"pending", "claimed", "done", "failed", "cancelled"}
     assert info["last_seq"] == 0

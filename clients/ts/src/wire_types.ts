@@ -889,11 +889,21 @@ export interface Started {
   lease: SlotLease;
 }
 
+/** The start-up integrity check of an SQLite store, run while the daemon serves (docs/PROTOCOL-1.2.md section 3c, feature `store_check`). */
+export interface StoreCheck {
+  /** "running", "ok" or "damaged" (every write is then refused). */
+  state: string;
+  /** SQLite's first lines about the damage; empty unless damaged. */
+  problems?: string[];
+}
+
 export interface StoreInfo {
   /** "sqlite" or "postgresql" (team mode). */
   backend: string;
   /** The SQLite file, or the PostgreSQL DSN without its password. */
   location: string;
+  /** 1.2 (feature `store_check`): the SQLite file's integrity check; null on PostgreSQL, absent from an older daemon. */
+  check?: StoreCheck | null;
 }
 
 export interface SubscribeParams {

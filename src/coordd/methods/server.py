@@ -50,7 +50,7 @@ async def server_info(services: Services, p: P.NoParams, session: Session) -> Se
         db_path=None if store.db_path is None else str(store.db_path),
         board_id=services.board_id,
         build=services.build,
-        store=StoreInfo(backend=store.name, location=store.location),
+        store=StoreInfo(backend=store.name, location=store.location, check=store.check()),
         node=store.node,
         peers=[PeerInfo(node=peer.node, last_seen=peer.last_seen) for peer in store.peers()],
         started_at=services.started_at,

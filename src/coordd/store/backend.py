@@ -20,6 +20,7 @@ from coordd.store.readers import Readers
 from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import WriteStore
 from coordd.store.writer import Writer
+from coordd_wire.server_info import StoreCheck
 
 if TYPE_CHECKING:
     from coordd.store.postgres.presence import Peer
@@ -94,6 +95,20 @@ class Backend(Protocol):
 
     async def start(self, nursery: trio.Nursery, writer: Writer) -> None:
         """The store's background duties, in `nursery`; returns when they run."""
+        ...
+
+    async def verify(self, writer: Writer) -> None:
+        """Once serving: check the store's integrity (docs/PROTOCOL-1.2.md section 3c),
+        telling `writer` to refuse writes if it is damaged; returns with the verdict."""
+        ...
+
+    def check(self) -> StoreCheck | None:
+        """That check as `server.info` says it; None for a store without one."""
+        ...
+
+    def may_close(self) -> bool:
+        """Whether the writer may close its connection at the end (SQLite: closing
+        checkpoints into the file, which must have passed its check first)."""
         ...
 
     async def stop(self) -> None:

@@ -5,7 +5,7 @@ the other lacks (the file lock and the checkpointer; the node's name, the
 doorbell, the log follower and the heartbeat) sits behind the hooks of one
 `Backend`, called in this order:
 
-    lock -> (the writer opens) -> open -> served -> start
+    lock -> (the writer opens) -> open -> served -> start -> (serving) verify
     ... serve ... -> (the writer stops) -> stop -> release
 
 `open_backend` picks it from the config. Only a `postgresql://` store
@@ -27,10 +27,12 @@ from coordd.platform.lockfile import DatabaseLock
 from coordd.store.backend import Backend, Board
 from coordd.store.checkpointer import Checkpointer, restart_wal
 from coordd.store.readers import ReaderPool, Readers
+from coordd.store.store_check import IntegrityCheck
 from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import SqliteWriteStore, WriteStore
 from coordd.store.writer import Writer
 from coordd_wire.record import SQLITE_PREFIX
+from coordd_wire.server_info import StoreCheck
 
 if TYPE_CHECKING:
     from coordd.store.postgres.presence import Peer
@@ -68,6 +70,7 @@ class SqliteBackend:
         self.readers: Readers = ReaderPool(config.db_path)
         self._checkpointer = Checkpointer(config.db_path)
         self._lock = DatabaseLock(config.db_path)
+        self._check = IntegrityCheck(config.db_path)
 
     def lock(self) -> None:
         self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -94,7 +97,21 @@ class SqliteBackend:
         return self._board.subscribers_keep_after()
 
     async def start(self, nursery: trio.Nursery, writer: Writer) -> None:
-        nursery.start_soon(self._checkpointer.run, _restart_wal_in(writer))
+        nursery.start_soon(self._checkpoints, writer)
+
+    async def _checkpoints(self, writer: Writer) -> None:
+        """Nothing is copied into the file before it passed its check (`store_check`)."""
+        await self._check.passed.wait()
+        await self._checkpointer.run(_restart_wal_in(writer))
+
+    async def verify(self, writer: Writer) -> None:
+        await self._check.run(writer.refuse)
+
+    def check(self) -> StoreCheck | None:
+        return self._check.wire
+
+    def may_close(self) -> bool:
+        return self._check.may_close()
 
     async def stop(self) -> None:
         self.readers.close()

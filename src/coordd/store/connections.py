@@ -107,10 +107,11 @@ def unusable(path: Path, exc: sqlite3.Error) -> DatabaseUnusable:
 
 
 def verify_intact(conn: sqlite3.Connection, path: Path) -> None:
-    """`PRAGMA quick_check` before serving: never write onto a damaged file.
+    """`PRAGMA quick_check` of a file about to be read whole (`coordd migrate`'s source).
 
     quick_check reads every page once but skips index-content comparison, so
-    it costs a sequential read of the file (docs/CONFORMANCE.md has figures).
+    it costs a sequential read of the file (docs/CONFORMANCE.md has figures);
+    the daemon runs it beside serving instead (`store_check`).
     """
     problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(10)").fetchall()]
     if problems != ["ok"]:

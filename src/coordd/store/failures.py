@@ -24,6 +24,13 @@ class DiskFault(Exception):
     """
 
 
+class StoreDamaged(Exception):
+    """The integrity check run beside serving found the SQLite file damaged; the daemon
+    refused every write since, and now stops (exit 1) the way it does after a
+    `DiskFault`: without closing the write connection, whose close would checkpoint
+    the WAL into the damaged file (`store.store_check`)."""
+
+
 #: `coordd serve`'s exit status after a `DiskFault`: sysexits' EX_IOERR. Not 0, so
 #: systemd (Restart=on-failure) and launchd (KeepAlive SuccessfulExit=false) restart it.
 EXIT_DISK_FAULT = 74

@@ -28,7 +28,6 @@ from coordd.store.connections import (
     is_disk_fault,
     open_writer_connection,
     unusable,
-    verify_intact,
 )
 from coordd.store.schema import migrate
 from coordd.store.sql import Db
@@ -159,10 +158,14 @@ class SqliteWriteStore:
         return self._conn
 
     def open(self) -> int:
-        """Open the write connection: WAL recovery and migrations happen here, first."""
+        """Open the write connection: WAL recovery and migrations happen here, first.
+
+        A file that is not a database, or whose header or schema cannot be read,
+        is refused here; the read of every page runs once the daemon serves
+        (`store_check`), so a start costs what recovery needs, not the file's size.
+        """
         try:
             self._conn = open_writer_connection(self._path, self._durability)
-            verify_intact(self._conn, self._path)
             migrate(self._conn)
         except (sqlite3.DatabaseError, DatabaseUnusable) as exc:
             if self._conn is not None:

@@ -70,8 +70,14 @@ class Writer:
         on_instant: Callable[[datetime], None] | None = None,
         on_disk_fault: Callable[[str], None] | None = None,
         on_freed: Callable[[set[str]], None] | None = None,
+        may_close: Callable[[], bool] = lambda: True,
     ) -> None:
         self._store = store
+        #: Whether the connection may be closed at the end, which checkpoints the WAL
+        #: into the file: not before the file passed its check (`store_check`).
+        self._may_close = may_close
+        #: What every write is answered once the file was found damaged (`refuse`).
+        self._refusal: CoordError | None = None
         self._on_commit = on_commit
         #: Told, on the trio thread after COMMIT, the projects whose reservations a
         #: batch ended with no task event to say so (`Txn.freed_projects`): waiting
@@ -117,11 +123,17 @@ class Writer:
         """Finish queued commands, checkpoint (TRUNCATE), close; then return."""
         self._lifecycle.begin_drain()  # whatever stops us, nothing new is admitted
         if self._thread is None:
-            if self._opened:
+            if self._opened and self._may_close():
                 self._store.close()
             return
         self._queue.put(None)
         await trio.to_thread.run_sync(self._thread.join)
+
+    def refuse(self, refusal: CoordError) -> None:
+        """Answer every write from now on with `refusal`, commit nothing more, and leave
+        the connection unclosed at the end: the file was found damaged (`store_check`).
+        Any thread may call it; a group already running finishes, into the WAL."""
+        self._refusal = refusal
 
     def statistics(self) -> WriterStatistics:
         return WriterStatistics(
@@ -246,10 +258,11 @@ class Writer:
                     batch.append(item)
                 self._run_batch(batch)
         finally:
-            if self._fault is None:
+            if self._fault is None and self._refusal is None and self._may_close():
                 self._store.close()
-            # After a disk fault the connection stays open until the process exits:
-            # closing the last connection checkpoints the WAL into the database file.
+            # After a disk fault, or with the file damaged or not yet checked, the
+            # connection stays open until the process exits: closing the last
+            # connection checkpoints the WAL into the database file.
 
     def _run_batch(self, batch: list[Command]) -> None:
         outcomes: list[Outcome] = []
@@ -258,6 +271,10 @@ class Writer:
         if self._fault is not None:
             refusal = ShuttingDown("the daemon is restarting after a disk error; retry")
             outcomes.extend((command, None, refusal) for command in batch)
+            self._answer(outcomes, events, freed)
+            return
+        if self._refusal is not None:
+            outcomes.extend((command, None, self._refusal) for command in batch)
             self._answer(outcomes, events, freed)
             return
         grouped = [command for command in batch if command.transactional]

@@ -12,8 +12,9 @@ branches are code spans (never escaped inside), and other people's text is
 escaped only where Markdown would act on it (issue 47 item 9: every name
 was escaped, `root\\-session\\-7632`).
 
-Memory is bounded by one page: JSONL holds one page of events (1,000), Markdown one
-page of tasks and one task's history at a time. The pure pieces (`task_section`,
+Memory is bounded by one page: JSONL holds one page of events (1,000); Markdown
+(`export_markdown`, built from the pieces here) one page of events, then of tasks,
+with the rendered lines between the two on disk. The pure pieces (`task_section`,
 `jsonl_line`, `in_range`) are shared with `coord web`'s per-task export.
 """
 
@@ -26,17 +27,15 @@ from typing import IO, Any
 
 import msgspec
 
-from coordd_apps.cost_report import task_costs
 from coordd_apps.markdown_text import code as _code
 from coordd_apps.markdown_text import fenced as _fenced
 from coordd_apps.markdown_text import text as _md
 from coordd_apps.wording.render import budget_words, usage_words
 from coordd_client import methods
 from coordd_client.client import Client
-from coordd_client.paging import EVENT_PAGE, TASK_PAGE, task_history
+from coordd_client.paging import EVENT_PAGE, TASK_PAGE
 from coordd_client.text import clean_block, parse_time
 from coordd_wire.wire import (
-    FEATURE_OF_EVENT,
     Event,
     EventsResult,
     Task,
@@ -68,6 +67,8 @@ class Range:
     until: datetime | None = None
 
     def admits(self, at: str) -> bool:
+        if self.since is None and self.until is None:
+            return True  # no instant to parse: a whole log's export reads every event
         moment = parse_time(at)
         return (self.since is None or moment >= self.since) and (
             self.until is None or moment <= self.until
@@ -132,7 +133,7 @@ def write_jsonl(
     return written
 
 
-def _step(event: Event) -> str:
+def task_step(event: Event) -> str:
     task = event.task
     assert task is not None, event.type  # the export asks with no `types`: task events
     what = event.type.removeprefix("task.")
@@ -154,7 +155,7 @@ def _step(event: Event) -> str:
 MESSAGE_LINE_CHARS = 200
 
 
-def _message_step(event: MessageEvent) -> str:
+def message_step(event: MessageEvent) -> str:
     message = event.message
     what = {"question": "question", "answer": "answer", "request": "release request"}.get(
         message.kind, "message"
@@ -233,6 +234,16 @@ def task_section(
 ) -> str:
     """One task as Markdown: heading, facts (with what it cost, from the token ledger,
     issue 48), body, the history in order (with the messages on its thread), the result."""
+    steps = sorted(
+        [(e.seq, task_step(e)) for e in events]
+        + [(m.seq, message_step(m)) for m in messages]
+        + [(e.seq, board_step(e)) for e in budget_events]  # its budget's crossings
+    )
+    return section_text(task, [text for _, text in steps], cost)
+
+
+def section_text(task: Task, steps: Sequence[str], cost: str | None = None) -> str:
+    """One task's section from its history lines, already in log order (`task_section`)."""
     lines = [
         f"## #{task.id} {_md(task.title)}",
         "",
@@ -249,94 +260,14 @@ def task_section(
     if task.body:
         lines += ["", _fenced(clean_block(task.body))]
     lines += ["", "### History", ""]
-    steps = sorted(
-        [(e.seq, _step(e)) for e in events]
-        + [(m.seq, _message_step(m)) for m in messages]
-        + [(e.seq, board_step(e)) for e in budget_events]  # its budget's crossings
-    )
-    lines += [text for _, text in steps] or ["- (no events in this range)"]
+    lines += list(steps) or ["- (no events in this range)"]
     if task.result is not None:
         lines += ["", "### Result", "", _fenced(clean_block(task.result))]
     return "\n".join(lines) + "\n\n"
 
 
-def write_markdown(
-    client: Client, out: IO[bytes], *, project: str | None, task_id: int | None, span: Range
-) -> int:
-    """One section per task (in id order) with an event in `span`; the sections written."""
-    scope = (
-        f"task #{task_id}"
-        if task_id
-        else (f"project {_code(project)}" if project else "every project")
-    )
-    ends = f"from {span.since.isoformat() if span.since else 'the start'} to "
-    ends += span.until.isoformat() if span.until else "now"
-    out.write(f"# coord audit trail: {scope}\n\n{ends}\n\n".encode())
-    written = 0
-    costs = task_costs(client, project=project, task_id=task_id)  # issue 48
-    for task in _tasks(client, project=project, task_id=task_id):
-        events = in_range(task_history(client, task.id), span)
-        messages = [m for m in thread(client, task.id) if span.admits(m.at)]
-        crossings = in_range(budget_crossings(client, task.id), span)
-        if not events and not messages and not crossings and (span.since or span.until):
-            continue
-        section = task_section(task, events, messages, costs.get(task.id), crossings)
-        out.write(section.encode())
-        written += 1
-    if task_id is None:
-        _write_board_events(client, out, project=project, span=span)
-    return written
-
-
-class _Kind(msgspec.Struct):
-    """What picks a raw event's decoder: its type and time."""
-
-    type: str
-    at: str
-
-
-_kind = msgspec.json.Decoder(_Kind)
-_event = msgspec.json.Decoder(Event)
-_message_event = msgspec.json.Decoder(MessageEvent)
-
-
-def _write_board_events(
-    client: Client, out: IO[bytes], *, project: str | None, span: Range
-) -> None:
-    """Every event with no task, in order, under one heading (none: no heading).
-
-    A message on a task's thread is in that task's section already, so it is left
-    out here; a request, an answer or a message to an agent or a project is in.
-    """
-    types = [t for t in served_event_types(client.server_info().features) if t in FEATURE_OF_EVENT]
-    heading = (
-        "## Board events\n\n"
-        "Landings, slots and ports, messages off a task's thread, file edits.\n\n"
-    )
-    for raw in raw_events(client, project=project, types=types):
-        kind = _kind.decode(raw)
-        if not span.admits(kind.at):
-            continue
-        if kind.type == "message.sent":
-            sent = _message_event.decode(raw)
-            if sent.message.task_id is not None:
-                continue
-            line = _message_step(sent)
-        else:
-            event = _event.decode(raw)
-            if event.type == "usage.budget":
-                continue  # in its task's history (issue 48)
-            line = board_step(event)
-        out.write((heading + line + "\n").encode())
-        heading = ""
-    if not heading:
-        out.write(b"\n")
-
-
-def _tasks(client: Client, *, project: str | None, task_id: int | None) -> Iterator[Task]:
-    if task_id is not None:
-        yield client.get(task_id).task
-        return
+def every_task(client: Client, *, project: str | None) -> Iterator[Task]:
+    """Every task of `project` (None: of every project) in id order, a page at a time."""
     after: int | None = None
     states = ["pending", "claimed", "done", "failed", "cancelled"]
     while True:

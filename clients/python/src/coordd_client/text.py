@@ -21,6 +21,8 @@ _UNSAFE_IN_BLOCK = {c: text for c, text in _UNSAFE.items() if c not in (0x0A, 0x
 
 def clean(text: str) -> str:
     """One line of someone else's text, safe to print: controls shown as `\\x1b`."""
+    if text.isascii() and text.isprintable():  # no control, nothing to show
+        return text
     return text.translate(_UNSAFE)
 
 

@@ -44,6 +44,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("reader_shares", "1.2", "section 3b: `server.info.readers`"),
     Feature("budget_notify", "1.2", "section 15: `notify` on `usage.report`"),
     Feature("urgent_lists", "1.2", "section 6c: `order`, `after_priority`, `counts`, `open_to`"),
+    Feature("store_check", "1.2", "section 3c: `server.info.store.check`, `store_damaged`"),
 )
 
 #: The flags' names, in the daemon's order.

@@ -11,11 +11,24 @@ from typing import ClassVar
 import msgspec
 
 
+class StoreCheck(msgspec.Struct, frozen=True, kw_only=True):
+    """The start-up integrity check of an SQLite store, run while the daemon serves
+    (docs/PROTOCOL-1.2.md section 3c, feature `store_check`)."""
+
+    #: "running", "ok" or "damaged" (every write is then refused).
+    state: str
+    #: SQLite's first lines about the damage; empty unless damaged.
+    problems: list[str] = []
+
+
 class StoreInfo(msgspec.Struct, frozen=True, kw_only=True):
     #: "sqlite" or "postgresql" (team mode).
     backend: str
     #: The SQLite file, or the PostgreSQL DSN without its password.
     location: str
+    #: 1.2 (feature `store_check`): the SQLite file's integrity check; null on
+    #: PostgreSQL, absent from an older daemon.
+    check: StoreCheck | None = None
 
 
 class PeerInfo(msgspec.Struct, frozen=True, kw_only=True):

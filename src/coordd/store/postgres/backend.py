@@ -38,6 +38,7 @@ from coordd.store.transaction import CommittedEvent
 from coordd.store.write_store import WriteStore
 from coordd.store.writer import Writer
 from coordd_wire.errors import CoordError
+from coordd_wire.server_info import StoreCheck
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +205,15 @@ class TeamMode:
         await trio.to_thread.run_sync(
             self.doorbell.listening.wait, Limits.pg_reconnect_interval_s * 5
         )
+
+    async def verify(self, writer: Writer) -> None:
+        """No check of its own: PostgreSQL checks its pages as it reads them."""
+
+    def check(self) -> StoreCheck | None:
+        return None
+
+    def may_close(self) -> bool:
+        return True
 
     async def stop(self) -> None:
         """The doorbell (woken at once), the node's row (a clean stop leaves), the readers."""

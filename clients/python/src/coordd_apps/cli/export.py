@@ -23,6 +23,7 @@ from coordd_apps.cli.registry import arg, command
 )
 def export(ctx: Context) -> int:
     from coordd_apps import export as trail
+    from coordd_apps import export_markdown
 
     args = ctx.args
     try:
@@ -34,7 +35,7 @@ def export(ctx: Context) -> int:
         sys.stderr.write(f"coord: export: not an ISO time: {exc}\n")
         return EXIT_ERROR
     project = None if args.all_projects or args.task else ctx.project
-    write = trail.write_jsonl if args.format == "jsonl" else trail.write_markdown
+    write = trail.write_jsonl if args.format == "jsonl" else export_markdown.write_markdown
     out: IO[bytes] = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
     try:
         with ctx.client() as client:

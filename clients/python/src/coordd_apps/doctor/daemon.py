@@ -42,6 +42,29 @@ def server_info(socket: Path) -> dict[str, Any] | None:
     return info
 
 
+def store_findings(info: dict[str, Any]) -> list[Finding]:
+    """The daemon's integrity check of its SQLite file (docs/PROTOCOL-1.2.md section 3c):
+    a finding only when it found damage, since the daemon then refuses every write."""
+    store = info.get("store") or {}
+    check = store.get("check") or {}
+    if check.get("state") != "damaged":
+        return []
+    path = store.get("location", "?")
+    problems = "; ".join(check.get("problems") or []) or "?"
+    return [
+        Finding(
+            "daemon",
+            "store",
+            ok=False,
+            detail=f"the database {path} is damaged ({problems}): the daemon refuses every write",
+            fix=f"coordd check --db {path}; then restore a copy made with `coordd backup`"
+            " (stop coordd, move the damaged file and its -wal/-shm aside, put the copy in"
+            " its place), or move it aside to start with an empty board",
+            data={"store": path, "problems": check.get("problems") or []},
+        )
+    ]
+
+
 def unannounced(board_id: str | None) -> bool:
     """No rendezvous record names `board_id`, which a daemon answering here serves."""
     return board_id is not None and board_id not in {r.board_id for r in live_daemons()}
@@ -103,6 +126,7 @@ def check_daemon(route: SocketRoute, socket: Path, autostart: bool) -> list[Find
                 },
             )
         )
+        findings += store_findings(info)
         older = older_daemon(info, autostart)
         if older is not None:
             builds = {"running": older["running"], "installed": older["installed"]}
