@@ -170,6 +170,9 @@ class Txn:
     #: stores them all at its end): read only, by the one reader that must see the
     #: log as it will be, the token ledger's attribution (`store/attribution.py`).
     group_events: Sequence[CommittedEvent] = ()
+    #: Rows this group's leading claims won in one statement before its commands ran
+    #: (`claims.leading_claims`), by id: each claim takes its own (shared by the group).
+    claimed_ahead: dict[int, TaskRow] = field(default_factory=dict)
     #: Agents this command acts for without their doing (a hand-over grants the
     #: requester what it asked for): their last-seen stays as it is.
     absent: set[str] = field(default_factory=set)
