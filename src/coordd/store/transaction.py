@@ -195,7 +195,7 @@ class Txn:
     ) -> None:
         """Append an event. The writer stores a group's events with one call just before
         COMMIT (`WriteStore.append_events`): one executemany per group on SQLite, one
-        pipelined round trip on PostgreSQL, instead of a statement per event.
+        statement sent with COMMIT on PostgreSQL, instead of a statement per event.
 
         `of` (and `reason`): the event is `agent` letting go of what `of` held
         (1.2 `agent.release`); every other event has neither member."""
