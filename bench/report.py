@@ -241,11 +241,17 @@ def render_report(m: Measured) -> str:
     return "\n".join(lines) + "\n"
 
 
-TEAM_SETUPS = ("sqlite", "postgresql, 1 daemon", "postgresql, 2 daemons")
+TEAM_SETUPS = (
+    "postgresql, bare psycopg loop",
+    "postgresql, 1 daemon",
+    "postgresql, 2 daemons",
+    "sqlite",
+)
 
 
 def team_lines(by: dict[tuple[str, int], Result], notes: list[str]) -> list[str]:
-    """Team mode: the same claim workload on SQLite and on PostgreSQL, one and two daemons."""
+    """Team mode: the same claims through one and two daemons on PostgreSQL, beside a bare
+    psycopg loop on the same server (the floor) and an SQLite daemon."""
     if not any((f"claim (team: {s})", 16) in by for s in TEAM_SETUPS):
         return ["## Team mode (PostgreSQL)", "", *[f"- {note}" for note in notes], ""]
     lines = [
@@ -253,19 +259,21 @@ def team_lines(by: dict[tuple[str, int], Result], notes: list[str]) -> list[str]
         "",
         "The same durable distinct claims through `coordd serve --store postgresql://...`"
         " (one daemon; two daemons on one database, clients split evenly between their"
-        " sockets) and through an SQLite daemon started in the same window. Ratios are to"
-        " that SQLite daemon.",
+        " sockets), through a bare psycopg loop on the same server (each client its own"
+        " connection, the conditional UPDATE in its own transaction: the floor) and through"
+        " an SQLite daemon started in the same window. PostgreSQL setups: each one's median"
+        " of alternated rounds; ratios are to the bare psycopg loop.",
         "",
-        "| store | clients | claims/s | / SQLite | p50 us | p99 us | fairness |",
+        "| store | clients | claims/s | / psycopg loop | p50 us | p99 us | fairness |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for clients in (1, 16):
-        sqlite = by.get(("claim (team: sqlite)", clients))
+        floor = by.get(("claim (team: postgresql, bare psycopg loop)", clients))
         for setup in TEAM_SETUPS:
             r = by.get((f"claim (team: {setup})", clients))
             if r is None:
                 continue
-            ratio = f"{r.rate / sqlite.rate:.2f}x" if sqlite is not None else "-"
+            ratio = f"{r.rate / floor.rate:.2f}x" if floor is not None else "-"
             lines.append(
                 f"| {setup} | {clients} | {r.rate:,.0f} | {ratio} | {fmt_us(r.pct(0.5))}"
                 f" | {fmt_us(r.pct(0.99))} | {r.spread:.2f} |"

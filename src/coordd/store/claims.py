@@ -3,6 +3,7 @@ heartbeats and the restart grace. Run by the writer inside a `Txn`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -49,6 +50,36 @@ CLAIM_PENDING = (
 )
 
 
+#: CLAIM_PENDING for several claims at once (`WriteStore.claim_ahead`), PostgreSQL
+#: only: each claim's id, agent, lease end and request key come in arrays. The tasks
+#: are found by their ids (`id = ANY`); 'pending' comes in an array too, so that the
+#: planner cannot prefer the pending tasks' index, whose scan grows with the queue.
+CLAIM_PENDING_MANY = (
+    "UPDATE tasks SET state = 'claimed', claimed_by = ahead.agent_, claimed_at = :now,"
+    " lease_expires_at = ahead.until_, updated_at = :now, fence = fence + 1,"
+    " attempts = attempts + 1, claim_key = ahead.key_"
+    " FROM unnest(:ids::bigint[], :agents::text[], :untils::text[], :keys::text[],"
+    " :states::text[]) AS ahead (id_, agent_, until_, key_, state_)"
+    " WHERE tasks.id = ANY(:ids::bigint[]) AND tasks.id = ahead.id_"
+    " AND tasks.state = ahead.state_"
+    f" AND {CLAIMABLE_BY_AGENT.replace(':agent', 'ahead.agent_')} RETURNING {ROW_COLUMNS}"
+)
+
+
+def leading_claims(steps: Sequence[Any]) -> list[P.ClaimParams]:
+    """The claims a group starts with, before its first other command, each id's first
+    only: the ones whose claim statement can run before the group's commands without
+    changing what any command sees (each touches only its own row, and nothing comes
+    between them). Steps are `group.Step`s (`fn`, `args`)."""
+    found: dict[int, P.ClaimParams] = {}
+    for step in steps:
+        if step.fn is not claim_task:
+            break
+        params: P.ClaimParams = step.args[0]
+        found.setdefault(params.id, params)
+    return list(found.values())
+
+
 def _not_claimable(tx: Txn, current: TaskRow, agent: str) -> ClaimResult:
     """A task the claim's UPDATE passed over: assigned elsewhere, or blocked.
 
@@ -84,7 +115,11 @@ def claim_task(tx: Txn, p: P.ClaimParams) -> ClaimResult:
         "id": p.id,
         "key": p.request_key,
     }
-    row = one_row(tx.conn, CLAIM_PENDING, args)
+    # Claimed already by the group's statement for its leading claims (`leading_claims`);
+    # one it did not win is run again here and meets the same row.
+    row = tx.claimed_ahead.pop(p.id, None) if tx.claimed_ahead else None
+    if row is None:
+        row = one_row(tx.conn, CLAIM_PENDING, args)
     if row is None:
         current = require_row(tx.conn, p.id)
         if current.state == "pending":

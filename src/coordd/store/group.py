@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
-from coordd.store import transaction
+from coordd.store import claims, transaction
 from coordd.store.write_store import WriteStore
 from coordd_wire.errors import CoordError
 
@@ -143,10 +143,27 @@ def _run(
     freed: set[str] = set()
     seen: dict[str, datetime] = {}
     fault: Exception | None = None
+    ahead: dict[int, transaction.TaskRow] = {}
+    if not isolated and len(steps) > 1:  # isolated: each command in its own savepoint
+        leading = claims.leading_claims(steps)
+        if len(leading) > 1:
+            try:
+                ahead = store.claim_ahead(
+                    transaction.Txn(store.db, now, agents_seen, next_seq), leading
+                )
+            except Exception as exc:
+                if store.is_disk_fault(exc):
+                    raise Abandoned(exc) from exc
+                try:
+                    store.rollback()
+                except Exception as rollback_exc:
+                    raise Abandoned(rollback_exc) from rollback_exc
+                return None
     for step in steps:
         txn = transaction.Txn(
-            store.db, now, agents_seen, next_seq, group_seen=seen, group_events=events
-        )
+            store.db, now, agents_seen, next_seq, group_seen=seen, group_events=events,
+            claimed_ahead=ahead,
+        )  # fmt: skip
         try:
             if isolated:
                 store.savepoint()

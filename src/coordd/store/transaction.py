@@ -170,6 +170,9 @@ class Txn:
     #: stores them all at its end): read only, by the one reader that must see the
     #: log as it will be, the token ledger's attribution (`store/attribution.py`).
     group_events: Sequence[CommittedEvent] = ()
+    #: Rows this group's leading claims won in one statement before its commands ran
+    #: (`claims.leading_claims`), by id: each claim takes its own (shared by the group).
+    claimed_ahead: dict[int, TaskRow] = field(default_factory=dict)
     #: Agents this command acts for without their doing (a hand-over grants the
     #: requester what it asked for): their last-seen stays as it is.
     absent: set[str] = field(default_factory=set)
@@ -192,7 +195,7 @@ class Txn:
     ) -> None:
         """Append an event. The writer stores a group's events with one call just before
         COMMIT (`WriteStore.append_events`): one executemany per group on SQLite, one
-        pipelined round trip on PostgreSQL, instead of a statement per event.
+        statement sent with COMMIT on PostgreSQL, instead of a statement per event.
 
         `of` (and `reason`): the event is `agent` letting go of what `of` held
         (1.2 `agent.release`); every other event has neither member."""

@@ -29,6 +29,25 @@ MIGRATION_LOCK_KEY = 0x636F6F726464
 
 _T = 'TEXT COLLATE "C"'
 
+#: Everything a write group stores after its commands: its events (linked into their
+#: tasks' chains), the last seq, the doorbells. A function, so that the writer can send
+#: it with COMMIT as one plain-text message and the server still reuses its plans.
+APPEND_GROUP = """CREATE FUNCTION coordd_append_group(
+        seqs BIGINT[], types TEXT[], projects TEXT[], ats TEXT[], datas TEXT[],
+        task_ids BIGINT[], prev_seqs BIGINT[], newest_ids BIGINT[], newest_seqs BIGINT[],
+        group_last_seq BIGINT, channels TEXT[], payloads TEXT[]
+    ) RETURNS void LANGUAGE plpgsql AS $$
+    #variable_conflict use_column
+    BEGIN
+        INSERT INTO events (seq, type, project, at, data, task_id, prev_seq)
+            SELECT * FROM unnest(seqs, types, projects, ats, datas, task_ids, prev_seqs);
+        UPDATE tasks SET event_seq = newest.seq
+            FROM unnest(newest_ids, newest_seqs) AS newest (id, seq) WHERE tasks.id = newest.id;
+        UPDATE coordd_meta SET last_seq = coalesce(group_last_seq, last_seq) WHERE id = 1;
+        PERFORM pg_notify(doorbell.channel, doorbell.payload)
+            FROM unnest(channels, payloads) AS doorbell (channel, payload);
+    END $$"""
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         """CREATE TABLE coordd_meta (
@@ -137,6 +156,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLAIM_KEY,  # issue 44 item 7: a claim's request_key (section 5a)
     USAGE,  # issue 48: the token ledger (docs/PROTOCOL-1.2.md section 15)
     (f"ALTER TABLE agents ADD COLUMN ended_at {_T}",),  # docs/PROTOCOL-1.2.md section 2a
+    (APPEND_GROUP,),  # the group's end in the message that commits it (docs/TEAM-MODE.md)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,12 +27,14 @@ from psycopg import sql
 
 from coordd.dsn import redact
 from coordd.limits import Limits
+from coordd.store.claims import CLAIM_PENDING_MANY
 from coordd.store.failures import StoreUnavailable
 from coordd.store.postgres import connection as pg
 from coordd.store.postgres.schema import migrate
-from coordd.store.transaction import CommittedEvent
+from coordd.store.transaction import CommittedEvent, TaskRow, Txn
 from coordd.store.write_store import link_events
 from coordd_wire.errors import CoordError, Overloaded
+from coordd_wire.params import ClaimParams
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +47,12 @@ _BEGIN_GROUP = (
     "BEGIN ISOLATION LEVEL READ COMMITTED; UPDATE coordd_meta SET node = {node} WHERE id = 1"
     " RETURNING last_seq, clock_timestamp(), pg_current_xact_id()::text"
 )
-#: Everything a group writes after its commands, as one statement.
-_APPEND_GROUP = (
-    "WITH appended AS (INSERT INTO events (seq, type, project, at, data, task_id, prev_seq)"
-    " SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[],"
-    " %s::bigint[], %s::bigint[])), linked AS (UPDATE tasks SET event_seq = newest.seq"
-    " FROM unnest(%s::bigint[], %s::bigint[]) AS newest (id, seq) WHERE tasks.id = newest.id),"
-    " counted AS (UPDATE coordd_meta SET last_seq = coalesce(%s, last_seq)"
-    " WHERE id = 1) SELECT pg_notify(channel, payload)"
-    " FROM unnest(%s::text[], %s::text[]) AS doorbell (channel, payload)"
+#: Everything a group writes after its commands (`schema.APPEND_GROUP`), then COMMIT:
+#: one plain-text message (`commit`).
+_APPEND_AND_COMMIT = (
+    "SELECT coordd_append_group (%s::bigint[], %s::text[], %s::text[], %s::text[],"
+    " %s::text[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint,"
+    " %s::text[], %s::text[]); COMMIT"
 )
 #: The writer's session: bounded waits for the lock, a frozen holder cut off.
 WRITER_OPTIONS = (
@@ -178,20 +177,40 @@ class PostgresWriteStore:
             return False
         return True
 
+    def claim_ahead(self, tx: Txn, claims: Sequence[ClaimParams]) -> dict[int, TaskRow]:
+        """The leading claims' statement once for all of them: one round trip under the
+        team's lock instead of one per claim. Each claim still decides itself
+        (`claims.claim_task`), from the row won here or, lost, by its own statement."""
+        rows = tx.conn.execute(
+            CLAIM_PENDING_MANY,
+            {
+                "now": tx.now_text,
+                "ids": [p.id for p in claims],
+                "agents": [p.agent for p in claims],
+                "untils": [tx.lease_until(p.lease_s) for p in claims],
+                "keys": [p.request_key for p in claims],
+                "states": ["pending"] * len(claims),
+            },
+        ).fetchall()
+        return {row[0]: TaskRow(*row) for row in rows}
+
     def append_events(self, events: list[CommittedEvent]) -> None:
         # Written with the group's last seq and its doorbell, in one statement (`commit`).
         self._events = events
 
     def commit(self, last_seq: int | None, freed_projects: Collection[str]) -> None:
-        """The group's events, `last_seq` and doorbells in one statement; then COMMIT.
+        """The group's events, `last_seq` and doorbells, and COMMIT: one message, one round
+        trip, so the team's lock is released one round trip after the last command.
 
-        Two round trips, each a whole statement: no pipeline is ever left open
-        between them, because a backend waiting inside an unsynced pipeline is
-        not "idle in transaction" and a daemon frozen there would hold the
-        team's lock past `idle_in_transaction_session_timeout` (measured: the
-        frozen-daemon test hung until it was changed). A connection lost during
-        COMMIT leaves its fate unknown: it is asked of the server
-        (`_resolve_outcome`), never assumed either way.
+        One simple query ("SELECT coordd_append_group(...); COMMIT", the values written
+        in as literals), not a pipeline: the server runs a simple query to its end
+        whatever the client does meanwhile, whereas a backend waiting inside an unsynced
+        pipeline is not "idle in transaction", so a daemon frozen between two pipelined
+        messages would hold the team's lock past `idle_in_transaction_session_timeout`.
+        The function's plans are kept by the server, as a prepared statement's would
+        be. A failed append skips the COMMIT (the transaction is aborted; `rollback`
+        ends it). A connection lost during the message leaves its fate unknown: it is
+        asked of the server (`_resolve_outcome`), never assumed either way.
         """
         conn = self._conn
         assert conn is not None
@@ -202,8 +221,8 @@ class PostgresWriteStore:
             if events or notices:
                 rows, newest = link_events(events)
                 columns = list(zip(*rows, strict=True)) or [()] * 7
-                conn.execute(
-                    _APPEND_GROUP,
+                message = psycopg.ClientCursor(conn).mogrify(
+                    _APPEND_AND_COMMIT,
                     (
                         *(list(column) for column in columns),
                         list(newest),
@@ -212,13 +231,10 @@ class PostgresWriteStore:
                         [channel for channel, _ in notices],
                         [payload for _, payload in notices],
                     ),
-                    prepare=True,
                 )
-        except psycopg.Error as exc:
-            self._after_failure(exc)
-            raise
-        try:
-            conn.execute("COMMIT")
+                conn.execute(message.encode(), prepare=False)
+            else:
+                conn.execute("COMMIT")
         except psycopg.Error as exc:
             if not (pg.is_disconnect(exc) or conn.broken):
                 raise
