@@ -5,9 +5,7 @@ COMMIT returns, on the writer thread. Handing it back to trio first (wake
 the event loop, resume the request's task, encode, write) cost a thread
 wake-up per batch and a task switch per answer; on the 2-core bench machine
 that was about a third of the trio thread's time per claim. So the writer
-encodes the answer and offers it to the kernel itself, through libc's
-`write` with the GIL held (`_offer`): a release and take-back of the GIL per
-answer cost both threads more than the write itself.
+encodes the answer and offers it to the kernel itself.
 
 Frames never interleave: every write happens under one lock, and once
 anything is waiting in the backlog, later frames queue behind it. `put`
@@ -29,40 +27,14 @@ would have as many read as the daemon managed before its answers backed up.
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import os
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 import trio
 
 from coordd.limits import Limits
-
-#: write(2) failures that mean "nothing taken now, try when writable", not a gone peer.
-_NOT_NOW = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR})
-
-
-def _write_holding_the_gil() -> Any:
-    """libc's write(2), called with the GIL held (`ctypes.PyDLL`); None if there is none.
-
-    A frame offered to a non-blocking socket is copied or refused at once: the
-    call takes microseconds. `os.write` releases the GIL around it, and taking
-    it back while the other thread runs Python is a hand-off that costs more than
-    the write (docs/PERFORMANCE.md, "Issue 59": 8-15% less daemon CPU per claim).
-    """
-    try:
-        function = ctypes.PyDLL(None, use_errno=True).write
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
-    function.restype = ctypes.c_ssize_t
-    return function
-
-
-_held_write = _write_holding_the_gil()
 
 
 class Outbox:
@@ -131,7 +103,7 @@ class Outbox:
         paying for it brought `owed` back under the bound (the reader must be woken)."""
         with self._lock:
             if self._closed or self.broken or not self._backlog:
-                written = len(frame) if self._closed or self.broken else self._offer(frame)
+                written = len(frame) if self._closed or self.broken else self._write(frame)
                 if written == len(frame):
                     if not answer:
                         return False, False
@@ -144,23 +116,6 @@ class Outbox:
             self._backlog.append((memoryview(frame), answer))
             self.backlog_bytes += len(frame)
             return False, False
-
-    def _offer(self, frame: bytes) -> int:
-        """`_write` of a whole new frame, through libc with the GIL held (called under the
-        lock): every answer and notification is first offered this way."""
-        if _held_write is None or type(frame) is not bytes:
-            return self._write(frame)
-        fd = self._sock.fileno()
-        if fd < 0:
-            self.broken = True
-            return len(frame)
-        written: int = _held_write(fd, frame, len(frame))
-        if written >= 0:
-            return written
-        if ctypes.get_errno() in _NOT_NOW:
-            return 0
-        self.broken = True  # EPIPE, ECONNRESET: the peer is gone
-        return len(frame)
 
     def _write(self, data: bytes | memoryview) -> int:
         """Bytes the kernel took at once (called under the lock)."""
