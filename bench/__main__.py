@@ -59,8 +59,9 @@ def measure_floor(
     workdir: Path, total: int, daemon: Daemon, extra: dict[str, float]
 ) -> list[Result]:
     """16 clients pinging and claiming against `bench/floor.py`, the bare design, claiming
-    against `bench/floor_rows.py`, the bare design writing coordd's rows, and pinging and
-    claiming against coordd, alternating round by round (floor, rows, coordd, floor, ...).
+    against `bench/floor_lean.py`, its UPDATE returning nothing, and `bench/floor_rows.py`,
+    the bare design writing coordd's rows, and pinging and claiming against coordd,
+    alternating round by round (floor, lean, rows, coordd, floor, ...).
 
     Each floor is fresh each round (the rows floor serves a fresh copy of one board
     coordd posted), and so is the board coordd claims from; the medians of the
@@ -81,6 +82,14 @@ def measure_floor(
             )
             claims = run_workers(command, "claim", 16, per, ids_from(1, per), name="claim (floor)")
             rates.setdefault("claim (floor)", []).append(won_every_claim(claims))
+        socket = workdir / f"lean{round_number}.sock"
+        database = str(workdir / f"lean{round_number}.db")
+        with floor_server("bench.floor_lean", socket, database, str(per * 16), log=log):
+            command = [sys.executable, "-m", "bench.worker", str(socket)]
+            lean = run_workers(
+                command, "claim-won", 16, per, ids_from(1, per), name="claim (lean floor)"
+            )
+            rates.setdefault("claim (lean floor)", []).append(won_every_claim(lean))
         socket = workdir / f"rows{round_number}.sock"
         copy = shutil.copy(board, workdir / f"rows{round_number}.db")
         with floor_server("bench.floor_rows", socket, str(copy), log=log):
@@ -108,6 +117,7 @@ def measure_floor(
 
     ratios("floor_ping_ratio", "ping (vs floor)", "ping (floor)")
     ratios("floor_claim_ratio", "claim (vs floor)", "claim (floor)")
+    ratios("floor_lean_claim_ratio", "claim (vs floor)", "claim (lean floor)")
     ratios("floor_rows_claim_ratio", "claim (vs floor)", "claim (rows floor)")
     ratios("floor_rows_cost_ratio", "claim (rows floor)", "claim (floor)")
     return [sorted(runs, key=lambda r: r.rate)[len(runs) // 2] for runs in rates.values()]

@@ -2,17 +2,19 @@
 
     python -m bench.floor_anatomy [ROUNDS] [PER_CLIENT]
 
-`make bench` reads coordd's 16-client claims against the bare floor (`bench/floor.py`)
-and against the floor writing coordd's rows (`bench/floor_rows.py`). This runs more
-servers side by side, each round all of them in turn (the order rotates, so drift
-cancels), 16 clients claiming their own tasks on each: the bare floor; the floor
-writing coordd's rows, whole and with parts taken away (the event, the two indexes a
-claim moves an entry in); and coordd. For each: claims/s over the bare floor's and
-over the floor writing coordd's rows in the same round (median and range), and CPU
-per claim, the server's (`/proc/<pid>/stat`, all its threads) and the 16 client
-processes' (`RUSAGE_CHILDREN`, their start and imports included), since the clients
-and the server share the machine's cores. Then the claim's statement alone, whole and
-cut down, in-process with no fsync (`statement_costs`): what its SQL costs in CPU.
+`make bench` reads coordd's 16-client claims against the bare floor (`bench/floor.py`),
+the leanest floor (`bench/floor_lean.py`) and the floor writing coordd's rows
+(`bench/floor_rows.py`). This runs more servers side by side, each round all of them in
+turn (the order rotates, so drift cancels), 16 clients claiming their own tasks on
+each: the bare floor; the leanest floor (the bare UPDATE returning nothing, answering
+only `won`); the floor writing coordd's rows, whole and with parts taken away (the
+event, the two indexes a claim moves an entry in); and coordd. For each: claims/s over
+the bare floor's, the leanest floor's and the floor writing coordd's rows in the same
+round (median and range), and CPU per claim, the server's (`/proc/<pid>/stat`, all its
+threads) and the 16 client processes' (`RUSAGE_CHILDREN`, their start and imports
+included), since the clients and the server share the machine's cores. Then the
+claim's statement alone, whole and cut down, in-process with no fsync
+(`statement_costs`): what its SQL costs in CPU.
 docs/PERFORMANCE.md has a run.
 """
 
@@ -46,6 +48,7 @@ from coordd.store.transaction import ROW_COLUMNS
 
 CLIENTS = 16
 BARE, ROWS = "the bare floor", "the floor writing coordd's rows"
+LEAN = "the leanest floor (the bare UPDATE returning nothing, answering only `won`)"
 #: The floor writing coordd's rows, whole and with parts left out: `bench.floor_rows` flags.
 ROWS_VARIANTS: dict[str, list[str]] = {
     ROWS: [],
@@ -69,17 +72,19 @@ class Row:
         self.server_us: list[float] = []
         self.client_us: list[float] = []
 
-    def measure(self, pid: int, command: list[str], first: int, per: int) -> None:
+    def measure(
+        self, pid: int, command: list[str], first: int, per: int, mode: str = "claim"
+    ) -> None:
         claims = CLIENTS * per
         server, clients = process_cpu_seconds(pid), children_cpu_s()
-        done = won_every_claim(run_workers(command, "claim", CLIENTS, per, ids_from(first, per)))
+        done = won_every_claim(run_workers(command, mode, CLIENTS, per, ids_from(first, per)))
         self.server_us.append((process_cpu_seconds(pid) - server) / claims * 1e6)
         self.client_us.append((children_cpu_s() - clients) / claims * 1e6)
         self.rates.append(done.rate)
 
 
 def measure(rounds: int, per: int) -> dict[str, Row]:
-    rows = {name: Row() for name in [BARE, *ROWS_VARIANTS, "coordd"]}
+    rows = {name: Row() for name in [BARE, LEAN, *ROWS_VARIANTS, "coordd"]}
     with tempfile.TemporaryDirectory(prefix="anatomy", dir="/tmp") as tmp:
         workdir = Path(tmp)
         board, board_first = prepare_board(workdir, "board", CLIENTS * per)
@@ -91,6 +96,13 @@ def measure(rounds: int, per: int) -> dict[str, Row]:
             with floor_server("bench.floor", socket, str(db), str(CLIENTS * per), log=log) as s:
                 command = [sys.executable, "-m", "bench.worker", str(socket)]
                 rows[BARE].measure(s.pid, command, 1, per)
+
+        def lean(n: int) -> None:
+            socket, db = workdir / f"lean{n}.sock", workdir / f"lean{n}.db"
+            with floor_server("bench.floor_lean", socket, str(db), str(CLIENTS * per),
+                              log=log) as server:  # fmt: skip
+                command = [sys.executable, "-m", "bench.worker", str(socket)]
+                rows[LEAN].measure(server.pid, command, 1, per, "claim-won")
 
         def rows_floor(name: str) -> Callable[[int], None]:
             def run(n: int) -> None:
@@ -109,7 +121,7 @@ def measure(rounds: int, per: int) -> dict[str, Row]:
             first = post_tasks(daemon, CLIENTS * per)
             rows["coordd"].measure(daemon.proc.pid, worker_command(daemon), first, per)
 
-        servers = [bare, *(rows_floor(name) for name in ROWS_VARIANTS), coordd]
+        servers = [bare, lean, *(rows_floor(name) for name in ROWS_VARIANTS), coordd]
         try:
             for n in range(rounds):
                 turn = n % len(servers)
@@ -131,12 +143,13 @@ def table(rows: dict[str, Row]) -> str:
 
     lines = [
         "| server (16 clients claiming) | claims/s / the bare floor's (median, range)"
-        " | / the rows floor's | server CPU per claim (median, range) | client CPU per claim |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        " | / the leanest floor's | / the rows floor's | server CPU per claim (median, range)"
+        " | client CPU per claim |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, row in rows.items():
         lines.append(
-            f"| {name} | {over(row, BARE)} | {over(row, ROWS)}"
+            f"| {name} | {over(row, BARE)} | {over(row, LEAN)} | {over(row, ROWS)}"
             f" | {spread(row.server_us)} | {statistics.median(row.client_us):.0f} us |"
         )
     return "\n".join(lines)

@@ -5,7 +5,8 @@
 Connects, prints "ready", waits for a line on stdin (the barrier), runs COUNT
 sequential round trips of MODE and prints JSON: {"latencies_us": [...], "won": n}.
 MODE: ping | get (task.get of ids FIRST_ID..) | claim (ids FIRST_ID.. in order) |
-contended (ids FIRST_ID.., all workers the same ids) | next (task.claim_next from
+claim-won (the same, decoding only `won`: for `bench/floor_lean.py`, which answers only
+that) | contended (ids FIRST_ID.., all workers the same ids) | next (task.claim_next from
 one shared queue) | post | list | wake (edge-triggered task.wait loop).
 """
 
@@ -15,7 +16,15 @@ import json
 import sys
 import time
 
-from coordd_client import Client
+import msgspec
+
+from coordd_client import Client, methods
+
+
+class Won(msgspec.Struct):
+    """A claim's answer read for `won` alone (the rest of it, if any, is skipped)."""
+
+    won: bool
 
 
 def main() -> None:
@@ -36,6 +45,8 @@ def main() -> None:
                 client.ping()
             elif mode in ("claim", "contended"):
                 won += client.claim(first_id + index, agent).won
+            elif mode == "claim-won":
+                won += client.send(methods.claim(first_id + index, agent).as_type(Won)).won
             elif mode == "next":
                 won += client.claim_next(agent).task is not None
             elif mode == "post":

@@ -11,6 +11,7 @@ import math
 import sqlite3
 from pathlib import Path
 
+import msgspec
 from bench.baselines import sqlite_commit_per_claim
 from bench.diagnostics import (
     coordd_claim_transaction_latencies,
@@ -20,7 +21,7 @@ from bench.floor_anatomy import STATEMENTS, statement_costs
 from bench.floor_rows import prepare_board
 from bench.harness import Daemon, floor_server
 
-from coordd_client import Client
+from coordd_client import Client, methods
 
 
 def test_the_bench_diagnostics_run(tmp_path: Path) -> None:
@@ -44,6 +45,26 @@ def test_the_floor_answers_the_bench_workers_as_coordd_does(workdir: Path) -> No
         assert first.won and (first.task.claimed_by, first.task.fence) == ("a", 1)
         second = client.claim(2, "b")
         assert not second.won and second.task.claimed_by == "a"
+
+
+class Won(msgspec.Struct):
+    won: bool
+
+
+def test_the_leanest_floor_answers_only_whether_the_claim_won(workdir: Path) -> None:
+    """`bench/floor_lean.py` runs the bare UPDATE with no RETURNING: one winner, and an
+    answer that holds `won` and nothing else (`bench.worker`'s claim-won mode reads it)."""
+    socket, db, log = workdir / "lean.sock", workdir / "lean.db", workdir / "lean.log"
+    with floor_server("bench.floor_lean", socket, str(db), "3", log=log), Client(socket) as client:
+        assert client.ping().pong
+        first = client.send(methods.claim(2, "a").as_type(dict))
+        assert first == {"won": True}
+        assert client.send(methods.claim(2, "b").as_type(Won)) == Won(won=False)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT claimed_by, fence FROM tasks WHERE id = 2").fetchone() == (
+            "a",
+            1,
+        )
 
 
 def test_the_rows_floor_writes_what_coordd_reads_back(workdir: Path) -> None:
