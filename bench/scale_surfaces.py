@@ -33,8 +33,9 @@ from coordd_wire.errors import CoordError
 BIN = Path(sys.executable).parent
 COORD = str(BIN / "coord")
 COORDD = str(BIN / "coordd")
-#: What `coord top`'s status line says once its first load is drawn (tui/app.py).
-TOP_LOADED = b"daemon live"
+#: What `coord top`'s status line says in the frame that draws its first rows: "loading"
+#: while the rest of the board is read (tui/follow.py), "live" once all of it is.
+TOP_PAINTED = (b"daemon loading", b"daemon live")
 _ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[@-_]")
 
 
@@ -159,8 +160,8 @@ def export_timed(
 
 def top_first_paint(env: dict[str, str], cwd: Path, limit_s: float = 300.0) -> float | None:
     """`coord top` in a 120x40 pseudo-terminal: seconds from its start until its status
-    line says the daemon is live, which it says in the frame that draws the first load
-    (or a later one: frames are 0.2 s apart). None if it never did within `limit_s`."""
+    line says its first rows are drawn ("daemon loading", or "daemon live" from a daemon
+    without counts, once the whole board is read; frames are 0.2 s apart). None if it never did within `limit_s`."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     started = time.perf_counter()
@@ -183,7 +184,7 @@ def top_first_paint(env: dict[str, str], cwd: Path, limit_s: float = 300.0) -> f
             except OSError:
                 return None
             seen = (seen + chunk)[-65536:]
-            if TOP_LOADED in _ESCAPES.sub(b"", seen):
+            if any(word in _ESCAPES.sub(b"", seen) for word in TOP_PAINTED):
                 return time.perf_counter() - started
         return None
     finally:

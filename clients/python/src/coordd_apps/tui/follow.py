@@ -97,6 +97,7 @@ class Follower:
             self.types = list(served_event_types(info.features))
             if URGENT_LISTS in info.features:
                 self.first = (*_first_rows(client, self.project), seq)
+                self.status = "loading"  # the first rows are drawn; the rest follows
             tasks = list(all_tasks(client, project=self.project))
         self.loaded = (tasks, seq)
         return seq
