@@ -22,7 +22,11 @@ SURFACES = (
     ("write_beside", "`task.post` p50 while a `claim_next` loop runs beside it", "ms"),
     ("ls", "`coord ls`", "ms"),
     ("session_start", "session-start hook (`sh -c`, as `coord setup claude` registers it)", "ms"),
-    ("top", "`coord top` first paint (a pty, until its status line says its first rows are drawn: `daemon loading`)", "s"),
+    (
+        "top",
+        "`coord top` first paint (a pty, until its first rows are drawn: `daemon loading`)",
+        "s",
+    ),
     ("web", "`coord web` board page (HTTP GET)", "ms"),
     ("export_md", "`coord export` (Markdown)", "s"),
     ("export_jsonl", "`coord export --format jsonl`", "s"),

@@ -161,7 +161,8 @@ def export_timed(
 def top_first_paint(env: dict[str, str], cwd: Path, limit_s: float = 300.0) -> float | None:
     """`coord top` in a 120x40 pseudo-terminal: seconds from its start until its status
     line says its first rows are drawn ("daemon loading", or "daemon live" from a daemon
-    without counts, once the whole board is read; frames are 0.2 s apart). None if it never did within `limit_s`."""
+    without counts, once the whole board is read; frames are 0.2 s apart). None if it
+    never did within `limit_s`."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     started = time.perf_counter()

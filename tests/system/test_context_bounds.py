@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from coordd_apps.hooks.context import CONTEXT_CHARS, WORKFLOW, WORKFLOW_CHARS
 from coordd_apps.mcp_bridge import board
-from coordd_apps.summary import CUT_LINE, SUMMARY_CHARS
+from coordd_apps.summary import CLAIMS_READ, CUT_LINE, SUMMARY_CHARS
 from coordd_client import Client
 from support import COORD, DaemonProcess, coord, coord_env, git_repo
 
@@ -145,3 +145,15 @@ def test_a_codex_tab_is_told_where_coord_is(daemon: DaemonProcess, workdir: Path
     cut = start_context(daemon.socket_path, repo, agent="me", host="codex")
     assert "PRIME.md goes on; cut at" in cut and cut.endswith("is not found.")
     assert len(cut) <= CONTEXT_CHARS
+
+
+def test_claims_past_those_read_are_counted_not_read(daemon: DaemonProcess) -> None:
+    """A project with more live claims than a session start reads (`CLAIMS_READ`, the
+    most urgent) says how many it left unread, from the daemon's count."""
+    project = "/many-claims"
+    with Client(daemon.socket_path, agent="busy", project=project) as busy:
+        for n in range(CLAIMS_READ + 7):
+            busy.claim(busy.post(f"held {n}").task.id, "busy")
+    context = start_context(daemon.socket_path, project)
+    assert "Other agents:" in context and "  busy: holds" in context
+    assert "... and 7 more claims, not read here (coord ls --state claimed)" in context

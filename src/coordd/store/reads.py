@@ -79,7 +79,7 @@ def open_filters(p: P.ListParams) -> tuple[list[str], dict[str, Any]]:
 
 
 _AS_EXPRESSION = {
-    "project = :project": "project || '' = :project",
+    "project = :project": urgent.PROJECT_ONLY,
     "assignee = :assignee": "assignee || '' = :assignee",
 }
 
@@ -164,9 +164,9 @@ def require_known_seq(after_seq: int, newest: int) -> None:
         )
 
 
-#: One covering scan of each state's partial index (schema.CLAIM_INDEXES): no
-#: index holds every task's state, so that a claim need not move an entry in one.
-_STATE_COUNTS = (
+#: The same counts from the tasks themselves, one covering scan of each state's
+#: partial index (schema.CLAIM_INDEXES): what `coordd check` holds the counters to.
+_COUNTED_STATES = (
     "SELECT 'pending', count(*) FROM tasks WHERE state = 'pending'"
     " UNION ALL SELECT 'claimed', count(*) FROM tasks WHERE state = 'claimed'"
     " UNION ALL SELECT state, count(*) FROM tasks"
@@ -174,9 +174,20 @@ _STATE_COUNTS = (
 )
 
 
-def state_counts(conn: Db) -> dict[str, int]:
+def counted_states(conn: Db) -> dict[str, int]:
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
-    counts.update(conn.execute(_STATE_COUNTS).fetchall())
+    counts.update(conn.execute(_COUNTED_STATES).fetchall())
+    return counts
+
+
+_KEPT_STATES = "SELECT state, CAST(sum(n) AS BIGINT) FROM task_counts GROUP BY state"
+
+
+def state_counts(conn: Db) -> dict[str, int]:
+    """The board's tasks by state, from the counters the database keeps
+    (`task_counts_schema`): the number of projects, never the board's history."""
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
+    counts.update(conn.execute(_KEPT_STATES).fetchall())
     return counts
 
 

@@ -9,6 +9,7 @@ from coordd.store.claim_key_schema import CLAIM_KEY
 from coordd.store.edits_schema import EDITS
 from coordd.store.messages_schema import TALK, UNSEEN
 from coordd.store.slots_schema import SLOTS
+from coordd.store.task_counts_schema import TASK_COUNTS
 from coordd.store.usage_schema import USAGE
 
 #: Performance round two (docs/PERFORMANCE.md): what a claim changes besides its
@@ -156,6 +157,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CLAIM_KEY,  # issue 44 item 7: a claim's request_key (section 5a)
     USAGE,  # issue 48: the token ledger (docs/PROTOCOL-1.2.md section 15)
     AGENT_ENDED,  # an agent's reported end (docs/PROTOCOL-1.2.md section 2a)
+    TASK_COUNTS,  # each project's tasks by state, kept by triggers (server.info's counts)
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,7 +19,7 @@ from typing import Any, cast
 import msgspec
 
 from coordd.store.sql import Db
-from coordd.store.transaction import TASK_JSON
+from coordd.store.transaction import TASK_JSON, in_list
 from coordd_wire import params as P
 from coordd_wire.wire import STATES, ListResult, State, Task
 
@@ -113,12 +113,25 @@ def ordered_tasks(conn: Db, p: P.ListParams, where: list[str], args: dict[str, A
     )
 
 
+#: The one filter the kept counters answer for (`reads.open_filters` spells it so).
+PROJECT_ONLY = "project || '' = :project"
+
+
 def state_counts(
     conn: Db, p: P.ListParams, where: list[str], args: dict[str, Any]
 ) -> dict[State, int]:
     """How many tasks match the filters `where` holds (not the cursor, not the limit), by
-    admitted state: each open state counted on its own partial index."""
+    admitted state: from the kept counters when nothing but the project narrows them
+    (`task_counts_schema`), else each state counted on its own partial index."""
     states = admitted(p)
+    if set(where) <= {PROJECT_ONLY}:
+        project = " AND project = :project" if where else ""
+        kept = conn.execute(
+            f"SELECT state, CAST(sum(n) AS BIGINT) FROM task_counts WHERE state IN"
+            f" {in_list('counted', list(states), args)}{project} GROUP BY state",
+            args,
+        ).fetchall()
+        return {**dict.fromkeys(states, 0), **dict(kept)}
     selects = []
     for state in states:
         clause = " AND ".join([_in_state(state), *where])

@@ -52,6 +52,9 @@ SUMMARY_CHARS = 3600
 #: first 10,000 pending and claimed tasks (by id), and says so, as the MCP board does.
 #: Reading 100,000 took a session start 25 s on a loaded machine (bench/context.py).
 SCAN_PAGES = 10
+#: The project's live claims read to say who else holds what: the most urgent, the rest
+#: counted and said (a board whose open work grows costs each tab start no more).
+CLAIMS_READ = 200
 #: Recent events read to find the latest acks and who acted in the project lately.
 ACK_LOOKBACK_EVENTS = 500
 
@@ -108,10 +111,13 @@ def summarize(
         ],
     )
     reserved_now, edits, info, agents = answers[-4:]
+    unread_claims = 0
     if isinstance(answers[0], InvalidParams):
         tasks = _read_paging(client, agent, project)
     else:
         tasks = _read_urgent(client, answers[:4], agent, project)
+        claims_page = value(answers[1])
+        unread_claims = (claims_page.counts or {}).get("claimed", 0) - len(claims_page.tasks)
     mine, claimed, ready, ready_total, ready_read, for_me, pending = tasks
     reserved: list[Reservation] = value(reserved_now).reservations
     # Other agents' edits: none from a daemon without the feature (1.2 section 11).
@@ -144,7 +150,7 @@ def summarize(
         _elsewhere(elsewhere, project),
         _assigned(for_me),
         _ready(ready, ready_total, ready_read),
-        _others(others, holding, reserved),
+        _others(others, holding, reserved, unread_claims),
         people_lines(people, holding, reserved),
         _acks(acks[::-1][:ACKS_SHOWN]),
     ]
@@ -166,7 +172,7 @@ def _task_calls(agent: str, project: str) -> list[methods.Call[ListResult]]:
     urgent: dict[str, Any] = {"project": project, "order": "urgent"}
     return [
         methods.list_tasks(**urgent, limit=TASK_PAGE, state="claimed", claimed_by=agent),
-        methods.list_tasks(**urgent, limit=TASK_PAGE, state="claimed"),
+        methods.list_tasks(**urgent, limit=CLAIMS_READ, state="claimed", counts=True),
         methods.list_tasks(**urgent, limit=READY_SHOWN, ready=True, open_to=agent, counts=True),
         methods.list_tasks(**urgent, limit=TASK_PAGE, state="pending", assignee=agent),
     ]
@@ -178,7 +184,7 @@ def _read_urgent(client: Client, pages: list[Any], agent: str, project: str) -> 
     big = TASK_PAGE * SCAN_PAGES
     mine = _by_id(more_ordered(client, mine_page, big, state="claimed", claimed_by=agent,
                                **urgent))  # fmt: skip
-    claimed = _by_id(more_ordered(client, claimed_page, big, state="claimed", **urgent))
+    claimed = _by_id(claimed_page.tasks)
     for_me = _by_id(more_ordered(client, for_me_page, big, state="pending", assignee=agent,
                                  **urgent))  # fmt: skip
     ready: list[Task] = ready_page.tasks
@@ -299,10 +305,11 @@ def _ready(ready: list[Task], total: int, read: int | None) -> list[str]:
 
 
 def _others(
-    others: list[str], holding: dict[str, list[int]], reserved: list[Reservation]
+    others: list[str], holding: dict[str, list[int]], reserved: list[Reservation], unread: int
 ) -> list[str]:
     """Who else is at work here, and what each holds: claims, and how many reservations
-    (with edits reserving files on their own, most agents at work hold some)."""
+    (with edits reserving files on their own, most agents at work hold some). `unread`:
+    the project's claims beyond the `CLAIMS_READ` most urgent, said rather than read."""
     if not others:
         return []
     patterns: dict[str, int] = {}
@@ -314,6 +321,8 @@ def _others(
         what = f"holds {'; '.join(held)}" if held else "holds nothing"
         lines.append(f"  {cut(name, NAME_CHARS)}: {what}")
     _more(lines, len(others) - AGENTS_SHOWN, "coord agents")
+    if unread > 0:
+        lines.append(f"  ... and {unread} more claims, not read here (coord ls --state claimed)")
     return lines
 
 

@@ -23,6 +23,7 @@ from coordd.store.postgres.messages_schema import TALK, UNSEEN
 from coordd.store.postgres.slots_schema import SLOTS
 from coordd.store.postgres.usage_schema import USAGE
 from coordd.store.schema import CLAIM_INDEXES, EVENT_CHAIN
+from coordd.store.task_counts_schema import TASK_COUNTS_POSTGRES
 
 #: pg_advisory_xact_lock key for migrations: "coordd" in ASCII.
 MIGRATION_LOCK_KEY = 0x636F6F726464
@@ -157,6 +158,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     USAGE,  # issue 48: the token ledger (docs/PROTOCOL-1.2.md section 15)
     (f"ALTER TABLE agents ADD COLUMN ended_at {_T}",),  # docs/PROTOCOL-1.2.md section 2a
     (APPEND_GROUP,),  # the group's end in the message that commits it (docs/TEAM-MODE.md)
+    TASK_COUNTS_POSTGRES,  # each project's tasks by state, kept by a trigger
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
