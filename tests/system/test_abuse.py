@@ -367,3 +367,11 @@ def test_backup_while_writing_and_check(daemon: DaemonProcess, workdir: Path) ->
     refused = admin("backup", str(workdir / "copy.db"))
     assert refused.returncode == 1 and "refusing to overwrite" in refused.stderr
     assert os.path.exists(workdir / "copy.db")
+    # The counts server.info answers are kept by triggers; check holds them to the tasks.
+    conn = sqlite3.connect(workdir / "copy.db")
+    with conn:
+        conn.execute("UPDATE task_counts SET n = n + 1 WHERE state = 'pending'")
+    conn.close()
+    tampered = subprocess.run([coordd, "check", "--db", str(workdir / "copy.db")],
+                              capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert tampered.returncode == 1 and "kept task counts disagree" in tampered.stderr
