@@ -70,8 +70,8 @@ def most_urgent(
     Asked of the daemon, which reads only what it answers (section 6c); a daemon older
     than the feature is paged through by id and sorted and counted here. `counted`: False
     when the counts are not wanted (the daemon reads every match to count them)."""
-    # Asked at once, not after `server.info` (whose counts read every task's index
-    # entry): a daemon without the feature refuses the params, and is read as before.
+    # Asked at once, not after a `server.info` round trip to learn the features: a daemon
+    # without the feature refuses the params, and is read as before.
     try:
         page = client.list_tasks(**filters, order=order, limit=_page(limit),
                                  counts=True if counted else None)  # fmt: skip
