@@ -144,7 +144,8 @@ def _run(
     seen: dict[str, datetime] = {}
     fault: Exception | None = None
     ahead: dict[int, transaction.TaskRow] = {}
-    if not isolated and len(steps) > 1:  # isolated: each command in its own savepoint
+    # Isolated: each command in its own savepoint, and no claim runs ahead of it.
+    if store.claims_ahead and not isolated and len(steps) > 1:
         leading = claims.leading_claims(steps)
         if len(leading) > 1:
             try:

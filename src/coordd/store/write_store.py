@@ -105,6 +105,10 @@ class WriteStore(Protocol):
         """Undo the current command; False if the whole transaction is gone with it."""
         ...
 
+    #: Whether a group's leading claims are worth one statement for all (`claim_ahead`):
+    #: where each statement costs a round trip. False: the group never looks for them.
+    claims_ahead: bool
+
     def claim_ahead(self, tx: Txn, claims: Sequence[ClaimParams]) -> dict[int, TaskRow]:
         """The claim statement of a group's leading claims (`claims.leading_claims`),
         run for them all at once where a statement costs a round trip: {id: the row
@@ -142,6 +146,10 @@ class WriteStore(Protocol):
 
 class SqliteWriteStore:
     """The embedded store: one SQLite file in WAL mode, `BEGIN IMMEDIATE` per group."""
+
+    #: A statement costs no round trip here: each claim runs its own, and the claim
+    #: path does not look for the group's leading claims at all.
+    claims_ahead = False
 
     def __init__(
         self,
